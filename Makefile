@@ -1,0 +1,82 @@
+# isobox: see README.md. Everything here runs as root on a Debian 12 host.
+#
+#   make            build bin/isobox-fcgi
+#   make run        set up the host, build images, start the pool behind Caddy
+#   make test       the same set-up, then every test
+#   make stop       stop what `make run` started
+#   make unit       unit tests only (no docker)
+#   make asan       unit tests under ASan + UBSan
+
+PORT     ?= 8090
+POOL     ?= 4
+PREFIX   ?= /opt/isobox
+CC       ?= cc
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -D_FORTIFY_SOURCE=2 \
+            -fstack-protector-strong -fPIE -DISOBOX_DEFAULT_CONF='"$(PREFIX)/conf/isobox.yaml"'
+LDFLAGS  += -pie -Wl,-z,relro,-z,now
+LDLIBS   := -lfcgi -lcjson -lyaml -lcap-ng -lm
+
+LIB_SRC  := conf/base.c conf/yaml_tree.c conf/json.c conf/limits.c conf/conf.c \
+            registry/registry.c \
+            sandbox/argv.c sandbox/subproc.c sandbox/workdir.c sandbox/run.c sandbox/reap.c \
+            fcgi/http.c fcgi/result.c fcgi/request.c fcgi/routes.c fcgi/worker.c fcgi/pool.c
+MAIN_SRC := fcgi/main.c
+UNIT_SRC := $(wildcard tests/unit/test_*.c) tests/unit/fixtures.c tests/unit/main.c
+HEADERS  := $(wildcard conf/*.h registry/*.h sandbox/*.h fcgi/*.h tests/unit/*.h)
+
+export PORT POOL PREFIX
+
+.PHONY: all deps unit asan setup images install start run stop test clean
+
+all: bin/isobox-fcgi
+
+bin/isobox-fcgi: $(LIB_SRC) $(MAIN_SRC) $(HEADERS) | deps
+	@mkdir -p bin
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(LIB_SRC) $(MAIN_SRC) $(LDLIBS)
+
+bin/unit-tests: $(LIB_SRC) $(UNIT_SRC) $(HEADERS) | deps
+	@mkdir -p bin
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(LIB_SRC) $(UNIT_SRC) $(LDLIBS)
+
+# Build dependencies only (the full host set-up is `make setup`).
+deps:
+	@bash deploy/setup.sh --build-deps
+
+unit: bin/unit-tests
+	bin/unit-tests
+
+asan:
+	$(MAKE) -B bin/unit-tests CC=clang \
+	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+	bin/unit-tests
+	$(MAKE) -B bin/unit-tests
+
+setup:
+	bash deploy/setup.sh
+
+images: setup
+	bash deploy/images/build.sh
+
+install: bin/isobox-fcgi
+	install -d -m 0755 $(PREFIX)/bin $(PREFIX)/conf $(PREFIX)/registry $(PREFIX)/caddy
+	install -m 0755 bin/isobox-fcgi $(PREFIX)/bin/isobox-fcgi.new
+	mv -f $(PREFIX)/bin/isobox-fcgi.new $(PREFIX)/bin/isobox-fcgi
+	install -m 0644 conf/isobox.yaml $(PREFIX)/conf/isobox.yaml
+	install -m 0644 registry/registry.yaml $(PREFIX)/registry/registry.yaml
+	install -m 0644 deploy/caddy/Caddyfile $(PREFIX)/caddy/Caddyfile
+
+start:
+	bash deploy/pool.sh restart
+
+run: setup images install start
+	@echo "isobox is serving on http://127.0.0.1:$(PORT)"
+
+stop:
+	bash deploy/pool.sh stop
+
+test: run unit
+	python3 -m pytest -q tests/integration
+
+clean:
+	rm -rf bin

@@ -1,0 +1,192 @@
+/* base.c: logging, fatal errors, allocation, buffers. */
+#define _GNU_SOURCE
+#include "base.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static void vlog(const char *fmt, va_list ap)
+{
+	char line[1024];
+	int n = snprintf(line, sizeof line, "isobox[%d]: ", (int)getpid());
+	vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+	/* One write per line, so lines from several workers never interleave. */
+	size_t len = strnlen(line, sizeof line - 2);
+	line[len++] = '\n';
+	ssize_t w = write(STDERR_FILENO, line, len);
+	(void)w;
+}
+
+void log_msg(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vlog(fmt, ap);
+	va_end(ap);
+}
+
+void die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vlog(fmt, ap);
+	va_end(ap);
+	exit(1);
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		die("out of memory (%zu bytes)", n);
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		die("out of memory (%zu x %zu bytes)", n, size);
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		die("out of memory (%zu bytes)", n);
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	char *p = xmalloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	char *s;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		die("out of memory");
+	return s;
+}
+
+int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void buf_append(struct buf *b, const void *p, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		b->data = xrealloc(b->data, cap);
+		b->cap = cap;
+	}
+	if (n)
+		memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
+void buf_printf(struct buf *b, const char *fmt, ...)
+{
+	autofree char *s = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		die("out of memory");
+	buf_append(b, s, (size_t)n);
+}
+
+void buf_free(struct buf *b)
+{
+	free(b->data);
+	*b = (struct buf){0};
+}
+
+bool read_file(const char *path, size_t max, struct buf *out, char *err, size_t errlen)
+{
+	autoclose int fd = open(path, O_RDONLY | O_CLOEXEC);
+	buf_append(out, "", 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return false;
+	}
+	char chunk[8192];
+	ssize_t n;
+	while ((n = read(fd, chunk, sizeof chunk)) > 0) {
+		if (out->len + (size_t)n > max) {
+			snprintf(err, errlen, "%s: larger than %zu bytes", path, max);
+			return false;
+		}
+		buf_append(out, chunk, (size_t)n);
+	}
+	if (n < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+void strv_push(struct strv *s, const char *str)
+{
+	if (s->n + 2 > s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 16;
+		s->v = xrealloc(s->v, s->cap * sizeof *s->v);
+	}
+	s->v[s->n++] = xstrdup(str);
+	s->v[s->n] = NULL;
+}
+
+void strv_pushf(struct strv *s, const char *fmt, ...)
+{
+	autofree char *str = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vasprintf(&str, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		die("out of memory");
+	strv_push(s, str);
+}
+
+void strv_free(struct strv *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+	*s = (struct strv){0};
+}
+
+bool fail(struct fault *f, int status, const char *code, const char *fmt, ...)
+{
+	va_list ap;
+	f->status = status;
+	f->code = code;
+	va_start(ap, fmt);
+	vsnprintf(f->message, sizeof f->message, fmt, ap);
+	va_end(ap);
+	return false;
+}

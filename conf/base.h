@@ -1,0 +1,72 @@
+/*
+ * base.h: the few helpers every layer uses.
+ *
+ * die() and the x*alloc() family are for the truly fatal (start-up errors,
+ * out of memory): a worker that cannot allocate has nothing better to do.
+ * Everything that can go wrong because of a request is reported through a
+ * struct fault instead, and answered.
+ */
+#ifndef ISOBOX_BASE_H
+#define ISOBOX_BASE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define PRINTF(a, b) __attribute__((format(printf, a, b)))
+
+void log_msg(const char *fmt, ...) PRINTF(1, 2);
+_Noreturn void die(const char *fmt, ...) PRINTF(1, 2);
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) PRINTF(1, 2);
+
+/* Milliseconds on the monotonic clock. */
+int64_t now_ms(void);
+
+/* Cleanup attributes: the variable is released when it goes out of scope. */
+static inline void free_ptr(void *p) { free(*(void **)p); }
+static inline void close_fd(int *fd) { if (*fd >= 0) close(*fd); }
+#define autofree __attribute__((cleanup(free_ptr)))
+#define autoclose __attribute__((cleanup(close_fd)))
+
+/* A growable byte buffer. Always NUL-terminated after data[len]. */
+struct buf {
+	char *data;
+	size_t len, cap;
+};
+void buf_append(struct buf *b, const void *p, size_t n);
+void buf_printf(struct buf *b, const char *fmt, ...) PRINTF(2, 3);
+void buf_free(struct buf *b);
+/* Read a whole regular file (at most max bytes) into *out (always allocated). */
+bool read_file(const char *path, size_t max, struct buf *out, char *err, size_t errlen);
+
+/* A NULL-terminated vector of owned strings (an argv). */
+struct strv {
+	char **v;
+	size_t n, cap;
+};
+void strv_push(struct strv *s, const char *str);
+void strv_pushf(struct strv *s, const char *fmt, ...) PRINTF(2, 3);
+void strv_free(struct strv *s);
+
+/*
+ * Why a request could not be served: an HTTP status, a stable machine code
+ * for clients ("unknown_language"), and a message for people.
+ */
+struct fault {
+	int status;
+	const char *code;
+	char message[400];
+};
+/* Fill *f and return false, so that callers can write `return fail(...)`. */
+bool fail(struct fault *f, int status, const char *code, const char *fmt, ...) PRINTF(4, 5);
+
+#endif

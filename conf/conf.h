@@ -1,0 +1,43 @@
+/*
+ * conf.h: the operator's settings (conf/isobox.yaml).
+ *
+ * Ownership: conf_load fills a struct conf that owns all its strings;
+ * conf_free releases them. A worker keeps one current conf and swaps in a
+ * new one only when a reload has fully succeeded.
+ */
+#ifndef ISOBOX_CONF_H
+#define ISOBOX_CONF_H
+
+#include "base.h"
+#include "limits.h"
+
+struct conf {
+	char *path;          /* the file this was loaded from */
+	char *instance;      /* pool name, [a-z0-9-]+ */
+	char *registry;      /* absolute paths from here on */
+	char *images_lock;
+	char *work_dir;
+	char *docker;
+	char *runtime;
+	char *cgroup_parent;
+	int64_t workers;
+	struct limits ceilings, floors;
+	struct {
+		int64_t max_body_bytes, max_files, max_file_bytes, max_path_bytes;
+		int64_t max_args, max_arg_bytes, max_stdin_bytes;
+	} request;
+	struct {
+		int64_t tmp_bytes, work_bytes, pids_backstop, start_timeout_ms;
+	} sandbox;
+};
+
+bool conf_load(const char *path, struct conf *out, char *err, size_t errlen);
+/* The same, from YAML text; relative paths resolve against base_dir. */
+bool conf_parse(const char *text, size_t len, const char *base_dir, struct conf *out,
+		char *err, size_t errlen);
+void conf_free(struct conf *c);
+
+/* Resolve `path` against `dir` unless it is absolute. */
+char *path_join(const char *dir, const char *path);
+
+#endif

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Start, stop or restart the isobox FastCGI pool (spawn-fcgi) and Caddy in
+# front of it, on hosts where no service manager does (see deploy/ for the
+# systemd units). Run as root; the pool runs as user isobox, Caddy as caddy.
+#
+#   deploy/pool.sh start|stop|restart|status
+#
+# Environment: PORT (8090), BIND (127.0.0.1), POOL (4 workers),
+# PREFIX (/opt/isobox, where `make install` put the binary and config).
+set -euo pipefail
+
+PORT=${PORT:-8090}
+BIND=${BIND:-127.0.0.1}
+POOL=${POOL:-4}
+PREFIX=${PREFIX:-/opt/isobox}
+RUN=/run/isobox
+LOG=/var/log/isobox
+SOCKET=$RUN/isobox.sock
+
+say() { printf 'pool: %s\n' "$*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+stop_pid() {
+	local pidfile=$1 name=$2 pid i
+	alive "$pidfile" || { rm -f "$pidfile"; return 0; }
+	pid=$(cat "$pidfile")
+	say "stopping $name ($pid)"
+	kill -TERM "$pid" 2>/dev/null || true
+	# The pool master kills running sandboxes and waits for its workers.
+	for i in $(seq 1 150); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+	rm -f "$pidfile"
+}
+
+wait_http() {
+	local i
+	for i in $(seq 1 100); do
+		curl -fsS -o /dev/null "http://$BIND:$PORT/healthz" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+start() {
+	[ "$(id -u)" = 0 ] || die "run as root"
+	id isobox >/dev/null 2>&1 || die "no isobox user: run deploy/setup.sh"
+	[ -x "$PREFIX/bin/isobox-fcgi" ] || die "$PREFIX/bin/isobox-fcgi missing: run make install"
+	install -d -m 0755 "$RUN" "$LOG"
+	"$PREFIX/bin/isobox-fcgi" --conf "$PREFIX/conf/isobox.yaml" --check >/dev/null ||
+		die "configuration check failed"
+
+	if ! alive $RUN/pool.pid; then
+		rm -f "$SOCKET"
+		# -n: spawn-fcgi makes the socket, drops to isobox and becomes
+		# the pool master (no fork), so its pid is the master's.
+		setsid spawn-fcgi -n -s "$SOCKET" -M 0660 -U isobox -G caddy \
+			-u isobox -g isobox -- \
+			"$PREFIX/bin/isobox-fcgi" --conf "$PREFIX/conf/isobox.yaml" --workers "$POOL" \
+			>>"$LOG/isobox.log" 2>&1 </dev/null &
+		echo $! >$RUN/pool.pid
+		say "pool of $POOL workers started (log: $LOG/isobox.log)"
+	fi
+	if ! alive $RUN/caddy.pid; then
+		install -d -m 0750 -o caddy -g caddy /var/lib/caddy
+		touch "$LOG/caddy-access.log" && chown caddy:caddy "$LOG/caddy-access.log"
+		ISOBOX_PORT=$PORT ISOBOX_BIND=$BIND ISOBOX_SOCKET=$SOCKET HOME=/var/lib/caddy \
+			XDG_DATA_HOME=/var/lib/caddy XDG_CONFIG_HOME=/var/lib/caddy \
+			setsid setpriv --reuid=caddy --regid=caddy --init-groups -- \
+			caddy run --adapter caddyfile --config "$PREFIX/caddy/Caddyfile" \
+			>>"$LOG/caddy.log" 2>&1 </dev/null &
+		echo $! >$RUN/caddy.pid
+		say "caddy started on http://$BIND:$PORT (log: $LOG/caddy.log)"
+	fi
+	wait_http || die "no answer on http://$BIND:$PORT/healthz; see $LOG/"
+}
+
+stop() {
+	stop_pid $RUN/caddy.pid caddy
+	stop_pid $RUN/pool.pid "isobox pool"
+	rm -f "$SOCKET"
+}
+
+case "${1:-}" in
+start) start ;;
+stop) stop ;;
+restart) stop; start ;;
+status)
+	alive $RUN/pool.pid && echo "pool: running ($(cat $RUN/pool.pid))" || echo "pool: stopped"
+	alive $RUN/caddy.pid && echo "caddy: running ($(cat $RUN/caddy.pid))" || echo "caddy: stopped"
+	;;
+*) die "usage: $0 start|stop|restart|status" ;;
+esac

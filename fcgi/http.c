@@ -1,0 +1,130 @@
+/* http.c: FastCGI/CGI I/O, bodies with a cap, JSON responses. */
+#define _GNU_SOURCE
+#include "http.h"
+#include "result.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *http_param(const struct http_io *io, const char *name)
+{
+	const char *v = io->fcgi ? FCGX_GetParam(name, io->fcgi->envp) : getenv(name);
+	return v ? v : "";
+}
+
+ssize_t http_read(struct http_io *io, char *p, size_t n)
+{
+	if (io->fcgi)
+		return FCGX_GetStr(p, (int)n, io->fcgi->in);
+	for (;;) {
+		ssize_t r = read(STDIN_FILENO, p, n);
+		if (r >= 0 || errno != EINTR)
+			return r;
+	}
+}
+
+bool http_write(struct http_io *io, const void *p, size_t n)
+{
+	if (io->failed)
+		return false;
+	if (io->fcgi) {
+		if (FCGX_PutStr(p, (int)n, io->fcgi->out) != (int)n)
+			io->failed = true;
+		return !io->failed;
+	}
+	const char *s = p;
+	while (n > 0) {
+		ssize_t w = write(STDOUT_FILENO, s, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			io->failed = true;
+			return false;
+		}
+		s += w;
+		n -= (size_t)w;
+	}
+	return true;
+}
+
+bool http_flush(struct http_io *io)
+{
+	if (io->fcgi && !io->failed && FCGX_FFlush(io->fcgi->out) < 0)
+		io->failed = true;
+	return !io->failed;
+}
+
+bool http_read_body(struct http_io *io, size_t max, struct buf *body, struct fault *f)
+{
+	const char *cl = http_param(io, "CONTENT_LENGTH");
+	buf_append(body, "", 0);
+	if (cl[0]) {
+		char *end;
+		errno = 0;
+		unsigned long long n = strtoull(cl, &end, 10);
+		if (errno || *end || cl[0] == '-')
+			return fail(f, 400, "bad_request", "Content-Length is not a number");
+		if (n > max)
+			return fail(f, 413, "body_too_large", "request body is over %zu bytes", max);
+	}
+	/* Read to end of stream, one byte past the cap to notice a liar. */
+	char chunk[16384];
+	for (;;) {
+		size_t want = max + 1 - body->len;
+		ssize_t n = http_read(io, chunk, want < sizeof chunk ? want : sizeof chunk);
+		if (n < 0)
+			return fail(f, 400, "bad_request", "cannot read the request body");
+		if (n == 0)
+			break;
+		buf_append(body, chunk, (size_t)n);
+		if (body->len > max)
+			return fail(f, 413, "body_too_large", "request body is over %zu bytes", max);
+	}
+	return true;
+}
+
+const char *http_status_text(int status)
+{
+	switch (status) {
+	case 200: return "OK";
+	case 400: return "Bad Request";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 413: return "Payload Too Large";
+	case 415: return "Unsupported Media Type";
+	case 503: return "Service Unavailable";
+	default: return "Internal Server Error";
+	}
+}
+
+void http_send_json(struct http_io *io, int status, const char *extra_headers, const cJSON *body)
+{
+	char *text = cJSON_PrintUnformatted(body);
+	if (!text)
+		die("out of memory");
+	char head[512];
+	int n = snprintf(head, sizeof head,
+			 "Status: %d %s\r\nContent-Type: application/json\r\n"
+			 "Cache-Control: no-store\r\n%sContent-Length: %zu\r\n\r\n",
+			 status, http_status_text(status), extra_headers, strlen(text) + 1);
+	http_write(io, head, (size_t)n);
+	http_write(io, text, strlen(text));
+	http_write(io, "\n", 1);
+	http_flush(io);
+	free(text);
+}
+
+void http_send_fault(struct http_io *io, const struct fault *f, const char *extra_headers)
+{
+	cJSON *body = cJSON_CreateObject();
+	cJSON *err = cJSON_AddObjectToObject(body, "error");
+	cJSON_AddStringToObject(err, "code", f->code ? f->code : "internal");
+	/* Messages may quote what the client sent: keep the JSON valid UTF-8. */
+	char *msg = json_quote_bytes(f->message, strlen(f->message));
+	cJSON_AddRawToObject(err, "message", msg);
+	free(msg);
+	http_send_json(io, f->status ? f->status : 500, extra_headers, body);
+	cJSON_Delete(body);
+}

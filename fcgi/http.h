@@ -1,0 +1,39 @@
+/*
+ * http.h: one HTTP exchange, over FastCGI (libfcgi) or plain CGI.
+ *
+ * The same handlers serve both: in FastCGI mode the params and streams come
+ * from an FCGX_Request; in CGI mode from the environment and fds 0 and 1.
+ */
+#ifndef ISOBOX_HTTP_H
+#define ISOBOX_HTTP_H
+
+#include "../conf/base.h"
+#include <cjson/cJSON.h>
+#include <fcgiapp.h>
+#include <sys/types.h>
+
+struct http_io {
+	FCGX_Request *fcgi; /* NULL in CGI mode */
+	bool failed;        /* a write failed: the client is gone */
+};
+
+const char *http_param(const struct http_io *io, const char *name);
+ssize_t http_read(struct http_io *io, char *p, size_t n);
+bool http_write(struct http_io *io, const void *p, size_t n);
+bool http_flush(struct http_io *io);
+
+/*
+ * Read the request body, at most max bytes, whether or not CONTENT_LENGTH
+ * is given (some servers stream bodies without it). 413 past the cap.
+ */
+bool http_read_body(struct http_io *io, size_t max, struct buf *body, struct fault *f);
+
+/* Status line text for the few statuses isobox uses. */
+const char *http_status_text(int status);
+
+/* Send a whole JSON response; `extra_headers` is "" or "Name: v\r\n"... */
+void http_send_json(struct http_io *io, int status, const char *extra_headers, const cJSON *body);
+/* {"error": {"code": ..., "message": ...}} with the fault's status. */
+void http_send_fault(struct http_io *io, const struct fault *f, const char *extra_headers);
+
+#endif

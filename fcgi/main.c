@@ -1,0 +1,102 @@
+/*
+ * main.c: isobox-fcgi start-up.
+ *
+ *   isobox-fcgi [--conf FILE] [--workers N] [--check]
+ *
+ * Started with a listening socket on fd 0 (spawn-fcgi, systemd), it is a
+ * FastCGI pool: a master and N workers (--workers 0: this process serves
+ * alone). Started as a plain CGI program, it answers the one request in its
+ * environment. --check loads the settings and the registry, and exits.
+ *
+ * Start-up errors exit; after start-up, nothing a request does can.
+ */
+#define _GNU_SOURCE
+#include "worker.h"
+#include "../sandbox/sandbox.h"
+
+#include <cap-ng.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+
+#ifndef ISOBOX_DEFAULT_CONF
+#define ISOBOX_DEFAULT_CONF "/opt/isobox/conf/isobox.yaml"
+#endif
+
+/*
+ * The worker needs no privilege at all: it talks to dockerd through the
+ * socket (group docker), so it refuses root and holds no capabilities.
+ */
+static void drop_privileges(void)
+{
+	if (getuid() == 0 || geteuid() == 0 || getgid() == 0 || getegid() == 0)
+		die("refusing to run as root: start isobox-fcgi as its own user "
+		    "(spawn-fcgi -u isobox -g isobox; see deploy/setup.sh)");
+	capng_clear(CAPNG_SELECT_BOTH);
+	if (capng_apply(CAPNG_SELECT_CAPS) != 0)
+		die("cannot drop capabilities");
+	capng_get_caps_process();
+	if (capng_have_capabilities(CAPNG_SELECT_CAPS) != CAPNG_NONE)
+		die("capabilities remain after dropping them");
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		die("cannot set no_new_privs: %s", strerror(errno));
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: isobox-fcgi [--conf FILE] [--workers N] [--check]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	struct worker w = {0};
+	const char *env_conf = getenv("ISOBOX_CONF");
+	const char *conf_path = env_conf && env_conf[0] ? env_conf : ISOBOX_DEFAULT_CONF;
+	long workers = -1;
+	bool check = false;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--conf") && i + 1 < argc) {
+			conf_path = argv[++i];
+		} else if (!strcmp(argv[i], "--workers") && i + 1 < argc) {
+			char *end;
+			workers = strtol(argv[++i], &end, 10);
+			if (*end || workers < 0 || workers > 1024)
+				usage();
+		} else if (!strcmp(argv[i], "--check")) {
+			check = true;
+		} else {
+			usage();
+		}
+	}
+
+	char err[512];
+	w.conf_path = (char *)conf_path;
+	w.started_ms = now_ms();
+	if (!worker_load(&w, err, sizeof err))
+		die("%s", err);
+	if (check) {
+		printf("ok: %s, %zu languages\n", conf_path, w.reg.n);
+		return 0;
+	}
+	drop_privileges();
+	umask(022);
+
+	if (FCGX_IsCGI()) {
+		/* One request; no master will reap after us, so reap first. */
+		sandbox_reap(&w.conf);
+		worker_serve_cgi(&w);
+		return 0;
+	}
+	if (workers < 0)
+		workers = w.conf.workers;
+	if (workers == 0) {
+		sandbox_reap(&w.conf);
+		worker_serve(&w);
+		return 0;
+	}
+	return pool_run(&w, (int)workers);
+}

@@ -1,0 +1,186 @@
+/* request.c: parse and validate POST /execute. */
+#define _GNU_SOURCE
+#include "request.h"
+#include "../conf/json.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void request_free(struct request *rq)
+{
+	free(rq->path);
+	buf_free(&rq->body);
+	cJSON_Delete(rq->json);
+	free(rq->files);
+	strv_free(&rq->args);
+	sandbox_phase_free(&rq->run);
+	*rq = (struct request){0};
+}
+
+char *request_route(const char *path_info, const char *request_uri)
+{
+	if (path_info && path_info[0])
+		return xstrdup(path_info);
+	if (!request_uri || !request_uri[0])
+		return xstrdup("/");
+	return xstrndup(request_uri, strcspn(request_uri, "?#"));
+}
+
+/* A file's name, checked against the others: no duplicates, and no name that
+ * is both a file and a directory ("a" and "a/b"). */
+static bool check_name_clash(const struct sandbox_file *files, size_t n, const char *name,
+			     struct fault *f)
+{
+	size_t len = strlen(name);
+	for (size_t i = 0; i < n; i++) {
+		const char *o = files[i].name;
+		size_t olen = strlen(o);
+		if (!strcmp(o, name))
+			return fail(f, 400, "bad_file_name", "file name \"%.64s\" is used twice", name);
+		if ((olen < len && !strncmp(o, name, olen) && name[olen] == '/') ||
+		    (len < olen && !strncmp(o, name, len) && o[len] == '/'))
+			return fail(f, 400, "bad_file_name",
+				    "\"%.64s\" is both a file and a directory", olen < len ? o : name);
+	}
+	return true;
+}
+
+static bool parse_files(struct request *rq, const cJSON *arr, const struct conf *c)
+{
+	static const char *const known[] = {"name", "content", NULL};
+	struct fault *f = &rq->fault;
+	if (!cJSON_IsArray(arr))
+		return fail(f, 400, "invalid_type", "files must be an array of {name, content}");
+	int n = cJSON_GetArraySize(arr);
+	if (n == 0)
+		return fail(f, 400, "empty_code", "files is empty");
+	if (n > c->request.max_files)
+		return fail(f, 400, "too_many_files", "at most %lld files are allowed",
+			    (long long)c->request.max_files);
+	rq->files = xcalloc((size_t)n, sizeof *rq->files);
+	const cJSON *o;
+	size_t i = 0;
+	cJSON_ArrayForEach(o, arr) {
+		char what[48];
+		const char *name, *content;
+		snprintf(what, sizeof what, "files[%zu]", i);
+		if (!json_object(o, what, f) || !json_known_keys(o, known, what, f))
+			return false;
+		const cJSON *nv = cJSON_GetObjectItemCaseSensitive(o, "name");
+		snprintf(what, sizeof what, "files[%zu].name", i);
+		if (!nv && i == 0)
+			name = rq->lang->file; /* the entry point may go unnamed */
+		else if (!json_string(nv, what, &name, f))
+			return false;
+		snprintf(what, sizeof what, "files[%zu].content", i);
+		if (!json_string(cJSON_GetObjectItemCaseSensitive(o, "content"), what, &content, f))
+			return false;
+		if (!sandbox_valid_path(name, (size_t)c->request.max_path_bytes, f) ||
+		    !check_name_clash(rq->files, i, name, f))
+			return false;
+		size_t len = strlen(content);
+		if (len > (size_t)c->request.max_file_bytes)
+			return fail(f, 413, "file_too_large", "file \"%.64s\" is over %lld bytes",
+				    name, (long long)c->request.max_file_bytes);
+		rq->files[i++] = (struct sandbox_file){.name = name, .data = content, .len = len};
+	}
+	if (rq->files[0].len == 0)
+		return fail(f, 400, "empty_code", "the entry file \"%.64s\" is empty", rq->files[0].name);
+	rq->job.n_files = i;
+	return true;
+}
+
+bool request_parse_execute(struct request *rq, const struct conf *c, const struct registry *reg)
+{
+	static const char *const known[] = {"language", "version", "code", "files", "stdin", "args",
+		"limits", "network", NULL};
+	struct fault *f = &rq->fault;
+	const char *language, *version = NULL, *code = NULL, *stdin_data = "";
+	const cJSON *v;
+
+	if (json_text_has_nul_escape(rq->body.data, rq->body.len))
+		return fail(f, 400, "invalid_value",
+			    "strings must not contain NUL (\\u0000); send binary data in files");
+	const char *end = NULL;
+	rq->json = cJSON_ParseWithLengthOpts(rq->body.data, rq->body.len, &end, false);
+	if (!rq->json) {
+		size_t at = end ? (size_t)(end - rq->body.data) : 0;
+		return fail(f, 400, "bad_json", "the body is not valid JSON (near byte %zu)", at);
+	}
+	for (; end && *end; end++)
+		if (!strchr(" \t\r\n", *end))
+			return fail(f, 400, "bad_json", "the body has data after the JSON value");
+	const cJSON *root = rq->json;
+	if (!json_object(root, "the request body", f) ||
+	    !json_known_keys(root, known, "the request", f))
+		return false;
+
+	if (!(v = cJSON_GetObjectItemCaseSensitive(root, "language")))
+		return fail(f, 400, "missing_field", "language is required");
+	if (!json_string(v, "language", &language, f))
+		return false;
+	if ((v = cJSON_GetObjectItemCaseSensitive(root, "version")) && !cJSON_IsNull(v) &&
+	    !json_string(v, "version", &version, f))
+		return false;
+	if (!(rq->lang = registry_find(reg, language, version, f)))
+		return false;
+	rq->job.lang = rq->lang;
+
+	const cJSON *code_v = cJSON_GetObjectItemCaseSensitive(root, "code");
+	const cJSON *files_v = cJSON_GetObjectItemCaseSensitive(root, "files");
+	if (code_v && files_v)
+		return fail(f, 400, "invalid_request", "send code or files, not both");
+	if (!code_v && !files_v)
+		return fail(f, 400, "missing_field", "code or files is required");
+	if (code_v) {
+		if (!json_string(code_v, "code", &code, f))
+			return false;
+		if (!code[0])
+			return fail(f, 400, "empty_code", "code is empty");
+		if (strlen(code) > (size_t)c->request.max_file_bytes)
+			return fail(f, 413, "file_too_large", "code is over %lld bytes",
+				    (long long)c->request.max_file_bytes);
+		rq->files = xcalloc(1, sizeof *rq->files);
+		rq->files[0] = (struct sandbox_file){.name = rq->lang->file, .data = code,
+						      .len = strlen(code)};
+		rq->job.n_files = 1;
+	} else if (!parse_files(rq, files_v, c)) {
+		return false;
+	}
+	rq->job.files = rq->files;
+
+	if ((v = cJSON_GetObjectItemCaseSensitive(root, "stdin")) && !cJSON_IsNull(v) &&
+	    !json_string(v, "stdin", &stdin_data, f))
+		return false;
+	rq->job.stdin_data = stdin_data;
+	rq->job.stdin_len = strlen(stdin_data);
+	if (rq->job.stdin_len > (size_t)c->request.max_stdin_bytes)
+		return fail(f, 413, "stdin_too_large", "stdin is over %lld bytes",
+			    (long long)c->request.max_stdin_bytes);
+
+	if ((v = cJSON_GetObjectItemCaseSensitive(root, "args")) && !cJSON_IsNull(v) &&
+	    !json_strings(v, "args", (size_t)c->request.max_args, &rq->args, f))
+		return false;
+	for (size_t i = 0; i < rq->args.n; i++)
+		if (strlen(rq->args.v[i]) > (size_t)c->request.max_arg_bytes)
+			return fail(f, 400, "invalid_value", "args[%zu] is over %lld bytes", i,
+				    (long long)c->request.max_arg_bytes);
+	rq->job.args = rq->args.v;
+	rq->job.n_args = rq->args.n;
+
+	struct limits asked = {0};
+	unsigned set = 0;
+	if ((v = cJSON_GetObjectItemCaseSensitive(root, "limits")) && !cJSON_IsNull(v) &&
+	    !limits_parse(v, "limits", &asked, &set, f))
+		return false;
+	rq->job.limits = limits_apply(&rq->lang->defaults, &asked, set, &c->floors, &c->ceilings);
+
+	if ((v = cJSON_GetObjectItemCaseSensitive(root, "network")) && !cJSON_IsNull(v) &&
+	    !json_bool(v, "network", &rq->network, f))
+		return false;
+	/* Firewalled egress is a later feature; until then, no network ever. */
+	if (rq->network)
+		return fail(f, 403, "network_disabled",
+			    "network access is not available on this server; omit \"network\" or set it to false");
+	return true;
+}

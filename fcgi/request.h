@@ -1,0 +1,44 @@
+/*
+ * request.h: one HTTP request and everything it holds.
+ *
+ * Ownership: struct request owns the body, the parsed JSON tree, the file
+ * table and the argument copies; the sandbox job and the language borrow
+ * from it (and from the registry the worker had when the request began).
+ * request_free releases everything, on every path.
+ */
+#ifndef ISOBOX_REQUEST_H
+#define ISOBOX_REQUEST_H
+
+#include "http.h"
+#include "../sandbox/sandbox.h"
+
+struct request {
+	struct http_io io;
+	const char *method; /* borrowed from the server's params */
+	char *path;         /* route: "/execute" */
+	struct buf body;
+	cJSON *json;
+	const struct language *lang;
+	struct sandbox_file *files;
+	struct strv args;
+	bool network;
+	struct sandbox_job job;
+	struct sandbox_phase run;
+	struct fault fault;
+};
+
+void request_free(struct request *rq);
+
+/*
+ * The route of a request: PATH_INFO when the server gives one (CGI, or a
+ * FastCGI mount under a prefix), else REQUEST_URI without its query.
+ */
+char *request_route(const char *path_info, const char *request_uri);
+
+/*
+ * Parse and validate a POST /execute body (rq->body) into rq->job. Pure: no
+ * I/O. On failure rq->fault says why (400, 403, 404).
+ */
+bool request_parse_execute(struct request *rq, const struct conf *c, const struct registry *reg);
+
+#endif

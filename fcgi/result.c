@@ -1,0 +1,97 @@
+/* result.c: execution results as JSON. */
+#include "result.h"
+
+#include <stdio.h>
+
+/* Length of the valid UTF-8 sequence at p (1-4), or 0 if it is not valid. */
+static size_t utf8_seq(const unsigned char *p, size_t n)
+{
+	unsigned char c = p[0];
+	size_t len;
+	uint32_t cp;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) { len = 2; cp = c & 0x1f; }
+	else if (c >= 0xe0 && c <= 0xef) { len = 3; cp = c & 0x0f; }
+	else if (c >= 0xf0 && c <= 0xf4) { len = 4; cp = c & 0x07; }
+	else return 0;
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (p[i] & 0x3f);
+	}
+	/* No overlong forms, no surrogates, nothing past U+10FFFF. */
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return len;
+}
+
+char *json_quote_bytes(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	struct buf b = {0};
+	buf_append(&b, "\"", 1);
+	for (size_t i = 0; i < n;) {
+		unsigned char c = p[i];
+		size_t len = utf8_seq(p + i, n - i);
+		if (len == 0) {
+			buf_append(&b, "\\ufffd", 6);
+			i++;
+			continue;
+		}
+		if (len > 1) {
+			buf_append(&b, p + i, len);
+		} else if (c == '"' || c == '\\') {
+			char esc[2] = {'\\', (char)c};
+			buf_append(&b, esc, 2);
+		} else if (c == '\n') {
+			buf_append(&b, "\\n", 2);
+		} else if (c == '\t') {
+			buf_append(&b, "\\t", 2);
+		} else if (c == '\r') {
+			buf_append(&b, "\\r", 2);
+		} else if (c < 0x20 || c == 0x7f) {
+			buf_printf(&b, "\\u%04x", c);
+		} else {
+			buf_append(&b, &c, 1);
+		}
+		i += len;
+	}
+	buf_append(&b, "\"", 1);
+	return b.data;
+}
+
+static void add_bytes(cJSON *o, const char *key, const struct buf *b)
+{
+	char *q = json_quote_bytes(b->data ? b->data : "", b->len);
+	cJSON_AddRawToObject(o, key, q);
+	free(q);
+}
+
+static cJSON *phase_to_json(const struct sandbox_phase *p)
+{
+	cJSON *o = cJSON_CreateObject();
+	add_bytes(o, "stdout", &p->out);
+	add_bytes(o, "stderr", &p->err);
+	cJSON_AddNumberToObject(o, "exitCode", p->exit_code);
+	cJSON_AddBoolToObject(o, "timedOut", p->timed_out);
+	cJSON_AddBoolToObject(o, "oomKilled", p->oom_killed);
+	cJSON_AddBoolToObject(o, "truncated", p->truncated);
+	cJSON_AddNumberToObject(o, "durationMs", (double)p->duration_ms);
+	return o;
+}
+
+cJSON *result_to_json(const struct language *lang, const struct sandbox_phase *run,
+		      const struct limits *applied)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "language", lang->name);
+	cJSON_AddStringToObject(o, "version", lang->full_version);
+	cJSON_AddStringToObject(o, "backend", "gvisor");
+	cJSON_AddItemToObject(o, "run", phase_to_json(run));
+	cJSON_AddItemToObject(o, "limits", limits_to_json(applied));
+	return o;
+}

@@ -1,0 +1,23 @@
+/*
+ * result.h: the result object of an execution, as JSON (pure; unit-tested).
+ *
+ * Program output is arbitrary bytes. JSON strings are Unicode, so output is
+ * encoded like this: valid UTF-8 passes through, NUL and other control
+ * bytes become \u00XX escapes (lossless), and each byte that is not part of
+ * valid UTF-8 becomes U+FFFD (lossy, and the only loss). Documented in
+ * docs/API.md.
+ */
+#ifndef ISOBOX_RESULT_H
+#define ISOBOX_RESULT_H
+
+#include "../sandbox/sandbox.h"
+#include <cjson/cJSON.h>
+
+/* A JSON string literal, quotes included, for bytes p[0..n). Caller frees. */
+char *json_quote_bytes(const char *p, size_t n);
+
+/* {"language", "version", "backend", "run": {...}, "limits": {...}} */
+cJSON *result_to_json(const struct language *lang, const struct sandbox_phase *run,
+		      const struct limits *applied);
+
+#endif

@@ -1,0 +1,89 @@
+/* worker.c: the request loop of one worker process, and config reloads. */
+#define _GNU_SOURCE
+#include "worker.h"
+#include "../sandbox/sandbox.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+static volatile sig_atomic_t reload_requested;
+
+static void on_hup(int sig)
+{
+	(void)sig;
+	reload_requested = 1;
+}
+
+static void on_term(int sig)
+{
+	(void)sig;
+	sandbox_stop_requested = 1; /* a run in progress is killed */
+	FCGX_ShutdownPending();     /* accept() stops waiting */
+}
+
+bool worker_load(struct worker *w, char *err, size_t errlen)
+{
+	struct conf c;
+	struct registry r;
+	if (!conf_load(w->conf_path, &c, err, errlen))
+		return false;
+	if (!registry_load(c.registry, c.images_lock, &r, err, errlen)) {
+		conf_free(&c);
+		return false;
+	}
+	conf_free(&w->conf);
+	registry_free(&w->reg);
+	w->conf = c;
+	w->reg = r;
+	return true;
+}
+
+/* Between requests only: a request in flight keeps the config it began with. */
+static void maybe_reload(struct worker *w)
+{
+	if (!reload_requested)
+		return;
+	reload_requested = 0;
+	if (worker_load(w, w->reload_error, sizeof w->reload_error)) {
+		w->reload_error[0] = '\0';
+		log_msg("reloaded %s (%zu languages)", w->conf_path, w->reg.n);
+	} else {
+		log_msg("reload failed, keeping the previous config: %s", w->reload_error);
+	}
+}
+
+static void install_handlers(void)
+{
+	/* No SA_RESTART: a blocking poll() in a run must see the signal. */
+	struct sigaction sa = {.sa_handler = on_hup};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = on_term;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+void worker_serve(struct worker *w)
+{
+	FCGX_Request req;
+	install_handlers();
+	if (FCGX_Init() != 0)
+		die("FCGX_Init failed");
+	FCGX_InitRequest(&req, 0, 0);
+	while (!sandbox_stop_requested && FCGX_Accept_r(&req) >= 0) {
+		maybe_reload(w);
+		struct http_io io = {.fcgi = &req};
+		route_request(w, &io);
+		FCGX_Finish_r(&req);
+	}
+	FCGX_Free(&req, 1);
+}
+
+void worker_serve_cgi(struct worker *w)
+{
+	install_handlers();
+	struct http_io io = {0};
+	route_request(w, &io);
+}

@@ -1,0 +1,303 @@
+/*
+ * run.c: one execution, start to finish.
+ *
+ * struct run owns everything a run holds (container name, work dir, docker
+ * client, pipes); run_teardown releases all of it, whatever happened, so
+ * that no container, directory or process outlives the request.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+
+#define START_MARK '\036'
+#define DOCKER_CMD_TIMEOUT_MS 15000
+#define DRAIN_AFTER_KILL_MS 5000
+
+volatile int sandbox_stop_requested;
+
+struct run {
+	const struct conf *c;
+	const struct sandbox_job *job;
+	const struct sandbox_sink *sink;
+	struct sandbox_phase *res;
+	char *container;
+	char *dir;
+	pid_t client;
+	int in_fd, out_fd, err_fd;
+	size_t stdin_off;
+	struct buf docker_msg;   /* docker's own stderr, before the program starts */
+	bool started, killed, stopping;
+	int64_t spawned_ms, started_ms, ended_ms;
+};
+
+static void close_fd_at(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* Run `docker ARGS... <container>` and wait for it (bounded). */
+static int docker_on_container(const struct run *r, const char *a1, const char *a2, struct buf *out)
+{
+	char *argv[] = {r->c->docker, (char *)a1, (char *)a2, r->container, NULL};
+	struct buf scratch = {0};
+	if (!a2) {
+		argv[2] = r->container;
+		argv[3] = NULL;
+	}
+	int rc = subproc_capture(argv, DOCKER_CMD_TIMEOUT_MS, out ? out : &scratch, NULL);
+	buf_free(&scratch);
+	return rc;
+}
+
+static void kill_container(struct run *r)
+{
+	if (r->killed)
+		return;
+	r->killed = true;
+	if (!r->ended_ms)
+		r->ended_ms = now_ms();
+	/* Killing the client would leave the container running: kill it. */
+	docker_on_container(r, "kill", NULL, NULL);
+}
+
+/* Keep what fits under outputBytes (stdout and stderr together). */
+static void take_output(struct run *r, int fd, const char *p, size_t n)
+{
+	struct buf *dst = fd == 1 ? &r->res->out : &r->res->err;
+	size_t used = r->res->out.len + r->res->err.len;
+	size_t room = (size_t)r->job->limits.output_bytes - used;
+	if (n > room) {
+		n = room;
+		r->res->truncated = true;
+	}
+	if (n) {
+		buf_append(dst, p, n);
+		if (r->sink && r->sink->output)
+			r->sink->output(r->sink->ctx, fd, p, n);
+	}
+	if (r->res->truncated)
+		kill_container(r);
+}
+
+static void program_started(struct run *r)
+{
+	if (!r->started) {
+		r->started = true;
+		r->started_ms = now_ms();
+	}
+}
+
+/* Read what is there on out_fd or err_fd; false at end of file. */
+static bool pump(struct run *r, int *fd, int which)
+{
+	char chunk[16384];
+	ssize_t n = read(*fd, chunk, sizeof chunk);
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR;
+	if (n == 0) {
+		close_fd_at(fd);
+		return false;
+	}
+	const char *p = chunk;
+	size_t len = (size_t)n;
+	if (which == 2 && !r->started) {
+		/* Before the start mark, stderr is docker's, not the program's. */
+		const char *mark = memchr(p, START_MARK, len);
+		size_t pre = mark ? (size_t)(mark - p) : len;
+		if (r->docker_msg.len < 4096)
+			buf_append(&r->docker_msg, p, pre);
+		if (!mark)
+			return true;
+		program_started(r);
+		p = mark + 1;
+		len -= pre + 1;
+	} else if (which == 1) {
+		program_started(r);
+	}
+	take_output(r, which, p, len);
+	return true;
+}
+
+static void feed_stdin(struct run *r)
+{
+	const struct sandbox_job *job = r->job;
+	while (r->in_fd >= 0 && r->stdin_off < job->stdin_len) {
+		ssize_t w = write(r->in_fd, job->stdin_data + r->stdin_off, job->stdin_len - r->stdin_off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno == EAGAIN)
+			return;
+		if (w <= 0) { /* EPIPE: the program stopped reading */
+			close_fd_at(&r->in_fd);
+			return;
+		}
+		r->stdin_off += (size_t)w;
+	}
+	close_fd_at(&r->in_fd); /* all written: the program sees end of file */
+}
+
+/* Poll the pipes until both close, enforcing the start and wall deadlines. */
+static void supervise(struct run *r)
+{
+	const struct sandbox_job *job = r->job;
+	int64_t kill_deadline = 0;
+	feed_stdin(r);
+	while (r->out_fd >= 0 || r->err_fd >= 0) {
+		int64_t now = now_ms();
+		int64_t deadline = r->started ? r->started_ms + job->limits.wall_time_ms
+					      : r->spawned_ms + r->c->sandbox.start_timeout_ms;
+		if (!r->killed && now >= deadline) {
+			if (r->started)
+				r->res->timed_out = true;
+			kill_container(r);
+		}
+		if (!r->killed && sandbox_stop_requested) {
+			r->stopping = true;
+			kill_container(r);
+		}
+		if (r->killed && !kill_deadline)
+			kill_deadline = now + DRAIN_AFTER_KILL_MS;
+		if (kill_deadline && now >= kill_deadline)
+			break; /* the client lingers; teardown deals with it */
+		int64_t wait = (r->killed ? kill_deadline : deadline) - now;
+		if (wait > 200)
+			wait = 200; /* notice a stop request soon */
+		struct pollfd p[3] = {
+			{.fd = r->out_fd, .events = POLLIN},
+			{.fd = r->err_fd, .events = POLLIN},
+			{.fd = r->in_fd, .events = POLLOUT},
+		};
+		if (poll(p, 3, (int)(wait > 0 ? wait : 0)) < 0 && errno != EINTR)
+			break;
+		if (p[0].revents)
+			pump(r, &r->out_fd, 1);
+		if (p[1].revents)
+			pump(r, &r->err_fd, 2);
+		if (p[2].revents)
+			feed_stdin(r);
+	}
+	if (!r->ended_ms)
+		r->ended_ms = now_ms();
+}
+
+/* Read exit code and OOM flag from docker inspect. */
+static bool inspect(struct run *r)
+{
+	struct buf out = {0};
+	char *argv[] = {r->c->docker, "inspect", "--type=container",
+		"--format={{.State.ExitCode}} {{.State.OOMKilled}}", r->container, NULL};
+	int rc = subproc_capture(argv, DOCKER_CMD_TIMEOUT_MS, &out, NULL);
+	char oom[8] = "";
+	bool ok = rc == 0 && sscanf(out.data ? out.data : "", "%d %7s", &r->res->exit_code, oom) == 2;
+	r->res->oom_killed = ok && !strcmp(oom, "true");
+	buf_free(&out);
+	return ok;
+}
+
+/* A short, single-line reason from docker's own messages. */
+static const char *docker_reason(struct run *r)
+{
+	char *s = r->docker_msg.data ? r->docker_msg.data : "";
+	for (char *p = s; *p; p++)
+		if (*p == '\n' || *p == '\r' || *p == '"')
+			*p = ' ';
+	return s[0] ? s : "docker gave no reason";
+}
+
+static bool start_failed(struct run *r, struct fault *f)
+{
+	const char *why = docker_reason(r);
+	if (r->stopping)
+		return fail(f, 503, "worker_stopping", "the worker is shutting down; retry");
+	if (strstr(why, "No such image"))
+		return fail(f, 503, "image_missing",
+			    "the pinned image for %s is not in docker: rebuild images (%.200s)",
+			    r->job->lang->name, why);
+	if (strstr(why, "Cannot connect to the Docker daemon") || strstr(why, "docker.sock"))
+		return fail(f, 503, "docker_unavailable", "docker is not reachable: %.200s", why);
+	if (!r->started && r->killed)
+		return fail(f, 503, "sandbox_start_timeout", "the sandbox did not start within %lld ms",
+			    (long long)r->c->sandbox.start_timeout_ms);
+	return fail(f, 503, "sandbox_failed", "the sandbox did not start: %.300s", why);
+}
+
+static void run_teardown(struct run *r)
+{
+	close_fd_at(&r->in_fd);
+	close_fd_at(&r->out_fd);
+	close_fd_at(&r->err_fd);
+	if (r->client > 0)
+		subproc_wait(r->client, DOCKER_CMD_TIMEOUT_MS);
+	if (r->container && docker_on_container(r, "rm", "--force", NULL) != 0)
+		log_msg("docker rm %s failed; the reaper will retry", r->container);
+	if (r->dir)
+		workdir_remove(r->dir);
+	free(r->container);
+	free(r->dir);
+	buf_free(&r->docker_msg);
+}
+
+bool sandbox_run(const struct conf *c, const struct sandbox_job *job,
+		 const struct sandbox_sink *sink, struct sandbox_phase *res, struct fault *f)
+{
+	struct run r = {.c = c, .job = job, .sink = sink, .res = res,
+			.in_fd = -1, .out_fd = -1, .err_fd = -1};
+	struct strv argv = {0};
+	uint32_t rnd = 0;
+	bool ok = false;
+
+	*res = (struct sandbox_phase){.exit_code = -1};
+	if (!job->lang->image_id)
+		return fail(f, 503, "image_not_built",
+			    "no image is built for %s yet: run deploy/images/build.sh", job->lang->name);
+	if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd)
+		rnd = (uint32_t)now_ms();
+	if (!workdir_create(c, job, &r.dir, f))
+		return false;
+	r.container = xasprintf("isobox-%s-%s-%08x", c->instance, sandbox_owner_id(), rnd);
+	sandbox_docker_argv(c, job, r.container, sandbox_owner_id(), r.dir, &argv);
+
+	int *fds[3] = {&r.in_fd, &r.out_fd, &r.err_fd};
+	r.spawned_ms = now_ms();
+	r.client = subproc_spawn(argv.v, fds);
+	strv_free(&argv);
+	if (r.client < 0) {
+		fail(f, 503, "sandbox_unavailable", "cannot start %s: %s", c->docker, strerror(errno));
+		goto out;
+	}
+	if (job->stdin_len == 0)
+		close_fd_at(&r.in_fd);
+	supervise(&r);
+	close_fd_at(&r.in_fd);
+	subproc_wait(r.client, DOCKER_CMD_TIMEOUT_MS);
+	r.client = 0;
+	if (!r.started || r.stopping) {
+		start_failed(&r, f);
+		goto out;
+	}
+	if (!inspect(&r)) {
+		fail(f, 503, "sandbox_failed", "cannot read the sandbox's exit status");
+		goto out;
+	}
+	res->duration_ms = r.ended_ms - r.started_ms;
+	ok = true;
+out:
+	run_teardown(&r);
+	return ok;
+}
+
+void sandbox_phase_free(struct sandbox_phase *p)
+{
+	buf_free(&p->out);
+	buf_free(&p->err);
+}

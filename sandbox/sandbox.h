@@ -1,0 +1,83 @@
+/*
+ * sandbox.h: run one execution safely, and clean up after runs that were
+ * cut short. This layer knows docker and gVisor; it knows nothing of HTTP.
+ *
+ * One execution is one `docker run --runtime=<runsc runtime>` with every
+ * hardening flag on (argv.c), the code delivered through a read-only mount
+ * of a directory that only the worker writes (workdir.c), output read
+ * through pipes with a cap, and wall time enforced here by killing the
+ * container (run.c). Containers and work dirs carry the pool instance and
+ * the owning worker's identity, so that the reaper (reap.c) can remove what
+ * a killed worker left behind.
+ */
+#ifndef ISOBOX_SANDBOX_H
+#define ISOBOX_SANDBOX_H
+
+#include "../conf/conf.h"
+#include "../registry/registry.h"
+
+struct sandbox_file {
+	const char *name; /* validated relative path, see sandbox_valid_path */
+	const char *data;
+	size_t len;
+};
+
+/*
+ * What to run. Ownership: a job borrows everything (language, file names
+ * and contents, stdin, args) from its caller, which keeps them alive for the
+ * whole run. files[0] is the entry point.
+ */
+struct sandbox_job {
+	const struct language *lang;
+	const struct sandbox_file *files;
+	size_t n_files;
+	const char *stdin_data;
+	size_t stdin_len;
+	char *const *args; /* n_args strings */
+	size_t n_args;
+	struct limits limits; /* already merged and clamped */
+};
+
+/* What one phase (the run; later also the compile) produced. Owns its buffers. */
+struct sandbox_phase {
+	struct buf out, err;
+	int exit_code;
+	bool timed_out, oom_killed, truncated;
+	int64_t duration_ms;
+};
+
+/* Called with each chunk of output as it arrives (for streaming); may be NULL. */
+struct sandbox_sink {
+	void (*output)(void *ctx, int fd, const char *data, size_t len);
+	void *ctx;
+};
+
+/* Set from a signal handler: the worker must stop; runs are killed at once. */
+extern volatile int sandbox_stop_requested;
+
+/*
+ * Run the job. Returns false (with a fault, 5xx) only when the sandbox could
+ * not run the program at all; whatever the program did, it returns true.
+ */
+bool sandbox_run(const struct conf *c, const struct sandbox_job *job,
+		 const struct sandbox_sink *sink, struct sandbox_phase *res, struct fault *f);
+void sandbox_phase_free(struct sandbox_phase *p);
+
+/* Is this a file name a request may use? (relative, no "..", no NUL...) */
+bool sandbox_valid_path(const char *name, size_t max_len, struct fault *f);
+
+/*
+ * The docker argv for one run: every hardening flag, the image by ID, then
+ * the program's argv. Pure: no I/O (unit-tested).
+ */
+void sandbox_docker_argv(const struct conf *c, const struct sandbox_job *job,
+			 const char *container, const char *owner, const char *src_dir,
+			 struct strv *argv);
+
+/* "PID.STARTTIME": who owns a container or work dir; unique across pid reuse. */
+const char *sandbox_owner_id(void);
+
+/* Remove containers and work dirs of this instance whose owner is gone. */
+void sandbox_reap(const struct conf *c);
+
+#endif

@@ -1,0 +1,39 @@
+#include "fixtures.h"
+#include "tap.h"
+
+#include <stdlib.h>
+
+static const char registry_yaml[] =
+	"languages:\n"
+	"  - name: python\n"
+	"    aliases: [py, py3]\n"
+	"    version: \"3.11\"\n"
+	"    image: python\n"
+	"    file: main.py\n"
+	"    run: [python3, \"{file}\"]\n"
+	"    env: {PYTHONDONTWRITEBYTECODE: \"1\"}\n"
+	"    limits: {memoryBytes: 268435456, cpus: 1.0, pids: 128, outputBytes: 65536, wallTimeMs: 10000}\n"
+	"  - name: python-slim\n"
+	"    version: \"3.11\"\n"
+	"    image: python-slim\n"
+	"    file: main.py\n"
+	"    run: [python3, \"{file}\"]\n"
+	"    limits: {memoryBytes: 134217728, cpus: 1.0, pids: 64, outputBytes: 65536, wallTimeMs: 10000}\n";
+
+static const char lock_yaml[] =
+	"images:\n"
+	"  python: {id: \"" TEST_ID_PY "\", version: \"3.11.2\"}\n";
+
+void fixture_load(struct conf *c, struct registry *r)
+{
+	char err[512];
+	if (!conf_load("conf/isobox.yaml", c, err, sizeof err)) {
+		fprintf(stderr, "fixture: %s\n", err);
+		exit(2);
+	}
+	if (!registry_parse(registry_yaml, sizeof registry_yaml - 1, lock_yaml,
+			    sizeof lock_yaml - 1, r, err, sizeof err)) {
+		fprintf(stderr, "fixture: %s\n", err);
+		exit(2);
+	}
+}

@@ -1,0 +1,16 @@
+/* Unit tests: pure logic only, no docker, no network. */
+#include "tap.h"
+
+int tap_passed, tap_failed;
+
+int main(void)
+{
+	test_conf();
+	test_registry();
+	test_request();
+	test_argv();
+	test_result();
+	printf("1..%d\n", tap_passed + tap_failed);
+	printf("%d passed, %d failed\n", tap_passed, tap_failed);
+	return tap_failed ? 1 : 0;
+}

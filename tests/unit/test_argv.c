@@ -1,0 +1,85 @@
+/* The docker argv: every hardening flag, on every run. */
+#include "tap.h"
+#include "fixtures.h"
+#include "../../sandbox/sandbox.h"
+
+static bool has(const struct strv *a, const char *arg)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (!strcmp(a->v[i], arg))
+			return true;
+	return false;
+}
+
+static int index_of(const struct strv *a, const char *arg)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (!strcmp(a->v[i], arg))
+			return (int)i;
+	return -1;
+}
+
+void test_argv(void)
+{
+	struct conf c;
+	struct registry r;
+	struct fault f;
+	struct strv a = {0};
+	fixture_load(&c, &r);
+
+	const struct language *py = registry_find(&r, "python", NULL, &f);
+	struct sandbox_file files[] = {{.name = "app.py", .data = "1", .len = 1}};
+	char *args[] = {"--flag", "$(rm -rf /)", "a b"};
+	struct sandbox_job job = {
+		.lang = py, .files = files, .n_files = 1, .args = args, .n_args = 3,
+		.limits = {.memory_bytes = 100 << 20, .cpus = 0.5, .pids = 32,
+			   .output_bytes = 1000, .wall_time_ms = 2000},
+	};
+	sandbox_docker_argv(&c, &job, "isobox-main-1.2-abcd", "1.2", "/var/lib/isobox/work/x", &a);
+
+	is_str(a.v[0], c.docker, "argv: the docker client from conf");
+	is_str(a.v[1], "run", "argv: docker run");
+	ok(has(&a, "--runtime=runsc-untrusted"), "argv: gVisor runtime");
+	ok(has(&a, "--network=none"), "argv: network none");
+	ok(has(&a, "--read-only"), "argv: read-only root filesystem");
+	ok(has(&a, "--user=65534:65534"), "argv: user 65534");
+	ok(has(&a, "--cap-drop=ALL"), "argv: all capabilities dropped");
+	ok(has(&a, "--security-opt=no-new-privileges"), "argv: no-new-privileges");
+	ok(has(&a, "--memory=104857600"), "argv: memory limit");
+	ok(has(&a, "--memory-swap=104857600"), "argv: memory-swap equal to memory (no swap)");
+	ok(has(&a, "--cpus=0.500"), "argv: cpus");
+	ok(has(&a, "--ulimit=nproc=32:32"), "argv: process limit as nproc");
+	ok(has(&a, "--pids-limit=1024"), "argv: pids backstop from conf");
+	ok(has(&a, "--ulimit=core=0:0"), "argv: no core dumps");
+	ok(has(&a, "--tmpfs=/tmp:rw,nosuid,nodev,size=67108864,mode=1777"), "argv: small /tmp tmpfs");
+	ok(has(&a, "--tmpfs=/box:rw,nosuid,nodev,exec,size=67108864,mode=1777"), "argv: work dir tmpfs");
+	ok(has(&a, "--mount=type=bind,src=/var/lib/isobox/work/x,dst=/src,readonly"),
+	   "argv: code mounted read-only");
+	ok(has(&a, "--log-driver=none"), "argv: no log driver output on disk");
+	ok(has(&a, "--cgroup-parent=isobox.slice"), "argv: cgroup parent");
+	ok(has(&a, "--name=isobox-main-1.2-abcd"), "argv: unique container name");
+	ok(has(&a, "--label=isobox.instance=main") && has(&a, "--label=isobox.owner=1.2"),
+	   "argv: instance and owner labels for the reaper");
+	ok(has(&a, "--pull=never"), "argv: never pulls");
+	ok(has(&a, "--env=PYTHONDONTWRITEBYTECODE=1"), "argv: language env");
+	ok(!has(&a, "--privileged") && index_of(&a, "--env=HOSTNAME") < 0, "argv: never privileged");
+	int img = index_of(&a, TEST_ID_PY);
+	ok(img > 0, "argv: image by pinned ID");
+	bool flags_before_image = true;
+	for (int i = 2; i < img; i++)
+		flags_before_image = flags_before_image && a.v[i][0] == '-' && a.v[i][1] == '-';
+	ok(flags_before_image, "argv: nothing but --flags before the image");
+	ok(img > 0 && (size_t)img + 8 < a.n + 1 && !strcmp(a.v[img + 1], "/bin/sh") &&
+	   !strcmp(a.v[img + 2], "-c") && !strcmp(a.v[img + 4], "isobox"),
+	   "argv: fixed entry script");
+	ok(img > 0 && !strcmp(a.v[img + 5], "python3") && !strcmp(a.v[img + 6], "app.py"),
+	   "argv: run template with {file} = entry file");
+	ok(img > 0 && !strcmp(a.v[img + 7], "--flag") && !strcmp(a.v[img + 8], "$(rm -rf /)") &&
+	   !strcmp(a.v[img + 9], "a b") && a.v[img + 10] == NULL,
+	   "argv: user args last, verbatim, one element each");
+	ok(!strstr(a.v[img + 3], "app.py") && !strstr(a.v[img + 3], "rm -rf"),
+	   "argv: nothing from the request in the shell script");
+	strv_free(&a);
+	registry_free(&r);
+	conf_free(&c);
+}
