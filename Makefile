@@ -76,7 +76,7 @@ stop:
 	bash deploy/pool.sh stop
 
 test: run unit
-	python3 -m pytest -q tests/integration
+	/usr/bin/python3 -m pytest -q tests/integration
 
 clean:
 	rm -rf bin

@@ -10,9 +10,14 @@
 # Tunables (environment):
 #   ISOBOX_SLICE_MEMORY  bytes for all sandboxes together (default: half of RAM)
 #   ISOBOX_SLICE_PIDS    tasks for all sandboxes together (default: 16384)
-#   ISOBOX_SLICE_CPUS    CPUs for all sandboxes together  (default: 90% of cores)
+#   ISOBOX_SLICE_CPUS    CPUs for all sandboxes together  (default: 90% of
+#                        cores, but never below the per-run cpus ceiling in
+#                        conf/isobox.yaml: the kernel refuses a child quota
+#                        above its parent's; the slice also gets half the
+#                        host's CPU weight, so the host wins under contention)
 set -euo pipefail
 
+HERE=$(cd "$(dirname "$0")" && pwd)
 STATE=/var/lib/isobox
 LOG=/var/log/isobox
 RUNDIR=/run/isobox
@@ -145,7 +150,10 @@ setup_slice() {
 	local mem pids cpus quota period=100000 c d
 	mem=${ISOBOX_SLICE_MEMORY:-$(($(awk '/MemTotal/ {print $2}' /proc/meminfo) * 1024 / 2))}
 	pids=${ISOBOX_SLICE_PIDS:-16384}
-	cpus=${ISOBOX_SLICE_CPUS:-$(awk -v n="$(nproc)" 'BEGIN {printf "%.2f", n * 0.9}')}
+	local ceiling
+	ceiling=$(awk '/^ceilings:/ {f = 1} f && $1 == "cpus:" {print $2; exit}' "$HERE/../conf/isobox.yaml")
+	cpus=${ISOBOX_SLICE_CPUS:-$(awk -v n="$(nproc)" -v c="${ceiling:-2}" \
+		'BEGIN {x = n * 0.9; if (x < c) x = c; printf "%.2f", x}')}
 	quota=$(awk -v c="$cpus" -v p=$period 'BEGIN {printf "%d", c * p}')
 
 	if systemd_pid1; then
@@ -157,6 +165,7 @@ MemoryMax=$mem
 MemorySwapMax=0
 TasksMax=$pids
 CPUQuota=$(awk -v c="$cpus" 'BEGIN {printf "%d", c * 100}')%
+CPUWeight=50
 EOF
 		systemctl daemon-reload
 		systemctl start $SLICE
@@ -168,6 +177,7 @@ EOF
 		echo 0 >"$d/memory.swap.max" 2>/dev/null || true
 		echo "$pids" >"$d/pids.max"
 		echo "$quota $period" >"$d/cpu.max"
+		echo 50 >"$d/cpu.weight"
 	else
 		for c in memory pids cpu cpuacct cpuset blkio devices freezer; do
 			[ -d /sys/fs/cgroup/$c ] && mkdir -p /sys/fs/cgroup/$c/$SLICE
@@ -183,8 +193,13 @@ EOF
 		echo "$pids" >/sys/fs/cgroup/pids/$SLICE/pids.max
 		echo $period >/sys/fs/cgroup/cpu/$SLICE/cpu.cfs_period_us
 		echo "$quota" >/sys/fs/cgroup/cpu/$SLICE/cpu.cfs_quota_us
+		echo 512 >/sys/fs/cgroup/cpu/$SLICE/cpu.shares
 	fi
 	say "cgroup parent $SLICE: memory=$mem pids=$pids cpus=$cpus"
+	if [ "$(docker info -f '{{.CgroupDriver}}')" = systemd ]; then
+		grep -q '^cgroupParent: isobox.slice' "$HERE/../conf/isobox.yaml" ||
+			say "warning: dockerd uses the systemd cgroup driver: set 'cgroupParent: isobox.slice' in conf/isobox.yaml"
+	fi
 }
 
 setup_user() {

@@ -56,7 +56,7 @@ void test_argv(void)
 	ok(has(&a, "--mount=type=bind,src=/var/lib/isobox/work/x,dst=/src,readonly"),
 	   "argv: code mounted read-only");
 	ok(has(&a, "--log-driver=none"), "argv: no log driver output on disk");
-	ok(has(&a, "--cgroup-parent=isobox.slice"), "argv: cgroup parent");
+	ok(has(&a, "--cgroup-parent=/isobox.slice"), "argv: cgroup parent");
 	ok(has(&a, "--name=isobox-main-1.2-abcd"), "argv: unique container name");
 	ok(has(&a, "--label=isobox.instance=main") && has(&a, "--label=isobox.owner=1.2"),
 	   "argv: instance and owner labels for the reaper");

@@ -57,7 +57,7 @@ void test_conf(void)
 	ok(c.registry && c.registry[0] == '/' && strstr(c.registry, "registry/registry.yaml"),
 	   "conf: registry path resolved against the conf file (%s)", c.registry);
 	is_str(c.runtime, "runsc-untrusted", "conf: runtime");
-	is_str(c.cgroup_parent, "isobox.slice", "conf: cgroup parent");
+	is_str(c.cgroup_parent, "/isobox.slice", "conf: cgroup parent");
 	conf_free(&c);
 
 	char *t = conf_variant("instance: main", "instance: main\nbogus: 1");

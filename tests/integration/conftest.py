@@ -1,0 +1,118 @@
+"""Shared helpers for the integration tests.
+
+They run against the real stack that `make run` starts: Caddy on
+ISOBOX_URL (default http://127.0.0.1:8090), the spawn-fcgi pool, dockerd
+with runsc. They run as root (as `make test` does) so that they can look at
+the host: containers, cgroups, worker processes.
+"""
+import json
+import os
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+URL = os.environ.get("ISOBOX_URL", "http://127.0.0.1:8090")
+PREFIX = os.environ.get("PREFIX", "/opt/isobox")
+POOL = int(os.environ.get("POOL", "4"))
+WORK_DIR = "/var/lib/isobox/work"
+RUN_DIR = "/run/isobox"
+
+
+def request(method, path, body=None, headers=None, url=URL, timeout=60):
+    """Send one request; return (status, headers, parsed JSON or raw text)."""
+    data = body
+    if isinstance(body, (dict, list)):
+        data = json.dumps(body).encode()
+    elif isinstance(body, str):
+        data = body.encode()
+    hdrs = {"Content-Type": "application/json"}
+    hdrs.update(headers or {})
+    req = urllib.request.Request(url + path, data=data, method=method, headers=hdrs)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            status, rheaders, raw = resp.status, resp.headers, resp.read()
+    except urllib.error.HTTPError as err:
+        status, rheaders, raw = err.code, err.headers, err.read()
+    try:
+        return status, rheaders, json.loads(raw)
+    except ValueError:
+        return status, rheaders, raw.decode(errors="replace")
+
+
+def execute(body, url=URL, timeout=90):
+    """POST /execute; return (status, result)."""
+    status, _, result = request("POST", "/execute", body, url=url, timeout=timeout)
+    return status, result
+
+
+def run_ok(code, language="python", **extra):
+    """Execute and expect HTTP 200; return the run object."""
+    body = {"language": language, "code": code}
+    body.update(extra)
+    status, result = execute(body)
+    assert status == 200, result
+    return result["run"]
+
+
+def containers(instance="main"):
+    """IDs of isobox containers of an instance, running or not."""
+    out = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", f"label=isobox.instance={instance}"],
+        check=True, capture_output=True, text=True).stdout
+    return out.split()
+
+
+def work_dirs(instance="main"):
+    return [d for d in os.listdir(WORK_DIR) if d.startswith(instance + ".")]
+
+
+def wait_until(predicate, timeout, step=0.2):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(step)
+    return predicate()
+
+
+def pool_master():
+    with open(os.path.join(RUN_DIR, "pool.pid")) as f:
+        return int(f.read())
+
+
+def children(pid):
+    kids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == pid:
+            kids.append(int(entry))
+    return kids
+
+
+def workers():
+    """The pool's worker pids (isobox-fcgi children of the master)."""
+    out = []
+    for pid in children(pool_master()):
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                if f.read().strip() == "isobox-fcgi":
+                    out.append(pid)
+        except OSError:
+            pass
+    return out
+
+
+@pytest.fixture(scope="session", autouse=True)
+def service_up():
+    ok = wait_until(lambda: request("GET", "/healthz", timeout=5)[0] == 200, 30)
+    assert ok, f"isobox is not answering on {URL}: run `make run` first"
