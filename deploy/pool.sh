@@ -80,8 +80,10 @@ start() {
 }
 
 stop() {
-	stop_pid $RUN/caddy.pid caddy
+	# The pool first: it kills runs in flight and answers them, so that
+	# Caddy's graceful shutdown has nothing left to wait for.
 	stop_pid $RUN/pool.pid "isobox pool"
+	stop_pid $RUN/caddy.pid caddy
 	rm -f "$SOCKET"
 }
 

@@ -59,25 +59,23 @@ bool http_read_body(struct http_io *io, size_t max, struct buf *body, struct fau
 {
 	const char *cl = http_param(io, "CONTENT_LENGTH");
 	buf_append(body, "", 0);
-	if (cl[0]) {
-		char *end;
-		errno = 0;
-		unsigned long long n = strtoull(cl, &end, 10);
-		if (errno || *end || cl[0] == '-')
-			return fail(f, 400, "bad_request", "Content-Length is not a number");
-		if (n > max)
-			return fail(f, 413, "body_too_large", "request body is over %zu bytes", max);
-	}
+	/* A length we can trust lets us refuse early. Anything else (absent,
+	 * or "-1" as Caddy sends for a chunked body) means: read to the end. */
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(cl, &end, 10);
+	if (cl[0] >= '0' && cl[0] <= '9' && !*end && !errno && n > max)
+		return fail(f, 413, "body_too_large", "request body is over %zu bytes", max);
 	/* Read to end of stream, one byte past the cap to notice a liar. */
 	char chunk[16384];
 	for (;;) {
 		size_t want = max + 1 - body->len;
-		ssize_t n = http_read(io, chunk, want < sizeof chunk ? want : sizeof chunk);
-		if (n < 0)
+		ssize_t got = http_read(io, chunk, want < sizeof chunk ? want : sizeof chunk);
+		if (got < 0)
 			return fail(f, 400, "bad_request", "cannot read the request body");
-		if (n == 0)
+		if (got == 0)
 			break;
-		buf_append(body, chunk, (size_t)n);
+		buf_append(body, chunk, (size_t)got);
 		if (body->len > max)
 			return fail(f, 413, "body_too_large", "request body is over %zu bytes", max);
 	}

@@ -112,7 +112,14 @@ def workers():
     return out
 
 
+def healthy(url=URL):
+    try:
+        return request("GET", "/healthz", url=url, timeout=5)[0] == 200
+    except OSError:
+        return False
+
+
 @pytest.fixture(scope="session", autouse=True)
 def service_up():
-    ok = wait_until(lambda: request("GET", "/healthz", timeout=5)[0] == 200, 30)
+    ok = wait_until(healthy, 30)
     assert ok, f"isobox is not answering on {URL}: run `make run` first"

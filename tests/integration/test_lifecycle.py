@@ -1,0 +1,143 @@
+"""The pool over time: killed workers, config reloads, pinned images, stop.
+Nothing may be left behind: no container, no work dir, no process."""
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+
+import pytest
+
+from conftest import (POOL, PREFIX, containers, execute, pool_master, request, run_ok,
+                      wait_until, work_dirs, workers)
+
+REGISTRY = os.path.join(PREFIX, "registry", "registry.yaml")
+LOCK = "/var/lib/isobox/images.lock"
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def in_background(body, out):
+    def go():
+        out.append(execute(body))
+    t = threading.Thread(target=go)
+    t.start()
+    return t
+
+
+def owner_of(cid):
+    return subprocess.run(["docker", "inspect", "-f", '{{index .Config.Labels "isobox.owner"}}', cid],
+                          capture_output=True, text=True).stdout.strip()
+
+
+def hup_and_settle():
+    os.kill(pool_master(), signal.SIGHUP)
+    time.sleep(0.5)
+
+
+@pytest.fixture
+def restore(tmp_path):
+    """Put back the registry and the image lock, whatever the test did."""
+    saved = {}
+    for path in (REGISTRY, LOCK):
+        saved[path] = tmp_path / os.path.basename(path)
+        shutil.copy2(path, saved[path])
+    yield
+    for path, copy in saved.items():
+        shutil.copy2(copy, path)
+    hup_and_settle()
+
+
+def test_killed_worker_leaves_nothing_behind():
+    out = []
+    t = in_background({"language": "python", "code": "import time\ntime.sleep(30)"}, out)
+    assert wait_until(lambda: containers(), 20), "the run never started"
+    cid = containers()[0]
+    pid = int(owner_of(cid).split(".")[0])
+    assert pid in workers()
+    os.kill(pid, signal.SIGKILL)
+    # The master sees the worker die and removes its container and work dir.
+    assert wait_until(lambda: containers() == [], 15), "container of the killed worker remains"
+    assert wait_until(lambda: not any(d.split(".")[1] == str(pid) for d in work_dirs()), 5)
+    t.join(30)
+    assert out and out[0][0] in (502, 503), out  # the web server reports the lost backend
+    assert wait_until(lambda: len(workers()) == POOL, 10), "the pool was not refilled"
+    assert run_ok("print('still serving')")["stdout"] == "still serving\n"
+    # The docker client of the dead worker died with it (PDEATHSIG).
+    ps = subprocess.run(["pgrep", "-f", f"isobox.owner={pid}\\."], capture_output=True, text=True)
+    assert ps.stdout.strip() == ""
+
+
+def test_sighup_reloads_the_registry_between_requests(restore):
+    text = open(REGISTRY).read()
+    assert "aliases: [py, py3, python3]" in text
+    # A run in flight when the reload happens finishes normally.
+    out = []
+    t = in_background({"language": "python", "code": "import time\ntime.sleep(2)\nprint('kept')"}, out)
+    assert wait_until(lambda: containers(), 20)
+    with open(REGISTRY, "w") as f:
+        f.write(text.replace("aliases: [py, py3, python3]", "aliases: [py, py3, python3, snake]"))
+    hup_and_settle()
+    t.join(30)
+    assert out[0][0] == 200 and out[0][1]["run"]["stdout"] == "kept\n"
+    # Every worker took the new alias (each reloads before its next request).
+    for _ in range(POOL * 2):
+        status, result = execute({"language": "snake", "code": "print('hiss')"})
+        assert status == 200 and result["run"]["stdout"] == "hiss\n", result
+
+
+def test_broken_registry_is_reported_and_the_old_one_kept(restore):
+    with open(REGISTRY, "w") as f:
+        f.write("languages:\n  - name: [broken\n")
+    hup_and_settle()
+    for _ in range(POOL * 2):
+        assert run_ok("print(5)")["stdout"] == "5\n"
+    status, _, health = request("GET", "/healthz")
+    assert status == 200 and "registry.yaml" in health.get("reloadError", ""), health
+    log = open("/var/log/isobox/isobox.log").read()
+    assert "reload failed, keeping the previous config" in log
+
+
+def test_image_with_another_id_is_refused(restore):
+    lock = open(LOCK).read()
+    fake = "sha256:" + "0" * 64
+    lines = [line if not line.startswith("  python-slim:") else
+             f'  python-slim: {{id: "{fake}", version: "3.11.2"}}' for line in lock.splitlines()]
+    with open(LOCK, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    hup_and_settle()
+    for _ in range(POOL):
+        status, result = execute({"language": "python-slim", "code": "print(1)"})
+        assert status == 503, result
+        assert result["error"]["code"] == "image_missing"
+    assert containers() == [] and work_dirs() == []
+
+
+def test_language_without_a_built_image_is_unavailable(restore):
+    lock = open(LOCK).read()
+    with open(LOCK, "w") as f:
+        f.write("\n".join(line for line in lock.splitlines()
+                          if not line.startswith("  python-slim:")) + "\n")
+    hup_and_settle()
+    status, _, body = request("GET", "/runtimes")
+    slim = [r for r in body["runtimes"] if r["language"] == "python-slim"][0]
+    assert slim["available"] is False
+    status, result = execute({"language": "python-slim", "code": "print(1)"})
+    assert status == 503 and result["error"]["code"] == "image_not_built"
+
+
+def test_stopping_the_pool_kills_runs_in_flight():
+    out = []
+    t = in_background({"language": "python", "code": "import time\ntime.sleep(30)"}, out)
+    assert wait_until(lambda: containers(), 20)
+    env = dict(os.environ, PREFIX=PREFIX)
+    start = time.monotonic()
+    subprocess.run(["bash", os.path.join(REPO, "deploy", "pool.sh"), "stop"], check=True, env=env)
+    assert time.monotonic() - start < 15
+    assert containers() == [] and work_dirs() == []
+    subprocess.run(["pgrep", "-x", "isobox-fcgi"], check=False)
+    assert subprocess.run(["pgrep", "-x", "isobox-fcgi"]).returncode == 1, "a worker survived"
+    subprocess.run(["bash", os.path.join(REPO, "deploy", "pool.sh"), "start"], check=True, env=env)
+    t.join(30)
+    assert out and out[0][0] in (502, 503), out
+    assert run_ok("print('back')")["stdout"] == "back\n"
