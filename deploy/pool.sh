@@ -20,11 +20,18 @@ SOCKET=$RUN/isobox.sock
 say() { printf 'pool: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
 
-alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+# Is the pid in this file alive and still the program we started? (A pid
+# file left by a killed run may name a pid that something else now has.)
+alive() {
+	local pid
+	pid=$(cat "$1" 2>/dev/null) || return 1
+	[ -n "$pid" ] && kill -0 "$pid" 2>/dev/null &&
+		grep -qE "^($2)\$" "/proc/$pid/comm" 2>/dev/null
+}
 
 stop_pid() {
-	local pidfile=$1 name=$2 pid i
-	alive "$pidfile" || { rm -f "$pidfile"; return 0; }
+	local pidfile=$1 name=$2 comm=$3 pid i
+	alive "$pidfile" "$comm" || { rm -f "$pidfile"; return 0; }
 	pid=$(cat "$pidfile")
 	say "stopping $name ($pid)"
 	kill -TERM "$pid" 2>/dev/null || true
@@ -54,7 +61,7 @@ start() {
 	"$PREFIX/bin/isobox-fcgi" --conf "$PREFIX/conf/isobox.yaml" --check >/dev/null ||
 		die "configuration check failed"
 
-	if ! alive $RUN/pool.pid; then
+	if ! alive $RUN/pool.pid isobox-fcgi; then
 		rm -f "$SOCKET"
 		# -n: spawn-fcgi makes the socket, drops to isobox and becomes
 		# the pool master (no fork), so its pid is the master's.
@@ -65,7 +72,7 @@ start() {
 		echo $! >$RUN/pool.pid
 		say "pool of $POOL workers started (log: $LOG/isobox.log)"
 	fi
-	if ! alive $RUN/caddy.pid; then
+	if ! alive $RUN/caddy.pid caddy; then
 		install -d -m 0750 -o caddy -g caddy /var/lib/caddy
 		touch "$LOG/caddy-access.log" && chown caddy:caddy "$LOG/caddy-access.log"
 		ISOBOX_PORT=$PORT ISOBOX_BIND=$BIND ISOBOX_SOCKET=$SOCKET HOME=/var/lib/caddy \
@@ -82,8 +89,8 @@ start() {
 stop() {
 	# The pool first: it kills runs in flight and answers them, so that
 	# Caddy's graceful shutdown has nothing left to wait for.
-	stop_pid $RUN/pool.pid "isobox pool"
-	stop_pid $RUN/caddy.pid caddy
+	stop_pid $RUN/pool.pid "isobox pool" isobox-fcgi
+	stop_pid $RUN/caddy.pid caddy caddy
 	rm -f "$SOCKET"
 }
 
@@ -92,8 +99,8 @@ start) start ;;
 stop) stop ;;
 restart) stop; start ;;
 status)
-	alive $RUN/pool.pid && echo "pool: running ($(cat $RUN/pool.pid))" || echo "pool: stopped"
-	alive $RUN/caddy.pid && echo "caddy: running ($(cat $RUN/caddy.pid))" || echo "caddy: stopped"
+	alive $RUN/pool.pid isobox-fcgi && echo "pool: running ($(cat $RUN/pool.pid))" || echo "pool: stopped"
+	alive $RUN/caddy.pid caddy && echo "caddy: running ($(cat $RUN/caddy.pid))" || echo "caddy: stopped"
 	;;
 *) die "usage: $0 start|stop|restart|status" ;;
 esac

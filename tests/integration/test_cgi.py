@@ -1,8 +1,10 @@
 """CGI mode: the same binary, run by a real web server's CGI support
 (lighttpd mod_cgi), answers one request per process."""
 import os
+import pathlib
 import shutil
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -29,10 +31,12 @@ setenv.add-environment = ("ISOBOX_CONF" => "{conf}")
 
 
 @pytest.fixture(scope="module")
-def cgi_server(tmp_path_factory):
-    root = tmp_path_factory.mktemp("lighttpd")
+def cgi_server():
+    # Not under pytest's tmp dir: that is 0700 root, and lighttpd opens its
+    # log after dropping to the isobox user.
+    root = pathlib.Path(tempfile.mkdtemp(prefix="isobox-lighttpd-"))
     os.chmod(root, 0o755)
-    shutil.chown(root, "isobox")  # lighttpd opens its log after dropping to isobox
+    shutil.chown(root, "isobox")
     config = root / "lighttpd.conf"
     config.write_text(CONFIG.format(port=PORT, root=root, binary=f"{PREFIX}/bin/isobox-fcgi",
                                     conf=f"{PREFIX}/conf/isobox.yaml"))
@@ -40,11 +44,13 @@ def cgi_server(tmp_path_factory):
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         up = wait_until(lambda: healthy(URL), 15)
-        assert up, f"lighttpd did not come up: {(root / 'error.log').read_text()}"
+        log = root / "error.log"
+        assert up, f"lighttpd did not come up: {log.read_text() if log.exists() else proc.stderr}"
         yield URL
     finally:
         proc.terminate()
         proc.wait(10)
+        shutil.rmtree(root)
 
 
 def test_cgi_execute(cgi_server):
