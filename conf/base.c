@@ -129,25 +129,25 @@ void buf_free(struct buf *b)
 bool read_file(const char *path, size_t max, struct buf *out, char *err, size_t errlen)
 {
 	autoclose int fd = open(path, O_RDONLY | O_CLOEXEC);
-	buf_append(out, "", 0);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return false;
-	}
 	char chunk[8192];
-	ssize_t n;
+	ssize_t n = 0;
+	if (fd < 0)
+		goto fail;
+	buf_append(out, "", 0);
 	while ((n = read(fd, chunk, sizeof chunk)) > 0) {
 		if (out->len + (size_t)n > max) {
 			snprintf(err, errlen, "%s: larger than %zu bytes", path, max);
+			buf_free(out);
 			return false;
 		}
 		buf_append(out, chunk, (size_t)n);
 	}
-	if (n < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return false;
-	}
-	return true;
+	if (n == 0)
+		return true;
+fail:
+	snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	buf_free(out);
+	return false;
 }
 
 void strv_push(struct strv *s, const char *str)

@@ -45,7 +45,7 @@ struct buf {
 void buf_append(struct buf *b, const void *p, size_t n);
 void buf_printf(struct buf *b, const char *fmt, ...) PRINTF(2, 3);
 void buf_free(struct buf *b);
-/* Read a whole regular file (at most max bytes) into *out (always allocated). */
+/* Read a whole file (at most max bytes) into *out; on failure *out is left empty. */
 bool read_file(const char *path, size_t max, struct buf *out, char *err, size_t errlen);
 
 /* A NULL-terminated vector of owned strings (an argv). */
