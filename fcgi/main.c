@@ -78,9 +78,10 @@ int main(int argc, char **argv)
 	w.started_ms = now_ms();
 	if (!worker_load(&w, err, sizeof err))
 		die("%s", err);
+	int status = 0;
 	if (check) {
 		printf("ok: %s, %zu languages\n", conf_path, w.reg.n);
-		return 0;
+		goto out;
 	}
 	drop_privileges();
 	umask(022);
@@ -89,14 +90,13 @@ int main(int argc, char **argv)
 		/* One request; no master will reap after us, so reap first. */
 		sandbox_reap(&w.conf);
 		worker_serve_cgi(&w);
-		return 0;
-	}
-	if (workers < 0)
-		workers = w.conf.workers;
-	if (workers == 0) {
+	} else if ((workers < 0 ? w.conf.workers : workers) == 0) {
 		sandbox_reap(&w.conf);
 		worker_serve(&w);
-		return 0;
+	} else {
+		status = pool_run(&w, (int)(workers < 0 ? w.conf.workers : workers));
 	}
-	return pool_run(&w, (int)workers);
+out:
+	worker_free(&w);
+	return status;
 }

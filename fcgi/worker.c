@@ -39,6 +39,12 @@ bool worker_load(struct worker *w, char *err, size_t errlen)
 	return true;
 }
 
+void worker_free(struct worker *w)
+{
+	conf_free(&w->conf);
+	registry_free(&w->reg);
+}
+
 /* Between requests only: a request in flight keeps the config it began with. */
 static void maybe_reload(struct worker *w)
 {

@@ -22,6 +22,8 @@ struct worker {
 /* Load conf and registry; false with err set (the old ones are untouched). */
 bool worker_load(struct worker *w, char *err, size_t errlen);
 
+void worker_free(struct worker *w);
+
 /* Serve FastCGI requests on fd 0 until stopped. */
 void worker_serve(struct worker *w);
 /* Serve the one CGI request of this process. */

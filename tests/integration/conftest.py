@@ -14,7 +14,7 @@ import urllib.request
 
 import pytest
 
-URL = os.environ.get("ISOBOX_URL", "http://127.0.0.1:8090")
+URL = os.environ.get("ISOBOX_URL", f"http://127.0.0.1:{os.environ.get('PORT', '8090')}")
 PREFIX = os.environ.get("PREFIX", "/opt/isobox")
 POOL = int(os.environ.get("POOL", "4"))
 WORK_DIR = "/var/lib/isobox/work"
