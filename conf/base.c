@@ -74,15 +74,20 @@ char *xstrndup(const char *s, size_t n)
 	return p;
 }
 
-char *xasprintf(const char *fmt, ...)
+static char *xvasprintf(const char *fmt, va_list ap)
 {
 	char *s;
+	if (vasprintf(&s, fmt, ap) < 0)
+		die("out of memory");
+	return s;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vasprintf(&s, fmt, ap);
+	char *s = xvasprintf(fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		die("out of memory");
 	return s;
 }
 
@@ -110,14 +115,11 @@ void buf_append(struct buf *b, const void *p, size_t n)
 
 void buf_printf(struct buf *b, const char *fmt, ...)
 {
-	autofree char *s = NULL;
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vasprintf(&s, fmt, ap);
+	autofree char *s = xvasprintf(fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		die("out of memory");
-	buf_append(b, s, (size_t)n);
+	buf_append(b, s, strlen(s));
 }
 
 void buf_free(struct buf *b)
@@ -162,13 +164,10 @@ void strv_push(struct strv *s, const char *str)
 
 void strv_pushf(struct strv *s, const char *fmt, ...)
 {
-	autofree char *str = NULL;
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vasprintf(&str, fmt, ap);
+	autofree char *str = xvasprintf(fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		die("out of memory");
 	strv_push(s, str);
 }
 

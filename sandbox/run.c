@@ -34,7 +34,7 @@ struct run {
 	int in_fd, out_fd, err_fd;
 	size_t stdin_off;
 	struct buf docker_msg;   /* docker's own stderr, before the program starts */
-	bool started, killed, stopping;
+	bool started, mark_seen, killed, stopping;
 	int64_t spawned_ms, started_ms, ended_ms;
 };
 
@@ -97,35 +97,34 @@ static void program_started(struct run *r)
 	}
 }
 
-/* Read what is there on out_fd or err_fd; false at end of file. */
-static bool pump(struct run *r, int *fd, int which)
+/* Read what is there on out_fd or err_fd; close it at end of file. */
+static void pump(struct run *r, int *fd, int which)
 {
 	char chunk[16384];
 	ssize_t n = read(*fd, chunk, sizeof chunk);
-	if (n < 0)
-		return errno == EAGAIN || errno == EINTR;
-	if (n == 0) {
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
 		close_fd_at(fd);
-		return false;
+		return;
 	}
 	const char *p = chunk;
 	size_t len = (size_t)n;
-	if (which == 2 && !r->started) {
+	if (which == 2 && !r->mark_seen) {
 		/* Before the start mark, stderr is docker's, not the program's. */
 		const char *mark = memchr(p, START_MARK, len);
 		size_t pre = mark ? (size_t)(mark - p) : len;
 		if (r->docker_msg.len < 4096)
 			buf_append(&r->docker_msg, p, pre);
 		if (!mark)
-			return true;
-		program_started(r);
+			return;
+		r->mark_seen = true;
 		p = mark + 1;
 		len -= pre + 1;
-	} else if (which == 1) {
-		program_started(r);
 	}
+	/* The mark, or stdout read before it (two pipes, no order between them). */
+	program_started(r);
 	take_output(r, which, p, len);
-	return true;
 }
 
 static void feed_stdin(struct run *r)

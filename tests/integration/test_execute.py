@@ -95,6 +95,19 @@ def test_nonzero_exit_and_stderr():
     assert not run["timedOut"] and not run["oomKilled"]
 
 
+def test_stdout_and_stderr_interleaved_keep_only_program_bytes():
+    """Output on stdout from the first instant must not let isobox's start
+    mark (a byte on stderr) slip into stderr."""
+    code = ("import sys\n"
+            "for i in range(20):\n"
+            "    sys.stdout.write('a' * 5000); sys.stdout.flush()\n"
+            "    sys.stderr.write('e'); sys.stderr.flush()\n")
+    run = run_ok(code, limits={"outputBytes": 200000})
+    assert run["truncated"] is False
+    assert run["stderr"] == "e" * 20
+    assert run["stdout"] == "a" * 100000
+
+
 def test_uncaught_exception():
     run = run_ok("raise ValueError('boom')")
     assert run["exitCode"] == 1
