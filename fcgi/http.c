@@ -114,7 +114,7 @@ void http_send_json(struct http_io *io, int status, const char *extra_headers, c
 	free(text);
 }
 
-void http_send_fault(struct http_io *io, const struct fault *f, const char *extra_headers)
+cJSON *fault_to_json(const struct fault *f)
 {
 	cJSON *body = cJSON_CreateObject();
 	cJSON *err = cJSON_AddObjectToObject(body, "error");
@@ -123,6 +123,12 @@ void http_send_fault(struct http_io *io, const struct fault *f, const char *extr
 	char *msg = json_quote_bytes(f->message, strlen(f->message));
 	cJSON_AddRawToObject(err, "message", msg);
 	free(msg);
+	return body;
+}
+
+void http_send_fault(struct http_io *io, const struct fault *f, const char *extra_headers)
+{
+	cJSON *body = fault_to_json(f);
 	http_send_json(io, f->status ? f->status : 500, extra_headers, body);
 	cJSON_Delete(body);
 }

@@ -29,6 +29,33 @@ static size_t utf8_seq(const unsigned char *p, size_t n)
 	return len;
 }
 
+bool utf8_valid(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	for (size_t i = 0; i < n;) {
+		size_t len = utf8_seq(p + i, n - i);
+		if (!len)
+			return false;
+		i += len;
+	}
+	return true;
+}
+
+size_t utf8_incomplete_tail(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	/* Look back at most 3 bytes for a lead byte whose sequence is cut. */
+	for (size_t back = 1; back <= 3 && back <= n; back++) {
+		unsigned char c = p[n - back];
+		if ((c & 0xc0) == 0x80)
+			continue; /* a continuation byte: keep looking for the lead */
+		size_t need = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 && c <= 0xef ? 3 :
+			      c >= 0xc2 && c <= 0xdf ? 2 : 1;
+		return need > back ? back : 0;
+	}
+	return 0;
+}
+
 char *json_quote_bytes(const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;

@@ -16,6 +16,12 @@
 /* A JSON string literal, quotes included, for bytes p[0..n). Caller frees. */
 char *json_quote_bytes(const char *p, size_t n);
 
+/* Is p[0..n) entirely valid UTF-8? */
+bool utf8_valid(const char *p, size_t n);
+/* How many bytes at the end of p[0..n) begin a UTF-8 sequence that the
+ * next chunk may complete (0-3). */
+size_t utf8_incomplete_tail(const char *p, size_t n);
+
 /* {"language", "version", "backend", "run": {...}, "limits": {...}} */
 cJSON *result_to_json(const struct language *lang, const struct sandbox_phase *run,
 		      const struct limits *applied);

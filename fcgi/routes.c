@@ -33,15 +33,25 @@ static void execute(struct worker *w, struct request *rq)
 		goto error;
 	}
 	if (!http_read_body(&rq->io, (size_t)w->conf.request.max_body_bytes, &rq->body, &rq->fault) ||
-	    !request_parse_execute(rq, &w->conf, &w->reg) ||
-	    !sandbox_run(&w->conf, &rq->job, NULL, &rq->run, &rq->fault))
+	    !request_parse_execute(rq, &w->conf, &w->reg))
 		goto error;
-	cJSON *result = result_to_json(rq->lang, &rq->run, &rq->job.limits);
-	http_send_json(&rq->io, 200, "", result);
-	cJSON_Delete(result);
-	log_msg("execute %s: exit %d%s%s%s %lldms", rq->lang->name, rq->run.exit_code,
+	if (strstr(http_param(&rq->io, "HTTP_ACCEPT"), "text/event-stream")) {
+		stream_execute(w, rq);
+	} else {
+		if (!sandbox_run(&w->conf, &rq->job, NULL, &rq->run, &rq->fault))
+			goto error;
+		cJSON *result = result_to_json(rq->lang, &rq->run, &rq->job.limits);
+		http_send_json(&rq->io, 200, "", result);
+		cJSON_Delete(result);
+	}
+	if (rq->fault.code) {
+		log_msg("execute failed: %s: %s", rq->fault.code, rq->fault.message);
+		return;
+	}
+	log_msg("execute %s: exit %d%s%s%s%s %lldms", rq->lang->name, rq->run.exit_code,
 		rq->run.timed_out ? " timed-out" : "", rq->run.oom_killed ? " oom" : "",
-		rq->run.truncated ? " truncated" : "", (long long)rq->run.duration_ms);
+		rq->run.truncated ? " truncated" : "", rq->run.client_gone ? " client-gone" : "",
+		(long long)rq->run.duration_ms);
 	return;
 error:
 	if (rq->fault.status >= 500)

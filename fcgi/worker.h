@@ -32,6 +32,10 @@ void worker_serve_cgi(struct worker *w);
 /* Answer one request (routes.c). */
 void route_request(struct worker *w, struct http_io *io);
 
+/* Run rq's job, streaming it as Server-Sent Events (stream.c). */
+struct request;
+void stream_execute(struct worker *w, struct request *rq);
+
 /* Fork `n` workers on fd 0, keep them running, reap after them (pool.c). */
 int pool_run(struct worker *w, int n);
 

@@ -36,6 +36,7 @@ struct run {
 	struct buf docker_msg;   /* docker's own stderr, before the program starts */
 	bool started, mark_seen, killed, stopping;
 	int64_t spawned_ms, started_ms, ended_ms;
+	int64_t last_emit_ms; /* when the sink last heard from us */
 };
 
 static void close_fd_at(int *fd)
@@ -82,18 +83,34 @@ static void take_output(struct run *r, int fd, const char *p, size_t n)
 	}
 	if (n) {
 		buf_append(dst, p, n);
-		if (r->sink && r->sink->output)
-			r->sink->output(r->sink->ctx, fd, p, n);
+		if (r->sink && r->sink->output && !r->sink->output(r->sink->ctx, fd, p, n))
+			r->res->client_gone = true;
+		r->last_emit_ms = now_ms();
 	}
-	if (r->res->truncated)
+	if (r->res->truncated || r->res->client_gone)
 		kill_container(r);
 }
 
 static void program_started(struct run *r)
 {
-	if (!r->started) {
-		r->started = true;
-		r->started_ms = now_ms();
+	if (r->started)
+		return;
+	r->started = true;
+	r->started_ms = r->last_emit_ms = now_ms();
+	if (r->sink && r->sink->started)
+		r->sink->started(r->sink->ctx);
+}
+
+/* A heartbeat during silence; how a streaming client's departure is seen. */
+static void check_idle(struct run *r, int64_t now)
+{
+	const struct sandbox_sink *s = r->sink;
+	if (!s || !s->idle || !r->started || r->killed || now - r->last_emit_ms < s->idle_ms)
+		return;
+	r->last_emit_ms = now;
+	if (!s->idle(s->ctx)) {
+		r->res->client_gone = true;
+		kill_container(r);
 	}
 }
 
@@ -164,6 +181,7 @@ static void supervise(struct run *r)
 			r->stopping = true;
 			kill_container(r);
 		}
+		check_idle(r, now);
 		if (r->killed && !kill_deadline)
 			kill_deadline = now + DRAIN_AFTER_KILL_MS;
 		if (kill_deadline && now >= kill_deadline)

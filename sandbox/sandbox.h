@@ -43,12 +43,20 @@ struct sandbox_phase {
 	struct buf out, err;
 	int exit_code;
 	bool timed_out, oom_killed, truncated;
+	bool client_gone; /* a streaming client left; the run was killed */
 	int64_t duration_ms;
 };
 
-/* Called with each chunk of output as it arrives (for streaming); may be NULL. */
+/*
+ * Where a streaming caller hears about a run as it happens (may be NULL).
+ * Any callback may be NULL. output and idle return false when the client
+ * has gone: the run is then killed at once instead of at its wall time.
+ */
 struct sandbox_sink {
-	void (*output)(void *ctx, int fd, const char *data, size_t len);
+	void (*started)(void *ctx);  /* the program began (before any output) */
+	bool (*output)(void *ctx, int fd, const char *data, size_t len);
+	bool (*idle)(void *ctx);     /* no output for idle_ms: a heartbeat */
+	int64_t idle_ms;
 	void *ctx;
 };
 

@@ -10,6 +10,7 @@ int main(void)
 	test_request();
 	test_argv();
 	test_result();
+	test_sse();
 	printf("1..%d\n", tap_passed + tap_failed);
 	printf("%d passed, %d failed\n", tap_passed, tap_failed);
 	return tap_failed ? 1 : 0;

@@ -33,5 +33,6 @@ void test_registry(void);
 void test_request(void);
 void test_argv(void);
 void test_result(void);
+void test_sse(void);
 
 #endif

@@ -1,0 +1,78 @@
+/*
+ * stream.c: POST /execute with Accept: text/event-stream.
+ *
+ * Headers go out only when the program has started, so that every error
+ * found before that (bad request, image missing, docker down) is still an
+ * ordinary JSON error response. From then on each chunk of output is an
+ * event, flushed at once; a comment is written during silent stretches, and
+ * a failed write means the client left: the sandbox is killed at once.
+ */
+#include "worker.h"
+#include "request.h"
+#include "result.h"
+#include "sse.h"
+
+#define HEARTBEAT_MS 1000
+
+struct stream {
+	struct request *rq;
+	struct sse_carry carry[3]; /* [1] stdout, [2] stderr */
+	bool headers_sent;
+};
+
+/* Write and flush; false when the client is gone. */
+static bool send_buf(struct stream *st, struct buf *b)
+{
+	struct http_io *io = &st->rq->io;
+	bool ok = http_write(io, b->data, b->len) && http_flush(io);
+	buf_free(b);
+	return ok;
+}
+
+static void on_started(void *ctx)
+{
+	struct stream *st = ctx;
+	struct buf b = {0};
+	buf_printf(&b, "Status: 200 OK\r\nContent-Type: text/event-stream\r\n"
+		       "Cache-Control: no-cache\r\nX-Accel-Buffering: no\r\n\r\n");
+	st->headers_sent = true;
+	send_buf(st, &b);
+}
+
+static bool on_output(void *ctx, int fd, const char *p, size_t n)
+{
+	struct stream *st = ctx;
+	struct buf b = {0};
+	sse_output(&b, &st->carry[fd], fd == 1 ? "stdout" : "stderr", p, n, false);
+	return b.len == 0 ? !st->rq->io.failed : send_buf(st, &b);
+}
+
+static bool on_idle(void *ctx)
+{
+	struct stream *st = ctx;
+	struct buf b = {0};
+	buf_printf(&b, ": keepalive\n\n");
+	return send_buf(st, &b);
+}
+
+void stream_execute(struct worker *w, struct request *rq)
+{
+	struct stream st = {.rq = rq};
+	struct sandbox_sink sink = {.started = on_started, .output = on_output, .idle = on_idle,
+				    .idle_ms = HEARTBEAT_MS, .ctx = &st};
+	bool ok = sandbox_run(&w->conf, &rq->job, &sink, &rq->run, &rq->fault);
+	if (!st.headers_sent) {
+		http_send_fault(&rq->io, &rq->fault, "");
+		return;
+	}
+	struct buf b = {0};
+	sse_output(&b, &st.carry[1], "stdout", "", 0, true);
+	sse_output(&b, &st.carry[2], "stderr", "", 0, true);
+	cJSON *body = ok ? result_to_json(rq->lang, &rq->run, &rq->job.limits)
+			 : fault_to_json(&rq->fault);
+	char *json = cJSON_PrintUnformatted(body);
+	sse_event(&b, ok ? "result" : "error", json);
+	free(json);
+	cJSON_Delete(body);
+	send_buf(&st, &b);
+}

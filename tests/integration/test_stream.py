@@ -1,0 +1,135 @@
+"""POST /execute with Accept: text/event-stream, through Caddy."""
+import base64
+import http.client
+import json
+import time
+from urllib.parse import urlparse
+
+from conftest import URL, containers, wait_until
+
+
+def open_stream(body):
+    u = urlparse(URL)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
+    conn.request("POST", "/execute", body=json.dumps(body),
+                 headers={"Content-Type": "application/json", "Accept": "text/event-stream"})
+    return conn, conn.getresponse()
+
+
+def events(resp):
+    """Yield (arrival time, event name, data) as each event arrives (the
+    text/event-stream rules: fields up to a blank line; comments skipped)."""
+    name, data = "message", []
+    while True:
+        line = resp.readline()
+        if not line:
+            return
+        line = line.decode().rstrip("\r\n")
+        if line == "":
+            if data:
+                yield time.monotonic(), name, "\n".join(data)
+            name, data = "message", []
+        elif line.startswith(":"):
+            continue
+        else:
+            field, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if field == "event":
+                name = value
+            elif field == "data":
+                data.append(value)
+
+
+def collect(body):
+    conn, resp = open_stream(body)
+    try:
+        assert resp.status == 200, resp.read()
+        return resp, list(events(resp))
+    finally:
+        conn.close()
+
+
+def chunk_bytes(data):
+    obj = json.loads(data)
+    return obj["data"].encode() if "data" in obj else base64.b64decode(obj["base64"])
+
+
+def test_events_arrive_as_they_happen():
+    code = "import time\nfor i in range(3):\n    print('line', i, flush=True)\n    time.sleep(1)"
+    resp, evs = collect({"language": "python", "code": code})
+    assert resp.getheader("Content-Type") == "text/event-stream"
+    assert resp.getheader("Cache-Control") == "no-cache"
+    assert resp.getheader("X-Accel-Buffering") == "no"
+    out = [(t, json.loads(d)["data"]) for t, name, d in evs if name == "stdout"]
+    assert [text for _, text in out] == ["line 0\n", "line 1\n", "line 2\n"]
+    gaps = [b[0] - a[0] for a, b in zip(out, out[1:])]
+    assert all(0.7 <= g <= 1.6 for g in gaps), gaps
+    assert evs[-1][1] == "result"
+    result = json.loads(evs[-1][2])
+    assert result["run"]["stdout"] == "line 0\nline 1\nline 2\n"
+    assert result["run"]["exitCode"] == 0 and result["backend"] == "gvisor"
+    assert set(result["run"]) == {"stdout", "stderr", "exitCode", "timedOut", "oomKilled",
+                                  "truncated", "durationMs"}
+
+
+def test_stdout_and_stderr_are_separate_events():
+    code = "import sys\nprint('o', flush=True)\nprint('e', file=sys.stderr, flush=True)\nsys.exit(4)"
+    _, evs = collect({"language": "python", "code": code})
+    names = [(n, json.loads(d).get("data")) for _, n, d in evs if n in ("stdout", "stderr")]
+    assert ("stdout", "o\n") in names and ("stderr", "e\n") in names
+    assert json.loads(evs[-1][2])["run"]["exitCode"] == 4
+
+
+def test_bytes_survive_losslessly():
+    code = ("import sys, time\nw = sys.stdout.buffer\n"
+            "w.write(b'a\\x00b\\nc'); w.flush(); time.sleep(0.3)\n"
+            "w.write(b'\\xff\\xfe raw'); w.flush(); time.sleep(0.3)\n"
+            "w.write(b'\\xc3'); w.flush(); time.sleep(0.3)\n"   # half of 'é'
+            "w.write(b'\\xa9!'); w.flush()\n")
+    _, evs = collect({"language": "python", "code": code})
+    chunks = [d for _, n, d in evs if n == "stdout"]
+    data = b"".join(chunk_bytes(d) for d in chunks)
+    assert data == b"a\x00b\nc\xff\xfe raw\xc3\xa9!"
+    assert {"data": "a\u0000b\nc"} in [json.loads(d) for d in chunks]
+    # The cut 'é' is held back and sent whole, as text.
+    assert any(json.loads(d).get("data", "").startswith("\u00e9") for d in chunks), chunks
+
+
+def test_output_cap_counts_streamed_bytes():
+    code = "import sys\nwhile True:\n    sys.stdout.write('z' * 1000); sys.stdout.flush()"
+    _, evs = collect({"language": "python", "code": code,
+                      "limits": {"outputBytes": 5000, "wallTimeMs": 10000}})
+    streamed = sum(len(chunk_bytes(d)) for _, n, d in evs if n in ("stdout", "stderr"))
+    result = json.loads(evs[-1][2])
+    assert streamed <= 5000 and result["run"]["truncated"] is True
+    assert result["run"]["timedOut"] is False
+
+
+def test_wall_time_applies_to_streams():
+    _, evs = collect({"language": "python", "code": "import time\ntime.sleep(30)",
+                      "limits": {"wallTimeMs": 1500}})
+    result = json.loads(evs[-1][2])
+    assert evs[-1][1] == "result" and result["run"]["timedOut"] is True
+
+
+def test_errors_before_the_run_are_plain_json():
+    conn, resp = open_stream({"language": "nope", "code": "1"})
+    try:
+        assert resp.status == 404
+        assert resp.getheader("Content-Type") == "application/json"
+        assert json.loads(resp.read())["error"]["code"] == "unknown_language"
+    finally:
+        conn.close()
+
+
+def test_client_that_leaves_gets_its_sandbox_killed():
+    conn, resp = open_stream({"language": "python", "limits": {"wallTimeMs": 20000},
+                              "code": "import time\nprint('hi', flush=True)\ntime.sleep(20)"})
+    first = next(events(resp))
+    assert first[1] == "stdout"
+    assert containers(), "the run should be going"
+    conn.sock.close()
+    conn.close()
+    left = time.monotonic()
+    assert wait_until(lambda: containers() == [], 10), "the sandbox outlived its client"
+    assert time.monotonic() - left < 10

@@ -1,0 +1,57 @@
+/* Server-Sent Events framing. */
+#include "tap.h"
+#include "../../fcgi/sse.h"
+#include "../../fcgi/result.h"
+
+#include <stdlib.h>
+
+static void b64(const char *in, size_t n, const char *want)
+{
+	char *got = base64_encode(in, n);
+	is_str(got, want, "base64: %zu bytes -> %s", n, want);
+	free(got);
+}
+
+void test_sse(void)
+{
+	b64("", 0, "");
+	b64("f", 1, "Zg==");
+	b64("fo", 2, "Zm8=");
+	b64("foo", 3, "Zm9v");
+	b64("foobar", 6, "Zm9vYmFy");
+	b64("\xff\x00", 2, "/wA=");
+
+	char *j = sse_chunk_json("a\0b\n", 4);
+	is_str(j, "{\"data\":\"a\\u0000b\\n\"}", "chunk: valid UTF-8 as text, NUL escaped");
+	free(j);
+	j = sse_chunk_json("\xff", 1);
+	is_str(j, "{\"base64\":\"/w==\"}", "chunk: invalid UTF-8 as base64");
+	free(j);
+
+	struct buf out = {0};
+	sse_event(&out, "stdout", "{\"data\":\"x\"}");
+	is_str(out.data, "event: stdout\ndata: {\"data\":\"x\"}\n\n", "event framing");
+	buf_free(&out);
+
+	ok(utf8_incomplete_tail("ab\xc3", 3) == 1, "tail: cut 2-byte sequence");
+	ok(utf8_incomplete_tail("\xe2\x82", 2) == 2, "tail: cut 3-byte sequence");
+	ok(utf8_incomplete_tail("\xf0\x9f\x98", 3) == 3, "tail: cut 4-byte sequence");
+	ok(utf8_incomplete_tail("\xc3\xa9", 2) == 0, "tail: complete sequence");
+	ok(utf8_incomplete_tail("abc", 3) == 0, "tail: ASCII");
+	ok(utf8_incomplete_tail("\xff", 1) == 0, "tail: invalid byte is not held");
+
+	struct sse_carry carry = {0};
+	sse_output(&out, &carry, "stdout", "x\xc3", 2, false);
+	is_str(out.data, "event: stdout\ndata: {\"data\":\"x\"}\n\n", "carry: cut byte held back");
+	ok(carry.len == 1, "carry: one byte kept");
+	buf_free(&out);
+	sse_output(&out, &carry, "stdout", "\xa9", 1, false);
+	is_str(out.data, "event: stdout\ndata: {\"data\":\"\xc3\xa9\"}\n\n", "carry: joined with the next chunk");
+	ok(carry.len == 0, "carry: emptied");
+	buf_free(&out);
+	sse_output(&out, &carry, "stderr", "\xe2", 1, false);
+	ok(out.len == 0, "carry: nothing sent for a lone lead byte");
+	sse_output(&out, &carry, "stderr", "", 0, true);
+	is_str(out.data, "event: stderr\ndata: {\"base64\":\"4g==\"}\n\n", "carry: flushed at the end as base64");
+	buf_free(&out);
+}
