@@ -13,7 +13,7 @@ void request_free(struct request *rq)
 	cJSON_Delete(rq->json);
 	free(rq->files);
 	strv_free(&rq->args);
-	sandbox_phase_free(&rq->run);
+	sandbox_result_free(&rq->result);
 	*rq = (struct request){0};
 }
 

@@ -23,7 +23,7 @@ struct request {
 	struct strv args;
 	bool network;
 	struct sandbox_job job;
-	struct sandbox_phase run;
+	struct sandbox_result result;
 	struct fault fault;
 };
 

@@ -98,7 +98,7 @@ static void add_bytes(cJSON *o, const char *key, const struct buf *b)
 	free(q);
 }
 
-static cJSON *phase_to_json(const struct sandbox_phase *p)
+cJSON *phase_to_json(const struct sandbox_phase *p)
 {
 	cJSON *o = cJSON_CreateObject();
 	add_bytes(o, "stdout", &p->out);
@@ -111,14 +111,17 @@ static cJSON *phase_to_json(const struct sandbox_phase *p)
 	return o;
 }
 
-cJSON *result_to_json(const struct language *lang, const struct sandbox_phase *run,
+cJSON *result_to_json(const struct language *lang, const struct sandbox_result *res,
 		      const struct limits *applied)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "language", lang->name);
 	cJSON_AddStringToObject(o, "version", lang->full_version);
 	cJSON_AddStringToObject(o, "backend", "gvisor");
-	cJSON_AddItemToObject(o, "run", phase_to_json(run));
+	if (res->has_compile)
+		cJSON_AddItemToObject(o, "compile", phase_to_json(&res->compile));
+	if (res->has_run)
+		cJSON_AddItemToObject(o, "run", phase_to_json(&res->run));
 	cJSON_AddItemToObject(o, "limits", limits_to_json(applied));
 	return o;
 }

@@ -22,8 +22,12 @@ bool utf8_valid(const char *p, size_t n);
  * next chunk may complete (0-3). */
 size_t utf8_incomplete_tail(const char *p, size_t n);
 
-/* {"language", "version", "backend", "run": {...}, "limits": {...}} */
-cJSON *result_to_json(const struct language *lang, const struct sandbox_phase *run,
+/* One phase: {"stdout", "stderr", "exitCode", "timedOut", ...} */
+cJSON *phase_to_json(const struct sandbox_phase *p);
+
+/* {"language", "version", "backend", ["compile": {...},] ["run": {...},]
+ *  "limits": {...}}: no "run" when the compile failed. */
+cJSON *result_to_json(const struct language *lang, const struct sandbox_result *res,
 		      const struct limits *applied);
 
 #endif

@@ -38,9 +38,9 @@ static void execute(struct worker *w, struct request *rq)
 	if (strstr(http_param(&rq->io, "HTTP_ACCEPT"), "text/event-stream")) {
 		stream_execute(w, rq);
 	} else {
-		if (!sandbox_run(&w->conf, &rq->job, NULL, &rq->run, &rq->fault))
+		if (!sandbox_run(&w->conf, &rq->job, NULL, &rq->result, &rq->fault))
 			goto error;
-		cJSON *result = result_to_json(rq->lang, &rq->run, &rq->job.limits);
+		cJSON *result = result_to_json(rq->lang, &rq->result, &rq->job.limits);
 		http_send_json(&rq->io, 200, "", result);
 		cJSON_Delete(result);
 	}
@@ -48,10 +48,13 @@ static void execute(struct worker *w, struct request *rq)
 		log_msg("execute failed: %s: %s", rq->fault.code, rq->fault.message);
 		return;
 	}
-	log_msg("execute %s: exit %d%s%s%s%s %lldms", rq->lang->name, rq->run.exit_code,
-		rq->run.timed_out ? " timed-out" : "", rq->run.oom_killed ? " oom" : "",
-		rq->run.truncated ? " truncated" : "", rq->run.client_gone ? " client-gone" : "",
-		(long long)rq->run.duration_ms);
+	const struct sandbox_result *res = &rq->result;
+	const struct sandbox_phase *last = res->has_run ? &res->run : &res->compile;
+	log_msg("execute %s: %s exit %d%s%s%s%s %lldms", rq->lang->name,
+		res->has_run ? "run" : "compile", last->exit_code,
+		last->timed_out ? " timed-out" : "", last->oom_killed ? " oom" : "",
+		last->truncated ? " truncated" : "", res->client_gone ? " client-gone" : "",
+		(long long)last->duration_ms);
 	return;
 error:
 	if (rq->fault.status >= 500)

@@ -47,6 +47,20 @@ static bool on_output(void *ctx, int fd, const char *p, size_t n)
 	return b.len == 0 ? !st->rq->io.failed : send_buf(st, &b);
 }
 
+/* The compile step's output arrives whole when it ends: one event. */
+static void on_compiled(void *ctx, const struct sandbox_phase *compile)
+{
+	struct stream *st = ctx;
+	struct buf b = {0};
+	cJSON *o = phase_to_json(compile);
+	char *json = cJSON_PrintUnformatted(o);
+	sse_event(&b, "compile", json);
+	free(json);
+	cJSON_Delete(o);
+	if (!send_buf(st, &b))
+		st->rq->result.client_gone = true;
+}
+
 static bool on_idle(void *ctx)
 {
 	struct stream *st = ctx;
@@ -58,9 +72,10 @@ static bool on_idle(void *ctx)
 void stream_execute(struct worker *w, struct request *rq)
 {
 	struct stream st = {.rq = rq};
-	struct sandbox_sink sink = {.started = on_started, .output = on_output, .idle = on_idle,
+	struct sandbox_sink sink = {.started = on_started, .compiled = on_compiled,
+				    .output = on_output, .idle = on_idle,
 				    .idle_ms = HEARTBEAT_MS, .ctx = &st};
-	bool ok = sandbox_run(&w->conf, &rq->job, &sink, &rq->run, &rq->fault);
+	bool ok = sandbox_run(&w->conf, &rq->job, &sink, &rq->result, &rq->fault);
 	if (!st.headers_sent) {
 		http_send_fault(&rq->io, &rq->fault, "");
 		return;
@@ -68,7 +83,7 @@ void stream_execute(struct worker *w, struct request *rq)
 	struct buf b = {0};
 	sse_output(&b, &st.carry[1], "stdout", "", 0, true);
 	sse_output(&b, &st.carry[2], "stderr", "", 0, true);
-	cJSON *body = ok ? result_to_json(rq->lang, &rq->run, &rq->job.limits)
+	cJSON *body = ok ? result_to_json(rq->lang, &rq->result, &rq->job.limits)
 			 : fault_to_json(&rq->fault);
 	char *json = cJSON_PrintUnformatted(body);
 	sse_event(&b, ok ? "result" : "error", json);

@@ -61,8 +61,8 @@ static bool name_taken(const struct registry *r, const char *s)
 
 static bool parse_language(const cJSON *o, const char *what, struct registry *r, struct fault *f)
 {
-	static const char *const known[] = {"name", "aliases", "version", "image", "file", "run",
-		"env", "limits", NULL};
+	static const char *const known[] = {"name", "aliases", "version", "image", "file", "compile",
+		"compileTimeMs", "run", "env", "limits", NULL};
 	struct language *l = &r->langs[r->n];
 	const char *s;
 	char name[128];
@@ -114,6 +114,17 @@ static bool parse_language(const cJSON *o, const char *what, struct registry *r,
 		return false;
 	if (l->run.n == 0)
 		return fail(f, 400, "invalid_value", "%s: run must not be empty", name);
+	const cJSON *compile = cJSON_GetObjectItemCaseSensitive(o, "compile");
+	if (compile && !json_strings(compile, "compile", 64, &l->compile, f))
+		return false;
+	if (compile && l->compile.n == 0)
+		return fail(f, 400, "invalid_value", "%s: compile must not be empty", name);
+	const cJSON *ctime = cJSON_GetObjectItemCaseSensitive(o, "compileTimeMs");
+	l->compile_time_ms = 10000;
+	if (ctime && !compile)
+		return fail(f, 400, "invalid_value", "%s: compileTimeMs without compile", name);
+	if (ctime && !json_int(ctime, "compileTimeMs", 100, 600000, &l->compile_time_ms, f))
+		return false;
 
 	const cJSON *env = cJSON_GetObjectItemCaseSensitive(o, "env"), *e;
 	if (env && !json_object(env, "env", f))
@@ -252,6 +263,7 @@ void registry_free(struct registry *r)
 		free(l->image_id);
 		free(l->full_version);
 		free(l->file);
+		strv_free(&l->compile);
 		strv_free(&l->run);
 		strv_free(&l->env);
 	}

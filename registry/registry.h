@@ -21,7 +21,9 @@ struct language {
 	char *image_id;     /* "sha256:<64 hex>" from the lock; NULL if not built */
 	char *full_version; /* found in the image, e.g. "3.11.2"; else = version */
 	char *file;         /* entry file name for "code" */
-	struct strv run;    /* argv template; "{file}" is replaced */
+	struct strv compile; /* argv template of the compile step; empty if none */
+	int64_t compile_time_ms; /* wall time of the compile step */
+	struct strv run;    /* argv template; see argv.c for the placeholders */
 	struct strv env;    /* "KEY=value" */
 	struct limits defaults;
 };

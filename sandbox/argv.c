@@ -5,28 +5,86 @@
 #include <string.h>
 
 /*
- * Runs inside the sandbox as its first process, before the user's program:
- * copy the read-only code into the writable work dir, announce the start
- * with one byte (\036, RS) on stderr, then become the program. The worker
- * times the run from that byte and strips it, so docker's own start-up
- * messages never reach the result and start-up never eats the wall time.
- * A constant: no part of a request is ever interpolated into it.
+ * Runs inside the sandbox as its first process, before the user's program.
+ * A constant: no part of a request is ever interpolated into it; the
+ * request's file names and args reach it only as argv elements.
+ *
+ * Arguments: K, then K words of the compile command (K = 0: none), then
+ * the program's argv. It copies the read-only code into the writable work
+ * dir, and talks to the worker on stderr with the byte \036 (RS):
+ *   RS                           the compile starts (only if K > 0)
+ *   RS "rc outlen errlen" LF     the compile ended; then outlen bytes of its
+ *   <stdout bytes><stderr bytes>   stdout and errlen bytes of its stderr
+ *   RS                           the program starts: from here on, stderr
+ *                                  is the program's own
+ * The worker times each phase from its RS, and everything on stderr before
+ * the first RS is docker's own (warnings, errors), never program output.
  */
 static const char entry_script[] =
-	"cp -R /src/. /box/ && printf '\\036' >&2 && exec \"$@\"";
+	"cp -R /src/. /box/ || exit 125\n"
+	"k=$1; shift\n"
+	"if [ \"$k\" -gt 0 ]; then\n"
+	"  printf '\\036' >&2\n"
+	"  ( i=0; for a do shift; i=$((i + 1)); [ $i -le $k ] && set -- \"$@\" \"$a\"; done\n"
+	"    exec \"$@\" ) </dev/null >/tmp/.isobox-out 2>/tmp/.isobox-err\n"
+	"  rc=$?\n"
+	"  printf '\\036%d %d %d\\n' $rc $(($(wc -c </tmp/.isobox-out))) $(($(wc -c </tmp/.isobox-err))) >&2\n"
+	"  cat /tmp/.isobox-out /tmp/.isobox-err >&2\n"
+	"  rm -f /tmp/.isobox-out /tmp/.isobox-err\n"
+	"  [ $rc -eq 0 ] || exit $rc\n"
+	"  shift $k\n"
+	"fi\n"
+	"printf '\\036' >&2\n"
+	"exec \"$@\"\n";
 
-/* Replace each "{file}" in tmpl with file. */
-static char *expand(const char *tmpl, const char *file)
+/* The entry file's name without directories and extension ("Main"). */
+static char *base_name(const char *path)
 {
-	struct buf b = {0};
-	const char *p;
-	while ((p = strstr(tmpl, "{file}"))) {
-		buf_append(&b, tmpl, (size_t)(p - tmpl));
-		buf_append(&b, file, strlen(file));
-		tmpl = p + 6;
+	const char *slash = strrchr(path, '/');
+	const char *start = slash ? slash + 1 : path;
+	const char *dot = strrchr(start, '.');
+	return xstrndup(start, dot && dot != start ? (size_t)(dot - start) : strlen(start));
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/*
+ * Expand one word of a registry argv template and push the result:
+ *   {file}       the entry file ("main.c")
+ *   {file:base}  its name without directory and extension ("main")
+ *   {files:EXT}  a whole word: one word per request file ending in EXT,
+ *                in request order (several translation units)
+ */
+static void push_expanded(struct strv *a, const char *tmpl, const struct sandbox_job *job)
+{
+	if (!strncmp(tmpl, "{files:", 7) && ends_with(tmpl, "}")) {
+		char *ext = xstrndup(tmpl + 7, strlen(tmpl) - 8);
+		for (size_t i = 0; i < job->n_files; i++)
+			if (ends_with(job->files[i].name, ext))
+				strv_push(a, job->files[i].name);
+		free(ext);
+		return;
 	}
-	buf_append(&b, tmpl, strlen(tmpl));
-	return b.data;
+	char *base = base_name(job->files[0].name);
+	struct buf b = {0};
+	for (const char *p = tmpl; *p;) {
+		if (!strncmp(p, "{file:base}", 11)) {
+			buf_append(&b, base, strlen(base));
+			p += 11;
+		} else if (!strncmp(p, "{file}", 6)) {
+			buf_append(&b, job->files[0].name, strlen(job->files[0].name));
+			p += 6;
+		} else {
+			buf_append(&b, p++, 1);
+		}
+	}
+	strv_push(a, b.data);
+	buf_free(&b);
+	free(base);
 }
 
 void sandbox_docker_argv(const struct conf *c, const struct sandbox_job *job,
@@ -83,11 +141,14 @@ void sandbox_docker_argv(const struct conf *c, const struct sandbox_job *job,
 	strv_push(a, "-c");
 	strv_push(a, entry_script);
 	strv_push(a, "isobox"); /* $0 of the entry script */
-	for (size_t i = 0; i < l->run.n; i++) {
-		char *arg = expand(l->run.v[i], job->files[0].name);
-		strv_push(a, arg);
-		free(arg);
-	}
+	size_t count_at = a->n;
+	strv_push(a, "0"); /* K, fixed below */
+	for (size_t i = 0; i < l->compile.n; i++)
+		push_expanded(a, l->compile.v[i], job);
+	free(a->v[count_at]);
+	a->v[count_at] = xasprintf("%zu", a->n - count_at - 1);
+	for (size_t i = 0; i < l->run.n; i++)
+		push_expanded(a, l->run.v[i], job);
 	for (size_t i = 0; i < job->n_args; i++)
 		strv_push(a, job->args[i]);
 }

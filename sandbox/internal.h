@@ -34,4 +34,49 @@ bool workdir_create(const struct conf *c, const struct sandbox_job *job, char **
 /* Remove a tree the worker made (no symlink is ever followed). */
 void workdir_remove(const char *path);
 
+/* Where the run is, as told by the entry script on stderr (argv.c). */
+enum stage {
+	STAGE_STARTING,  /* stderr is docker's own, until the first RS */
+	STAGE_COMPILING, /* the compile step runs; its output goes to files */
+	STAGE_HEADER,    /* reading "rc outlen errlen\n" */
+	STAGE_BODY,      /* reading the compile step's stdout, then stderr */
+	STAGE_WAIT_RUN,  /* compiled; waiting for the RS that starts the program */
+	STAGE_RUNNING,   /* stderr is the program's */
+};
+
+/*
+ * One execution in progress. Owns everything it holds (container name,
+ * work dir, docker client, pipes); run_teardown (run.c) releases it all,
+ * whatever happened, so nothing outlives the request.
+ */
+struct run {
+	const struct conf *c;
+	const struct sandbox_job *job;
+	const struct sandbox_sink *sink;
+	struct sandbox_result *res;
+	char *container;
+	char *dir;
+	pid_t client;
+	int in_fd, out_fd, err_fd;
+	size_t stdin_off;
+	struct buf docker_msg;    /* docker's own stderr, before the first RS */
+	enum stage stage;
+	bool program_started;     /* stdout may show it before stderr's RS does */
+	struct buf header;        /* the compile result line being read */
+	size_t body_out, body_err; /* compile output bytes still to read */
+	bool killed, stopping;
+	int64_t spawned_ms, phase_ms, ended_ms;
+	int64_t last_emit_ms;     /* when the sink last heard from us */
+};
+
+/* phases.c: the stderr protocol, phase changes and capped output. */
+void phases_stdout(struct run *r, const char *p, size_t n);
+void phases_stderr(struct run *r, const char *p, size_t n);
+/* The deadline of the current stage (monotonic ms). */
+int64_t phases_deadline(const struct run *r);
+/* Mark the current phase timed out (the deadline passed). */
+void phases_timed_out(struct run *r);
+/* Kill the container (once); the client alone would leave it running. */
+void run_kill(struct run *r);
+
 #endif

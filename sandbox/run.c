@@ -1,9 +1,7 @@
 /*
- * run.c: one execution, start to finish.
- *
- * struct run owns everything a run holds (container name, work dir, docker
- * client, pipes); run_teardown releases all of it, whatever happened, so
- * that no container, directory or process outlives the request.
+ * run.c: one execution, start to finish: start the docker client, feed
+ * stdin, read output (phases.c follows the phases), enforce the deadlines,
+ * collect the exit status, and tear everything down (run_teardown).
  */
 #define _GNU_SOURCE
 #include "internal.h"
@@ -17,27 +15,10 @@
 #include <sys/random.h>
 #include <sys/wait.h>
 
-#define START_MARK '\036'
 #define DOCKER_CMD_TIMEOUT_MS 15000
 #define DRAIN_AFTER_KILL_MS 5000
 
 volatile int sandbox_stop_requested;
-
-struct run {
-	const struct conf *c;
-	const struct sandbox_job *job;
-	const struct sandbox_sink *sink;
-	struct sandbox_phase *res;
-	char *container;
-	char *dir;
-	pid_t client;
-	int in_fd, out_fd, err_fd;
-	size_t stdin_off;
-	struct buf docker_msg;   /* docker's own stderr, before the program starts */
-	bool started, mark_seen, killed, stopping;
-	int64_t spawned_ms, started_ms, ended_ms;
-	int64_t last_emit_ms; /* when the sink last heard from us */
-};
 
 static void close_fd_at(int *fd)
 {
@@ -60,7 +41,7 @@ static int docker_on_container(const struct run *r, const char *a1, const char *
 	return rc;
 }
 
-static void kill_container(struct run *r)
+void run_kill(struct run *r)
 {
 	if (r->killed)
 		return;
@@ -71,46 +52,17 @@ static void kill_container(struct run *r)
 	docker_on_container(r, "kill", NULL, NULL);
 }
 
-/* Keep what fits under outputBytes (stdout and stderr together). */
-static void take_output(struct run *r, int fd, const char *p, size_t n)
-{
-	struct buf *dst = fd == 1 ? &r->res->out : &r->res->err;
-	size_t used = r->res->out.len + r->res->err.len;
-	size_t room = (size_t)r->job->limits.output_bytes - used;
-	if (n > room) {
-		n = room;
-		r->res->truncated = true;
-	}
-	if (n) {
-		buf_append(dst, p, n);
-		if (r->sink && r->sink->output && !r->sink->output(r->sink->ctx, fd, p, n))
-			r->res->client_gone = true;
-		r->last_emit_ms = now_ms();
-	}
-	if (r->res->truncated || r->res->client_gone)
-		kill_container(r);
-}
-
-static void program_started(struct run *r)
-{
-	if (r->started)
-		return;
-	r->started = true;
-	r->started_ms = r->last_emit_ms = now_ms();
-	if (r->sink && r->sink->started)
-		r->sink->started(r->sink->ctx);
-}
-
 /* A heartbeat during silence; how a streaming client's departure is seen. */
 static void check_idle(struct run *r, int64_t now)
 {
 	const struct sandbox_sink *s = r->sink;
-	if (!s || !s->idle || !r->started || r->killed || now - r->last_emit_ms < s->idle_ms)
+	if (!s || !s->idle || r->stage == STAGE_STARTING || r->killed ||
+	    now - r->last_emit_ms < s->idle_ms)
 		return;
 	r->last_emit_ms = now;
 	if (!s->idle(s->ctx)) {
 		r->res->client_gone = true;
-		kill_container(r);
+		run_kill(r);
 	}
 }
 
@@ -125,23 +77,10 @@ static void pump(struct run *r, int *fd, int which)
 		close_fd_at(fd);
 		return;
 	}
-	const char *p = chunk;
-	size_t len = (size_t)n;
-	if (which == 2 && !r->mark_seen) {
-		/* Before the start mark, stderr is docker's, not the program's. */
-		const char *mark = memchr(p, START_MARK, len);
-		size_t pre = mark ? (size_t)(mark - p) : len;
-		if (r->docker_msg.len < 4096)
-			buf_append(&r->docker_msg, p, pre);
-		if (!mark)
-			return;
-		r->mark_seen = true;
-		p = mark + 1;
-		len -= pre + 1;
-	}
-	/* The mark, or stdout read before it (two pipes, no order between them). */
-	program_started(r);
-	take_output(r, which, p, len);
+	if (which == 1)
+		phases_stdout(r, chunk, (size_t)n);
+	else
+		phases_stderr(r, chunk, (size_t)n);
 }
 
 static void feed_stdin(struct run *r)
@@ -165,21 +104,18 @@ static void feed_stdin(struct run *r)
 /* Poll the pipes until both close, enforcing the start and wall deadlines. */
 static void supervise(struct run *r)
 {
-	const struct sandbox_job *job = r->job;
 	int64_t kill_deadline = 0;
 	feed_stdin(r);
 	while (r->out_fd >= 0 || r->err_fd >= 0) {
 		int64_t now = now_ms();
-		int64_t deadline = r->started ? r->started_ms + job->limits.wall_time_ms
-					      : r->spawned_ms + r->c->sandbox.start_timeout_ms;
+		int64_t deadline = phases_deadline(r);
 		if (!r->killed && now >= deadline) {
-			if (r->started)
-				r->res->timed_out = true;
-			kill_container(r);
+			phases_timed_out(r);
+			run_kill(r);
 		}
 		if (!r->killed && sandbox_stop_requested) {
 			r->stopping = true;
-			kill_container(r);
+			run_kill(r);
 		}
 		check_idle(r, now);
 		if (r->killed && !kill_deadline)
@@ -207,7 +143,11 @@ static void supervise(struct run *r)
 		r->ended_ms = now_ms();
 }
 
-/* Read exit code and OOM flag from docker inspect. */
+/*
+ * Exit code and OOM flag from docker inspect (the client's own status is
+ * ambiguous: 125-127 are docker's). They belong to the last phase that ran;
+ * a compile step that ended by itself reported its own status already.
+ */
 static bool inspect(struct run *r)
 {
 	struct buf out = {0};
@@ -215,10 +155,18 @@ static bool inspect(struct run *r)
 		"--format={{.State.ExitCode}} {{.State.OOMKilled}}", r->container, NULL};
 	int rc = subproc_capture(argv, DOCKER_CMD_TIMEOUT_MS, &out, NULL);
 	char oom[8] = "";
-	bool ok = rc == 0 && sscanf(out.data ? out.data : "", "%d %7s", &r->res->exit_code, oom) == 2;
-	r->res->oom_killed = ok && !strcmp(oom, "true");
+	int code = -1;
+	bool ok = rc == 0 && sscanf(out.data ? out.data : "", "%d %7s", &code, oom) == 2;
 	buf_free(&out);
-	return ok;
+	if (!ok)
+		return false;
+	bool compiling = !r->program_started && r->stage >= STAGE_COMPILING &&
+			 r->stage <= STAGE_HEADER;
+	struct sandbox_phase *ph = r->program_started ? &r->res->run : &r->res->compile;
+	if (r->program_started || compiling)
+		ph->exit_code = code;
+	ph->oom_killed = !strcmp(oom, "true");
+	return true;
 }
 
 /* A short, single-line reason from docker's own messages. */
@@ -242,7 +190,7 @@ static bool start_failed(struct run *r, struct fault *f)
 			    r->job->lang->name, why);
 	if (strstr(why, "Cannot connect to the Docker daemon") || strstr(why, "docker.sock"))
 		return fail(f, 503, "docker_unavailable", "docker is not reachable: %.200s", why);
-	if (!r->started && r->killed)
+	if (r->killed)
 		return fail(f, 503, "sandbox_start_timeout", "the sandbox did not start within %lld ms",
 			    (long long)r->c->sandbox.start_timeout_ms);
 	return fail(f, 503, "sandbox_failed", "the sandbox did not start: %.300s", why);
@@ -262,10 +210,11 @@ static void run_teardown(struct run *r)
 	free(r->container);
 	free(r->dir);
 	buf_free(&r->docker_msg);
+	buf_free(&r->header);
 }
 
 bool sandbox_run(const struct conf *c, const struct sandbox_job *job,
-		 const struct sandbox_sink *sink, struct sandbox_phase *res, struct fault *f)
+		 const struct sandbox_sink *sink, struct sandbox_result *res, struct fault *f)
 {
 	struct run r = {.c = c, .job = job, .sink = sink, .res = res,
 			.in_fd = -1, .out_fd = -1, .err_fd = -1};
@@ -273,7 +222,7 @@ bool sandbox_run(const struct conf *c, const struct sandbox_job *job,
 	uint32_t rnd = 0;
 	bool ok = false;
 
-	*res = (struct sandbox_phase){.exit_code = -1};
+	*res = (struct sandbox_result){.compile.exit_code = -1, .run.exit_code = -1};
 	if (!job->lang->image_id)
 		return fail(f, 503, "image_not_built",
 			    "no image is built for %s yet: run deploy/images/build.sh", job->lang->name);
@@ -298,23 +247,32 @@ bool sandbox_run(const struct conf *c, const struct sandbox_job *job,
 	close_fd_at(&r.in_fd);
 	subproc_wait(r.client, DOCKER_CMD_TIMEOUT_MS);
 	r.client = 0;
-	if (!r.started || r.stopping) {
+	if (r.stage == STAGE_STARTING && !r.program_started) {
 		start_failed(&r, f);
+		goto out;
+	}
+	if (r.stopping) {
+		fail(f, 503, "worker_stopping", "the worker is shutting down; retry");
 		goto out;
 	}
 	if (!inspect(&r)) {
 		fail(f, 503, "sandbox_failed", "cannot read the sandbox's exit status");
 		goto out;
 	}
-	res->duration_ms = r.ended_ms - r.started_ms;
+	if (r.program_started)
+		res->run.duration_ms = r.ended_ms - r.phase_ms;
+	else if (r.stage < STAGE_BODY)
+		res->compile.duration_ms = r.ended_ms - r.phase_ms;
 	ok = true;
 out:
 	run_teardown(&r);
 	return ok;
 }
 
-void sandbox_phase_free(struct sandbox_phase *p)
+void sandbox_result_free(struct sandbox_result *res)
 {
-	buf_free(&p->out);
-	buf_free(&p->err);
+	buf_free(&res->compile.out);
+	buf_free(&res->compile.err);
+	buf_free(&res->run.out);
+	buf_free(&res->run.err);
 }

@@ -38,13 +38,20 @@ struct sandbox_job {
 	struct limits limits; /* already merged and clamped */
 };
 
-/* What one phase (the run; later also the compile) produced. Owns its buffers. */
+/* What one phase (compile or run) produced. Owns its buffers. */
 struct sandbox_phase {
 	struct buf out, err;
 	int exit_code;
 	bool timed_out, oom_killed, truncated;
-	bool client_gone; /* a streaming client left; the run was killed */
 	int64_t duration_ms;
+};
+
+/* What a job produced: a compile phase (compiled languages) and a run
+ * (absent when the compile failed). */
+struct sandbox_result {
+	struct sandbox_phase compile, run;
+	bool has_compile, has_run;
+	bool client_gone; /* a streaming client left; the sandbox was killed */
 };
 
 /*
@@ -53,7 +60,8 @@ struct sandbox_phase {
  * has gone: the run is then killed at once instead of at its wall time.
  */
 struct sandbox_sink {
-	void (*started)(void *ctx);  /* the program began (before any output) */
+	void (*started)(void *ctx);  /* the sandbox is up (compile or run began) */
+	void (*compiled)(void *ctx, const struct sandbox_phase *compile);
 	bool (*output)(void *ctx, int fd, const char *data, size_t len);
 	bool (*idle)(void *ctx);     /* no output for idle_ms: a heartbeat */
 	int64_t idle_ms;
@@ -68,8 +76,8 @@ extern volatile int sandbox_stop_requested;
  * not run the program at all; whatever the program did, it returns true.
  */
 bool sandbox_run(const struct conf *c, const struct sandbox_job *job,
-		 const struct sandbox_sink *sink, struct sandbox_phase *res, struct fault *f);
-void sandbox_phase_free(struct sandbox_phase *p);
+		 const struct sandbox_sink *sink, struct sandbox_result *res, struct fault *f);
+void sandbox_result_free(struct sandbox_result *res);
 
 /* Is this a file name a request may use? (relative, no "..", no NUL...) */
 bool sandbox_valid_path(const char *name, size_t max_len, struct fault *f);

@@ -72,14 +72,40 @@ void test_argv(void)
 	ok(img > 0 && (size_t)img + 8 < a.n + 1 && !strcmp(a.v[img + 1], "/bin/sh") &&
 	   !strcmp(a.v[img + 2], "-c") && !strcmp(a.v[img + 4], "isobox"),
 	   "argv: fixed entry script");
-	ok(img > 0 && !strcmp(a.v[img + 5], "python3") && !strcmp(a.v[img + 6], "app.py"),
+	ok(img > 0 && !strcmp(a.v[img + 5], "0"), "argv: no compile words for an interpreter");
+	ok(img > 0 && !strcmp(a.v[img + 6], "python3") && !strcmp(a.v[img + 7], "app.py"),
 	   "argv: run template with {file} = entry file");
-	ok(img > 0 && !strcmp(a.v[img + 7], "--flag") && !strcmp(a.v[img + 8], "$(rm -rf /)") &&
-	   !strcmp(a.v[img + 9], "a b") && a.v[img + 10] == NULL,
+	ok(img > 0 && !strcmp(a.v[img + 8], "--flag") && !strcmp(a.v[img + 9], "$(rm -rf /)") &&
+	   !strcmp(a.v[img + 10], "a b") && a.v[img + 11] == NULL,
 	   "argv: user args last, verbatim, one element each");
 	ok(!strstr(a.v[img + 3], "app.py") && !strstr(a.v[img + 3], "rm -rf"),
 	   "argv: nothing from the request in the shell script");
 	strv_free(&a);
+
+	/* A compiled language: K compile words, then the run words. */
+	struct language cc = *py;
+	struct strv compile = {0}, run = {0};
+	strv_push(&compile, "gcc");
+	strv_push(&compile, "-o");
+	strv_push(&compile, "/box/{file:base}");
+	strv_push(&compile, "{files:.c}");
+	strv_push(&run, "/box/{file:base}");
+	cc.compile = compile;
+	cc.run = run;
+	struct sandbox_file cfiles[] = {{.name = "src/prog.c"}, {.name = "util.h"}, {.name = "util.c"}};
+	struct sandbox_job cjob = {.lang = &cc, .files = cfiles, .n_files = 3, .args = args, .n_args = 1,
+				   .limits = job.limits};
+	sandbox_docker_argv(&c, &cjob, "n", "o", "/d", &a);
+	img = index_of(&a, TEST_ID_PY);
+	ok(img > 0 && !strcmp(a.v[img + 5], "5"), "argv: compile word count (%s)", img > 0 ? a.v[img + 5] : "-");
+	ok(img > 0 && !strcmp(a.v[img + 6], "gcc") && !strcmp(a.v[img + 8], "/box/prog") &&
+	   !strcmp(a.v[img + 9], "src/prog.c") && !strcmp(a.v[img + 10], "util.c"),
+	   "argv: {file:base} and {files:.c} (headers left out)");
+	ok(img > 0 && !strcmp(a.v[img + 11], "/box/prog") && !strcmp(a.v[img + 12], "--flag") &&
+	   a.v[img + 13] == NULL, "argv: run words, then user args");
+	strv_free(&a);
+	strv_free(&compile);
+	strv_free(&run);
 	registry_free(&r);
 	conf_free(&c);
 }

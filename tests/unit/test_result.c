@@ -36,10 +36,11 @@ void test_result(void)
 	free(q);
 
 	struct language lang = {.name = "python", .full_version = "3.11.2"};
-	struct sandbox_phase run = {.exit_code = 137, .timed_out = true, .duration_ms = 1003};
-	buf_append(&run.out, "4950\n", 5);
+	struct sandbox_result res = {.has_run = true,
+		.run = {.exit_code = 137, .timed_out = true, .duration_ms = 1003}};
+	buf_append(&res.run.out, "4950\n", 5);
 	struct limits l = {.memory_bytes = 1, .cpus = 1, .pids = 1, .output_bytes = 1, .wall_time_ms = 1};
-	cJSON *r = result_to_json(&lang, &run, &l);
+	cJSON *r = result_to_json(&lang, &res, &l);
 	char *text = cJSON_PrintUnformatted(r);
 	cJSON *back = cJSON_Parse(text);
 	cJSON *rn = cJSON_GetObjectItem(back, "run");
@@ -52,8 +53,23 @@ void test_result(void)
 	   cJSON_IsFalse(cJSON_GetObjectItem(rn, "truncated")) &&
 	   cJSON_GetObjectItem(rn, "durationMs")->valueint == 1003, "result: flags and numbers");
 	ok(cJSON_GetObjectItem(back, "limits") != NULL, "result: applied limits included");
+	ok(cJSON_GetObjectItem(back, "compile") == NULL, "result: no compile object for interpreters");
 	cJSON_Delete(back);
 	free(text);
 	cJSON_Delete(r);
-	sandbox_phase_free(&run);
+
+	res.has_compile = true;
+	res.has_run = false;
+	res.compile.exit_code = 1;
+	buf_append(&res.compile.err, "error: x", 8);
+	r = result_to_json(&lang, &res, &l);
+	text = cJSON_PrintUnformatted(r);
+	back = cJSON_Parse(text);
+	ok(cJSON_GetObjectItem(back, "run") == NULL, "result: failed compile has no run");
+	is_str(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(back, "compile"), "stderr")),
+	       "error: x", "result: compile diagnostics");
+	cJSON_Delete(back);
+	free(text);
+	cJSON_Delete(r);
+	sandbox_result_free(&res);
 }
