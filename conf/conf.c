@@ -51,7 +51,7 @@ static bool get_limits(const cJSON *root, const char *key, struct limits *l, str
 	if (!limits_parse(cJSON_GetObjectItemCaseSensitive(root, key), key, l, &set, f))
 		return false;
 	if (set != LIMIT_ALL)
-		return fail(f, 400, "missing_field", "%s must set every limit", key);
+		return fail(f, 400, "missing_field", "%s must set every limit but compileTimeMs", key);
 	return true;
 }
 

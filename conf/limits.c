@@ -8,7 +8,8 @@
 
 bool limits_parse(const cJSON *obj, const char *what, struct limits *out, unsigned *set, struct fault *f)
 {
-	static const char *const known[] = {"memoryBytes", "cpus", "pids", "outputBytes", "wallTimeMs", NULL};
+	static const char *const known[] = {"memoryBytes", "cpus", "pids", "outputBytes", "wallTimeMs",
+		"compileTimeMs", NULL};
 	char name[96];
 	*set = 0;
 	if (!json_object(obj, what, f) || !json_known_keys(obj, known, what, f))
@@ -25,6 +26,7 @@ bool limits_parse(const cJSON *obj, const char *what, struct limits *out, unsign
 	FIELD("pids", LIMIT_PIDS, pids)
 	FIELD("outputBytes", LIMIT_OUTPUT, output_bytes)
 	FIELD("wallTimeMs", LIMIT_WALL, wall_time_ms)
+	FIELD("compileTimeMs", LIMIT_COMPILE, compile_time_ms)
 #undef FIELD
 	if ((v = cJSON_GetObjectItemCaseSensitive(obj, "cpus"))) {
 		snprintf(name, sizeof name, "%s.cpus", what);
@@ -48,6 +50,8 @@ struct limits limits_apply(const struct limits *defaults, const struct limits *r
 	if (set & LIMIT_PIDS) l.pids = req->pids;
 	if (set & LIMIT_OUTPUT) l.output_bytes = req->output_bytes;
 	if (set & LIMIT_WALL) l.wall_time_ms = req->wall_time_ms;
+	if ((set & LIMIT_COMPILE) && l.compile_time_ms)
+		l.compile_time_ms = CLAMP(req->compile_time_ms, floor->wall_time_ms, l.compile_time_ms);
 	l.memory_bytes = CLAMP(l.memory_bytes, floor->memory_bytes, ceiling->memory_bytes);
 	l.cpus = CLAMP(l.cpus, floor->cpus, ceiling->cpus);
 	l.pids = CLAMP(l.pids, floor->pids, ceiling->pids);
@@ -64,5 +68,7 @@ cJSON *limits_to_json(const struct limits *l)
 	cJSON_AddNumberToObject(o, "pids", (double)l->pids);
 	cJSON_AddNumberToObject(o, "outputBytes", (double)l->output_bytes);
 	cJSON_AddNumberToObject(o, "wallTimeMs", (double)l->wall_time_ms);
+	if (l->compile_time_ms)
+		cJSON_AddNumberToObject(o, "compileTimeMs", (double)l->compile_time_ms);
 	return o;
 }

@@ -120,10 +120,10 @@ static bool parse_language(const cJSON *o, const char *what, struct registry *r,
 	if (compile && l->compile.n == 0)
 		return fail(f, 400, "invalid_value", "%s: compile must not be empty", name);
 	const cJSON *ctime = cJSON_GetObjectItemCaseSensitive(o, "compileTimeMs");
-	l->compile_time_ms = 10000;
 	if (ctime && !compile)
 		return fail(f, 400, "invalid_value", "%s: compileTimeMs without compile", name);
-	if (ctime && !json_int(ctime, "compileTimeMs", 100, 600000, &l->compile_time_ms, f))
+	int64_t compile_time_ms = compile ? 10000 : 0;
+	if (ctime && !json_int(ctime, "compileTimeMs", 100, 600000, &compile_time_ms, f))
 		return false;
 
 	const cJSON *env = cJSON_GetObjectItemCaseSensitive(o, "env"), *e;
@@ -138,8 +138,10 @@ static bool parse_language(const cJSON *o, const char *what, struct registry *r,
 	snprintf(name, sizeof name, "%s.limits", what);
 	if (!limits_parse(cJSON_GetObjectItemCaseSensitive(o, "limits"), name, &l->defaults, &set, f))
 		return false;
-	if (set != LIMIT_ALL)
-		return fail(f, 400, "missing_field", "%s must set every limit", name);
+	if ((set & LIMIT_ALL) != LIMIT_ALL || (set & LIMIT_COMPILE))
+		return fail(f, 400, "missing_field",
+			    "%s must set every limit (and the compile time as compileTimeMs)", name);
+	l->defaults.compile_time_ms = compile_time_ms;
 	return true;
 }
 

@@ -22,10 +22,9 @@ struct language {
 	char *full_version; /* found in the image, e.g. "3.11.2"; else = version */
 	char *file;         /* entry file name for "code" */
 	struct strv compile; /* argv template of the compile step; empty if none */
-	int64_t compile_time_ms; /* wall time of the compile step */
 	struct strv run;    /* argv template; see argv.c for the placeholders */
 	struct strv env;    /* "KEY=value" */
-	struct limits defaults;
+	struct limits defaults; /* compile_time_ms: 0 without a compile step */
 };
 
 struct registry {

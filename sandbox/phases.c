@@ -161,7 +161,7 @@ int64_t phases_deadline(const struct run *r)
 	case STAGE_COMPILING:
 	case STAGE_HEADER:
 	case STAGE_BODY:
-		return r->phase_ms + r->job->lang->compile_time_ms;
+		return r->phase_ms + r->job->limits.compile_time_ms;
 	case STAGE_WAIT_RUN:
 		return r->program_started ? r->phase_ms + r->job->limits.wall_time_ms
 					  : r->phase_ms + r->c->sandbox.start_timeout_ms;

@@ -133,3 +133,25 @@ def test_client_that_leaves_gets_its_sandbox_killed():
     left = time.monotonic()
     assert wait_until(lambda: containers() == [], 10), "the sandbox outlived its client"
     assert time.monotonic() - left < 10
+
+
+def test_compiled_language_streams_a_compile_event_first():
+    code = ('#include <stdio.h>\n#include <unistd.h>\n'
+            'int main(void) { puts("one"); fflush(stdout); sleep(1); puts("two"); return 0; }')
+    _, evs = collect({"language": "c", "code": code})
+    names = [n for _, n, _ in evs]
+    assert names[0] == "compile", names
+    compile = json.loads(evs[0][2])
+    assert compile["exitCode"] == 0 and set(compile) >= {"stdout", "stderr", "durationMs"}
+    outs = [json.loads(d)["data"] for _, n, d in evs if n == "stdout"]
+    assert outs == ["one\n", "two\n"]
+    result = json.loads(evs[-1][2])
+    assert evs[-1][1] == "result" and result["compile"]["exitCode"] == 0
+    assert result["run"]["stdout"] == "one\ntwo\n"
+
+
+def test_failed_compile_streams_diagnostics_and_no_run():
+    _, evs = collect({"language": "c", "code": "int main(void) { return nope; }"})
+    assert [n for _, n, _ in evs] == ["compile", "result"]
+    assert "nope" in json.loads(evs[0][2])["stderr"]
+    assert "run" not in json.loads(evs[1][2])

@@ -77,6 +77,12 @@ void test_registry(void)
 	   "registry: lock with a tag instead of an ID refused (%s)", err);
 	ok(!reg_from(LANG(""), "images: [\n", &r, err, sizeof err), "registry: broken lock refused");
 	ok(!reg_from("languages: []\n", NULL, &r, err, sizeof err), "registry: no languages refused");
+	ok(!reg_from(LANG("    compileTimeMs: 5000\n"), NULL, &r, err, sizeof err) && strstr(err, "compile"),
+	   "registry: compileTimeMs without compile refused (%s)", err);
+	ok(reg_from(LANG("    compile: [cc, \"{file}\"]\n    compileTimeMs: 5000\n"), NULL, &r, err, sizeof err) &&
+	   r.langs[0].defaults.compile_time_ms == 5000 && r.langs[0].compile.n == 2,
+	   "registry: compile step with its time (%s)", err);
+	registry_free(&r);
 	ok(version_matches("3.11", "3.11.2") && version_matches("3.11.2", "3.11.2") &&
 	   !version_matches("3.1", "3.11.2") && !version_matches("", "3.11.2") &&
 	   !version_matches("3.11.2.1", "3.11.2"), "registry: version prefix matching by parts");

@@ -76,6 +76,18 @@ void test_request(void)
 	   "request: ...and raised to the floors");
 	ok(rq.job.limits.output_bytes == 65536, "request: unset limit keeps the default");
 	request_free(&rq);
+	ok(parse(&rq, "{\"language\":\"python\",\"code\":\"1\",\"limits\":{\"compileTimeMs\":5000}}") &&
+	   rq.job.limits.compile_time_ms == 0, "request: compileTimeMs means nothing without a compile step");
+	request_free(&rq);
+
+	struct limits def = {.memory_bytes = 1, .cpus = 1, .pids = 1, .output_bytes = 1,
+			     .wall_time_ms = 1000, .compile_time_ms = 15000};
+	struct limits ask = {.compile_time_ms = 99999};
+	ok(limits_apply(&def, &ask, LIMIT_COMPILE, &conf.floors, &conf.ceilings).compile_time_ms == 15000,
+	   "limits: compile time can not exceed the language's own");
+	ask.compile_time_ms = 3000;
+	ok(limits_apply(&def, &ask, LIMIT_COMPILE, &conf.floors, &conf.ceilings).compile_time_ms == 3000,
+	   "limits: compile time can be shortened");
 
 	refused("{\"language\":\"python\",\"code\":\"1\"", 400, "bad_json", "truncated JSON");
 	refused("", 400, "bad_json", "empty body");

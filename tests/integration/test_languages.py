@@ -1,0 +1,214 @@
+"""Every language through the running service: hello world, stdin, args, a
+multi-file program, a runtime error and, for compiled ones, a compile error
+(diagnostics in compile.stderr, no run)."""
+import pytest
+
+from conftest import execute, request
+
+# name: (hello world, echo stdin + args, runtime error)
+PROGRAMS = {
+    "python": ('print("hello")',
+               'import sys\nprint(sys.stdin.read().strip(), *sys.argv[1:])',
+               'raise SystemExit(3)'),
+    "javascript": ('console.log("hello")',
+                   'const s = require("fs").readFileSync(0, "utf8").trim();\n'
+                   'console.log([s, ...process.argv.slice(2)].join(" "))',
+                   'process.exit(3)'),
+    "typescript": ('const greet: string = "hello";\nconsole.log(greet)',
+                   'import * as fs from "fs";\nconst s: string = fs.readFileSync(0, "utf8").trim();\n'
+                   'console.log([s, ...process.argv.slice(2)].join(" "))',
+                   'const code: number = 3;\nprocess.exit(code)'),
+    "ruby": ('puts "hello"', 'puts ([STDIN.read.strip] + ARGV).join(" ")', 'exit 3'),
+    "bash": ('echo hello', 'read -r line; echo "$line" "$@"', 'exit 3'),
+    "php": ('<?php echo "hello\\n";',
+            '<?php echo implode(" ", array_merge([trim(stream_get_contents(STDIN))], array_slice($argv, 1))), "\\n";',
+            '<?php exit(3);'),
+    "lua": ('print("hello")', 'print(io.read("l") .. " " .. table.concat(arg, " "))', 'os.exit(3)'),
+    "perl": ('print "hello\\n";', 'my $l = <STDIN>; chomp $l; print join(" ", $l, @ARGV), "\\n";',
+             'exit 3;'),
+    "c": ('#include <stdio.h>\nint main(void) { puts("hello"); return 0; }',
+          '#include <stdio.h>\nint main(int argc, char **argv) {\n  char b[64];\n'
+          '  if (!fgets(b, sizeof b, stdin)) return 1;\n  for (char *p = b; *p; p++) if (*p == \'\\n\') *p = 0;\n'
+          '  printf("%s", b);\n  for (int i = 1; i < argc; i++) printf(" %s", argv[i]);\n'
+          '  printf("\\n");\n  return 0;\n}',
+          'int main(void) { return 3; }'),
+    "cpp": ('#include <iostream>\nint main() { std::cout << "hello" << std::endl; }',
+            '#include <iostream>\n#include <string>\nint main(int argc, char **argv) {\n'
+            '  std::string s; std::getline(std::cin, s); std::cout << s;\n'
+            '  for (int i = 1; i < argc; i++) std::cout << " " << argv[i];\n  std::cout << std::endl;\n}',
+            'int main() { return 3; }'),
+    "go": ('package main\nimport "fmt"\nfunc main() { fmt.Println("hello") }',
+           'package main\nimport (\n  "bufio"\n  "fmt"\n  "os"\n  "strings"\n)\nfunc main() {\n'
+           '  s, _ := bufio.NewReader(os.Stdin).ReadString(\'\\n\')\n'
+           '  fmt.Println(strings.Join(append([]string{strings.TrimSpace(s)}, os.Args[1:]...), " "))\n}',
+           'package main\nimport "os"\nfunc main() { os.Exit(3) }'),
+    "rust": ('fn main() { println!("hello"); }',
+             'use std::io::Read;\nfn main() {\n  let mut s = String::new();\n'
+             '  std::io::stdin().read_to_string(&mut s).unwrap();\n'
+             '  let mut v = vec![s.trim().to_string()];\n  v.extend(std::env::args().skip(1));\n'
+             '  println!("{}", v.join(" "));\n}',
+             'fn main() { std::process::exit(3); }'),
+    "java": ('public class Main { public static void main(String[] a) { System.out.println("hello"); } }',
+             'import java.util.*;\npublic class Main { public static void main(String[] a) {\n'
+             '  String s = new Scanner(System.in).nextLine().trim();\n'
+             '  List<String> v = new ArrayList<>(List.of(s)); v.addAll(Arrays.asList(a));\n'
+             '  System.out.println(String.join(" ", v)); } }',
+             'public class Main { public static void main(String[] a) { System.exit(3); } }'),
+}
+
+# name: files (first is the entry point), expected stdout
+MULTI_FILE = {
+    "python": ([("main.py", "from util import twice\nprint(twice(21))"),
+                ("util.py", "def twice(x):\n    return 2 * x\n")], "42\n"),
+    "javascript": ([("main.js", "const { twice } = require('./util');\nconsole.log(twice(21))"),
+                    ("util.js", "exports.twice = (x) => 2 * x;\n")], "42\n"),
+    "typescript": ([("main.ts", "import { twice } from './util';\nconsole.log(twice(21))"),
+                    ("util.ts", "export function twice(x: number): number { return 2 * x; }\n")], "42\n"),
+    "ruby": ([("main.rb", "require_relative 'util'\nputs twice(21)"),
+              ("util.rb", "def twice(x) = 2 * x\n")], "42\n"),
+    "bash": ([("main.sh", "source ./util.sh\ntwice 21"),
+              ("util.sh", "twice() { echo $(( 2 * $1 )); }\n")], "42\n"),
+    "php": ([("main.php", "<?php require 'util.php'; echo twice(21), \"\\n\";"),
+             ("util.php", "<?php function twice($x) { return 2 * $x; }")], "42\n"),
+    "lua": ([("main.lua", "local util = require('util')\nprint(util.twice(21))"),
+             ("util.lua", "return { twice = function(x) return 2 * x end }")], "42\n"),
+    "perl": ([("main.pl", "use lib '.';\nuse Util;\nprint Util::twice(21), \"\\n\";"),
+              ("Util.pm", "package Util;\nsub twice { return 2 * $_[0]; }\n1;\n")], "42\n"),
+    "c": ([("main.c", '#include <stdio.h>\n#include "util.h"\nint main(void) { printf("%d\\n", twice(21)); }'),
+           ("util.h", "int twice(int x);\n"),
+           ("util.c", '#include "util.h"\nint twice(int x) { return 2 * x; }\n')], "42\n"),
+    "cpp": ([("main.cpp", '#include <iostream>\n#include "util.hpp"\nint main() { std::cout << twice(21) << "\\n"; }'),
+             ("util.hpp", "int twice(int x);\n"),
+             ("util.cpp", '#include "util.hpp"\nint twice(int x) { return 2 * x; }\n')], "42\n"),
+    "go": ([("main.go", 'package main\nimport "fmt"\nfunc main() { fmt.Println(twice(21)) }'),
+            ("util.go", "package main\nfunc twice(x int) int { return 2 * x }\n")], "42\n"),
+    "rust": ([("main.rs", "mod util;\nfn main() { println!(\"{}\", util::twice(21)); }"),
+              ("util.rs", "pub fn twice(x: i32) -> i32 { 2 * x }\n")], "42\n"),
+    "java": ([("Main.java", "public class Main { public static void main(String[] a) {"
+                            " System.out.println(Util.twice(21)); } }"),
+              ("Util.java", "public class Util { static int twice(int x) { return 2 * x; } }")], "42\n"),
+}
+
+COMPILE_ERRORS = {
+    "c": ("int main(void) { return undefined_name; }", "undefined_name"),
+    "cpp": ("int main() { return undefined_name; }", "undefined_name"),
+    "go": ("package main\nfunc main() { undefinedName() }", "undefined: undefinedName"),
+    "rust": ("fn main() { undefined_name(); }", "undefined_name"),
+    "java": ("public class Main { public static void main(String[] a) { undefinedName(); } }",
+             "undefinedName"),
+    "typescript": ("const x: number = ;", "Unexpected"),
+}
+
+COMPILED = set(COMPILE_ERRORS)
+
+
+def run(language, code=None, files=None, **extra):
+    body = {"language": language, **extra}
+    if files is not None:
+        body["files"] = [{"name": n, "content": c} for n, c in files]
+    else:
+        body["code"] = code
+    status, result = execute(body, timeout=120)
+    assert status == 200, result
+    if language in COMPILED:
+        assert "compile" in result, result
+        assert result["compile"]["exitCode"] == 0, result["compile"]
+    return result
+
+
+@pytest.mark.parametrize("language", sorted(PROGRAMS))
+def test_hello_world(language):
+    result = run(language, PROGRAMS[language][0])
+    assert result["run"]["stdout"] == "hello\n", result
+    assert result["run"]["exitCode"] == 0
+    assert ("compile" in result) == (language in COMPILED)
+
+
+@pytest.mark.parametrize("language", sorted(PROGRAMS))
+def test_stdin_and_args(language):
+    result = run(language, PROGRAMS[language][1], stdin="from stdin\n", args=["a b", "c"])
+    assert result["run"]["stdout"] == "from stdin a b c\n", result
+
+
+@pytest.mark.parametrize("language", sorted(PROGRAMS))
+def test_runtime_error_exit_code(language):
+    result = run(language, PROGRAMS[language][2])
+    assert result["run"]["exitCode"] == 3, result
+    assert result["run"]["timedOut"] is False
+
+
+@pytest.mark.parametrize("language", sorted(MULTI_FILE))
+def test_multi_file(language):
+    files, want = MULTI_FILE[language]
+    result = run(language, files=files)
+    assert result["run"]["stdout"] == want, result
+
+
+@pytest.mark.parametrize("language", sorted(COMPILE_ERRORS))
+def test_compile_error_has_diagnostics_and_no_run(language):
+    code, needle = COMPILE_ERRORS[language]
+    status, result = execute({"language": language, "code": code}, timeout=120)
+    assert status == 200, result
+    assert "run" not in result, result
+    compile = result["compile"]
+    assert compile["exitCode"] != 0
+    assert needle in compile["stderr"] + compile["stdout"], compile
+
+
+def test_runtime_error_has_stderr():
+    result = run("javascript", "throw new Error('boom')")
+    assert result["run"]["exitCode"] == 1 and "Error: boom" in result["run"]["stderr"]
+
+
+def test_go_builds_without_rebuilding_std_or_network():
+    """A hello world compiles well inside its compile time: std is
+    prebuilt, and nothing is downloaded (GOPROXY=off, no network)."""
+    result = run("go", PROGRAMS["go"][0])
+    assert result["compile"]["durationMs"] < 10000
+
+
+def test_compile_time_limit_is_enforced():
+    """A compile that runs on (constexpr evaluation: g++ needs ~8 s here to
+    give up) is stopped at the compile time asked for, with no run."""
+    code = ("constexpr long f() {\n  long s = 0;\n"
+            "  for (long i = 0; i < 200000; i++)\n    for (long j = 0; j < 200000; j++) s += j;\n"
+            "  return s;\n}\nconstexpr long v = f();\nint main() { return v == 0; }\n")
+    status, result = execute({"language": "cpp", "code": code,
+                              "limits": {"compileTimeMs": 2000}}, timeout=120)
+    assert status == 200, result
+    assert result["compile"]["timedOut"] is True, result["compile"]
+    assert "run" not in result
+    assert 1900 <= result["compile"]["durationMs"] <= 4000
+    assert result["limits"]["compileTimeMs"] == 2000
+
+
+def test_compile_oom_is_reported_on_the_compile():
+    status, result = execute({"language": "c", "code": '#include "/dev/zero"\nint main(void) {}'},
+                             timeout=120)
+    assert status == 200, result
+    assert result["compile"]["oomKilled"] is True, result["compile"]
+    assert "run" not in result
+
+
+def test_runtimes_lists_every_language_with_real_versions():
+    status, _, body = request("GET", "/runtimes")
+    assert status == 200
+    by_name = {r["language"]: r for r in body["runtimes"]}
+    assert set(PROGRAMS) | {"python-slim"} <= set(by_name)
+    for name in PROGRAMS:
+        assert by_name[name]["available"] is True, name
+        assert by_name[name]["version"][0].isdigit(), by_name[name]
+    aliases = {a: r["language"] for r in body["runtimes"] for a in r["aliases"]}
+    for alias, name in [("js", "javascript"), ("node", "javascript"), ("ts", "typescript"),
+                        ("rb", "ruby"), ("golang", "go"), ("rs", "rust"), ("c++", "cpp"),
+                        ("sh", "bash"), ("py", "python"), ("py3", "python")]:
+        assert aliases.get(alias) == name, alias
+
+
+@pytest.mark.parametrize("alias,name", [("js", "javascript"), ("ts", "typescript"), ("rb", "ruby"),
+                                        ("golang", "go"), ("rs", "rust"), ("c++", "cpp"),
+                                        ("sh", "bash"), ("py3", "python")])
+def test_aliases_execute(alias, name):
+    status, result = execute({"language": alias, "code": PROGRAMS[name][0]}, timeout=120)
+    assert status == 200 and result["language"] == name
+    assert result["run"]["stdout"] == "hello\n"
