@@ -76,6 +76,7 @@ stop:
 	bash deploy/pool.sh stop
 
 test: run unit
+	cd tests/integration/sse && npm install --no-audit --no-fund --silent
 	/usr/bin/python3 -m pytest -q tests/integration
 
 clean:

@@ -228,6 +228,10 @@ main() {
 		exit 0
 	fi
 	install_packages $PACKAGES
+	# Node.js and npm for the stream test (tests/integration/sse); a host
+	# may have them from elsewhere already.
+	command -v node >/dev/null || install_packages nodejs
+	command -v npm >/dev/null || install_packages npm
 	platform=$(detect_platform)
 	say "runsc platform: $platform"
 	changed=$(configure_docker "$platform")

@@ -2,6 +2,8 @@
 import base64
 import http.client
 import json
+import os
+import subprocess
 import time
 from urllib.parse import urlparse
 
@@ -155,3 +157,28 @@ def test_failed_compile_streams_diagnostics_and_no_run():
     assert [n for _, n, _ in evs] == ["compile", "result"]
     assert "nope" in json.loads(evs[0][2])["stderr"]
     assert "run" not in json.loads(evs[1][2])
+
+
+def test_a_parser_no_one_here_wrote_reads_the_stream():
+    """The npm package eventsource-parser (installed by `make test`) parses
+    the stream as a browser's EventSource would."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sse")
+    code = ("import sys, time\nfor i in range(3):\n    print('tick', i, flush=True)\n    time.sleep(1)\n"
+            "sys.stderr.write('multi\\nline\\n')\nsys.stdout.buffer.write(b'\\x00\\xff')")
+    body = json.dumps({"language": "python", "code": code})
+    out = subprocess.run(["node", os.path.join(here, "parse.mjs"), URL, body],
+                         capture_output=True, text=True, timeout=60, cwd=here)
+    assert out.returncode == 0, out.stderr
+    parsed = json.loads(out.stdout)
+    assert parsed["status"] == 200 and parsed["type"] == "text/event-stream"
+    evs = parsed["events"]
+    ticks = [e for e in evs if e["event"] == "stdout" and "tick" in e["data"]]
+    assert [json.loads(e["data"])["data"] for e in ticks] == ["tick 0\n", "tick 1\n", "tick 2\n"]
+    gaps = [b["at"] - a["at"] for a, b in zip(ticks, ticks[1:])]
+    assert all(700 <= g <= 1600 for g in gaps), gaps
+    err = [json.loads(e["data"]) for e in evs if e["event"] == "stderr"]
+    assert err == [{"data": "multi\nline\n"}]
+    raw = [json.loads(e["data"]) for e in evs if e["event"] == "stdout" and "tick" not in e["data"]]
+    assert raw == [{"base64": "AP8="}]
+    assert evs[-1]["event"] == "result"
+    assert json.loads(evs[-1]["data"])["run"]["stdout"] == "tick 0\ntick 1\ntick 2\n\u0000\ufffd"
