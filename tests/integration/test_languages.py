@@ -9,51 +9,51 @@ from conftest import execute, request
 PROGRAMS = {
     "python": ('print("hello")',
                'import sys\nprint(sys.stdin.read().strip(), *sys.argv[1:])',
-               'raise SystemExit(3)'),
+               'import sys\nprint("oops", file=sys.stderr)\nsys.exit(3)'),
     "javascript": ('console.log("hello")',
                    'const s = require("fs").readFileSync(0, "utf8").trim();\n'
                    'console.log([s, ...process.argv.slice(2)].join(" "))',
-                   'process.exit(3)'),
+                   'console.error("oops");\nprocess.exit(3)'),
     "typescript": ('const greet: string = "hello";\nconsole.log(greet)',
                    'import * as fs from "fs";\nconst s: string = fs.readFileSync(0, "utf8").trim();\n'
                    'console.log([s, ...process.argv.slice(2)].join(" "))',
-                   'const code: number = 3;\nprocess.exit(code)'),
-    "ruby": ('puts "hello"', 'puts ([STDIN.read.strip] + ARGV).join(" ")', 'exit 3'),
-    "bash": ('echo hello', 'read -r line; echo "$line" "$@"', 'exit 3'),
+                   'const code: number = 3;\nconsole.error("oops");\nprocess.exit(code)'),
+    "ruby": ('puts "hello"', 'puts ([STDIN.read.strip] + ARGV).join(" ")', 'STDERR.puts "oops"\nexit 3'),
+    "bash": ('echo hello', 'read -r line; echo "$line" "$@"', 'echo oops >&2; exit 3'),
     "php": ('<?php echo "hello\\n";',
             '<?php echo implode(" ", array_merge([trim(stream_get_contents(STDIN))], array_slice($argv, 1))), "\\n";',
-            '<?php exit(3);'),
-    "lua": ('print("hello")', 'print(io.read("l") .. " " .. table.concat(arg, " "))', 'os.exit(3)'),
+            '<?php fwrite(STDERR, "oops\\n"); exit(3);'),
+    "lua": ('print("hello")', 'print(io.read("l") .. " " .. table.concat(arg, " "))', 'io.stderr:write("oops\\n")\nos.exit(3)'),
     "perl": ('print "hello\\n";', 'my $l = <STDIN>; chomp $l; print join(" ", $l, @ARGV), "\\n";',
-             'exit 3;'),
+             'print STDERR "oops\\n"; exit 3;'),
     "c": ('#include <stdio.h>\nint main(void) { puts("hello"); return 0; }',
           '#include <stdio.h>\nint main(int argc, char **argv) {\n  char b[64];\n'
           '  if (!fgets(b, sizeof b, stdin)) return 1;\n  for (char *p = b; *p; p++) if (*p == \'\\n\') *p = 0;\n'
           '  printf("%s", b);\n  for (int i = 1; i < argc; i++) printf(" %s", argv[i]);\n'
           '  printf("\\n");\n  return 0;\n}',
-          'int main(void) { return 3; }'),
+          '#include <stdio.h>\nint main(void) { fputs("oops\\n", stderr); return 3; }'),
     "cpp": ('#include <iostream>\nint main() { std::cout << "hello" << std::endl; }',
             '#include <iostream>\n#include <string>\nint main(int argc, char **argv) {\n'
             '  std::string s; std::getline(std::cin, s); std::cout << s;\n'
             '  for (int i = 1; i < argc; i++) std::cout << " " << argv[i];\n  std::cout << std::endl;\n}',
-            'int main() { return 3; }'),
+            '#include <iostream>\nint main() { std::cerr << "oops\\n"; return 3; }'),
     "go": ('package main\nimport "fmt"\nfunc main() { fmt.Println("hello") }',
            'package main\nimport (\n  "bufio"\n  "fmt"\n  "os"\n  "strings"\n)\nfunc main() {\n'
            '  s, _ := bufio.NewReader(os.Stdin).ReadString(\'\\n\')\n'
            '  fmt.Println(strings.Join(append([]string{strings.TrimSpace(s)}, os.Args[1:]...), " "))\n}',
-           'package main\nimport "os"\nfunc main() { os.Exit(3) }'),
+           'package main\nimport (\n  "fmt"\n  "os"\n)\nfunc main() { fmt.Fprintln(os.Stderr, "oops"); os.Exit(3) }'),
     "rust": ('fn main() { println!("hello"); }',
              'use std::io::Read;\nfn main() {\n  let mut s = String::new();\n'
              '  std::io::stdin().read_to_string(&mut s).unwrap();\n'
              '  let mut v = vec![s.trim().to_string()];\n  v.extend(std::env::args().skip(1));\n'
              '  println!("{}", v.join(" "));\n}',
-             'fn main() { std::process::exit(3); }'),
+             'fn main() { eprintln!("oops"); std::process::exit(3); }'),
     "java": ('public class Main { public static void main(String[] a) { System.out.println("hello"); } }',
              'import java.util.*;\npublic class Main { public static void main(String[] a) {\n'
              '  String s = new Scanner(System.in).nextLine().trim();\n'
              '  List<String> v = new ArrayList<>(List.of(s)); v.addAll(Arrays.asList(a));\n'
              '  System.out.println(String.join(" ", v)); } }',
-             'public class Main { public static void main(String[] a) { System.exit(3); } }'),
+             'public class Main { public static void main(String[] a) { System.err.println("oops"); System.exit(3); } }'),
 }
 
 # name: files (first is the entry point), expected stdout
@@ -131,9 +131,10 @@ def test_stdin_and_args(language):
 
 
 @pytest.mark.parametrize("language", sorted(PROGRAMS))
-def test_runtime_error_exit_code(language):
+def test_runtime_error_exit_code_and_stderr(language):
     result = run(language, PROGRAMS[language][2])
     assert result["run"]["exitCode"] == 3, result
+    assert result["run"]["stderr"] == "oops\n", result
     assert result["run"]["timedOut"] is False
 
 
