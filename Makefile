@@ -6,6 +6,7 @@
 #   make stop       stop what `make run` started
 #   make unit       unit tests only (no docker)
 #   make asan       unit tests under ASan + UBSan
+#   make fuzz       libFuzzer on the parsers, FUZZ_SECONDS each (default 60)
 
 PORT     ?= 8090
 POOL     ?= 4
@@ -25,9 +26,14 @@ MAIN_SRC := fcgi/main.c
 UNIT_SRC := $(wildcard tests/unit/test_*.c) tests/unit/fixtures.c tests/unit/main.c
 HEADERS  := $(wildcard conf/*.h registry/*.h sandbox/*.h fcgi/*.h tests/unit/*.h)
 
+FUZZERS      := request config output
+FUZZ_SECONDS ?= 60
+FUZZ_CFLAGS  := -std=c11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+                -DISOBOX_DEFAULT_CONF='"$(PREFIX)/conf/isobox.yaml"'
+
 export PORT POOL PREFIX
 
-.PHONY: all deps unit asan setup images install start run stop test clean
+.PHONY: all deps unit asan fuzz setup images install start run stop test clean
 
 all: bin/isobox-fcgi
 
@@ -51,6 +57,21 @@ asan:
 	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 	bin/unit-tests
 	$(MAKE) -B bin/unit-tests
+
+bin/fuzz-%: tests/fuzz/fuzz_%.c tests/unit/fixtures.c $(LIB_SRC) $(HEADERS) | deps
+	@mkdir -p bin
+	clang $(FUZZ_CFLAGS) -o $@ $< tests/unit/fixtures.c $(LIB_SRC) $(LDLIBS)
+
+# Each fuzzer starts from the seed corpus in the tree and keeps what it
+# finds in bin/corpus-NAME; a crash stops make with the input saved in bin/.
+fuzz: $(FUZZERS:%=bin/fuzz-%)
+	@for f in $(FUZZERS); do \
+	  mkdir -p bin/corpus-$$f; \
+	  echo "fuzz $$f: $(FUZZ_SECONDS) s"; \
+	  bin/fuzz-$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=0 -artifact_prefix=bin/crash-$$f- \
+	    bin/corpus-$$f tests/fuzz/corpus/$$f 2>bin/fuzz-$$f.log || { tail -40 bin/fuzz-$$f.log; exit 1; }; \
+	  grep -E '^#[0-9]+[[:space:]]+DONE' bin/fuzz-$$f.log | tail -1; \
+	done
 
 setup:
 	bash deploy/setup.sh
@@ -76,6 +97,7 @@ stop:
 	bash deploy/pool.sh stop
 
 test: run unit
+	$(MAKE) fuzz FUZZ_SECONDS=10
 	cd tests/integration/sse && npm install --no-audit --no-fund --silent
 	/usr/bin/python3 -m pytest -q tests/integration
 

@@ -1,0 +1,42 @@
+/* libFuzzer: POST /execute bodies through the parser, the validator, the
+ * clamping and the docker argv builder. Nothing may crash or leak, and an
+ * accepted request must respect every ceiling. */
+#include "../unit/fixtures.h"
+#include "../../fcgi/request.h"
+
+#include <stdlib.h>
+
+static struct conf conf;
+static struct registry reg;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	fixture_load(&conf, &reg);
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct request rq = {0};
+	buf_append(&rq.body, data, size);
+	if (request_parse_execute(&rq, &conf, &reg)) {
+		const struct limits *l = &rq.job.limits, *hi = &conf.ceilings, *lo = &conf.floors;
+		if (l->memory_bytes > hi->memory_bytes || l->memory_bytes < lo->memory_bytes ||
+		    l->cpus > hi->cpus || l->pids > hi->pids || l->output_bytes > hi->output_bytes ||
+		    l->wall_time_ms > hi->wall_time_ms || rq.job.n_files == 0)
+			abort();
+		struct fault f;
+		for (size_t i = 0; i < rq.job.n_files; i++)
+			if (!sandbox_valid_path(rq.job.files[i].name, 255, &f))
+				abort();
+		struct strv argv = {0};
+		sandbox_docker_argv(&conf, &rq.job, "isobox-fuzz", "1.1", "/nonexistent", &argv);
+		strv_free(&argv);
+	} else if (!rq.fault.code || rq.fault.status < 400 || rq.fault.status > 499) {
+		abort(); /* a refusal is always a 4xx with a code */
+	}
+	request_free(&rq);
+	return 0;
+}
