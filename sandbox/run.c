@@ -148,24 +148,37 @@ static void supervise(struct run *r)
  * ambiguous: 125-127 are docker's). They belong to the last phase that ran;
  * a compile step that ended by itself reported its own status already.
  */
-static bool inspect(struct run *r)
+static bool inspect_once(struct run *r, int *code, bool *oom)
 {
 	struct buf out = {0};
 	char *argv[] = {r->c->docker, "inspect", "--type=container",
 		"--format={{.State.ExitCode}} {{.State.OOMKilled}}", r->container, NULL};
+	char flag[8] = "";
 	int rc = subproc_capture(argv, DOCKER_CMD_TIMEOUT_MS, &out, NULL);
-	char oom[8] = "";
-	int code = -1;
-	bool ok = rc == 0 && sscanf(out.data ? out.data : "", "%d %7s", &code, oom) == 2;
+	bool ok = rc == 0 && sscanf(out.data ? out.data : "", "%d %7s", code, flag) == 2;
+	*oom = ok && !strcmp(flag, "true");
 	buf_free(&out);
-	if (!ok)
+	return ok;
+}
+
+static bool inspect(struct run *r)
+{
+	int code = -1;
+	bool oom = false;
+	if (!inspect_once(r, &code, &oom))
 		return false;
+	/* dockerd may record the OOM event just after the exit event: an
+	 * exit by SIGKILL that we did not send is asked about again, briefly. */
+	for (int i = 0; i < 3 && code == 137 && !oom && !r->killed; i++) {
+		usleep(150 * 1000);
+		inspect_once(r, &code, &oom);
+	}
 	bool compiling = !r->program_started && r->stage >= STAGE_COMPILING &&
 			 r->stage <= STAGE_HEADER;
 	struct sandbox_phase *ph = r->program_started ? &r->res->run : &r->res->compile;
 	if (r->program_started || compiling)
 		ph->exit_code = code;
-	ph->oom_killed = !strcmp(oom, "true");
+	ph->oom_killed = oom;
 	return true;
 }
 

@@ -1,0 +1,383 @@
+"""Attacks from inside the sandbox, each asserting the specific outcome that
+the promise in MISSION.md implies. The table of attacks and results is
+written to docs/AUDIT.md by the suite (conftest.py).
+
+After the file: the host is checked (no container, work dir or cgroup left)
+by test_zz_nothing_left.py, and the service still answers."""
+import concurrent.futures
+import json
+import os
+import time
+
+import pytest
+
+from conftest import POOL, containers, execute, healthy, request, run_ok, workers
+
+attack = pytest.mark.attack
+
+C_ERRNO = '#define _GNU_SOURCE\n#include <errno.h>\n#include <stdio.h>\n#include <string.h>\n' \
+          '#include <stdlib.h>\n#include <unistd.h>\n'
+
+
+def c(body, **extra):
+    """Run a C program; return the run object."""
+    return run_ok(C_ERRNO + body, language="c", **extra)
+
+
+def py(code, **extra):
+    return run_ok(code, **extra)
+
+
+# --- processes -------------------------------------------------------------
+
+@attack("fork bomb in bash `:(){ :|:& };:`", "forks fail (EAGAIN) at the process limit; run ends; host answers")
+def test_bash_fork_bomb():
+    run = run_ok(":(){ :|:& };:\nsleep 2\necho survived", language="bash",
+                 limits={"pids": 32, "wallTimeMs": 5000})
+    assert "Resource temporarily unavailable" in run["stderr"]
+    assert healthy()
+
+
+@attack("fork loop in C", "fork returns EAGAIN before the pids limit (16)")
+def test_c_fork_loop():
+    run = c('int main(void) { int n = 0;\n'
+            '  for (;;) { pid_t p = fork(); if (p == 0) { sleep(5); _exit(0); }\n'
+            '    if (p < 0) { printf("%d %s\\n", n, strerrorname_np(errno)); return 0; } n++; } }',
+            limits={"pids": 16, "wallTimeMs": 8000})
+    n, err = run["stdout"].split()
+    assert err == "EAGAIN" and int(n) < 16
+
+
+@attack("fork loop in Python", "os.fork raises EAGAIN before the pids limit (12)")
+def test_python_fork_loop():
+    run = py("import os, time\nn = 0\ntry:\n    while True:\n        if os.fork() == 0:\n"
+             "            time.sleep(5); os._exit(0)\n        n += 1\nexcept OSError as e:\n"
+             "    print(n, e.errno)", limits={"pids": 12, "wallTimeMs": 8000})
+    n, err = run["stdout"].split()
+    assert err == "11" and int(n) < 12
+
+
+@attack("zombie army (children never reaped)", "zombies count against the limit; fork fails EAGAIN")
+def test_zombie_army():
+    run = c('int main(void) { int n = 0;\n'
+            '  for (;;) { pid_t p = fork(); if (p == 0) _exit(0);\n'
+            '    if (p < 0) { printf("%d %s\\n", n, strerrorname_np(errno)); return 0; } n++; } }',
+            limits={"pids": 20})
+    n, err = run["stdout"].split()
+    assert err == "EAGAIN" and int(n) < 20
+
+
+@attack("setsid + double fork daemon outliving the program",
+        "the sandbox ends with its first process; no container is left")
+def test_daemon_dies_with_the_run():
+    run = run_ok("(setsid sh -c 'sleep 300' &) ; echo parent-done", language="bash")
+    assert run["stdout"] == "parent-done\n" and not run["timedOut"]
+    assert run["durationMs"] < 5000
+    assert containers() == []
+
+
+@attack("`trap '' TERM` and sleep forever", "killed at the wall time (SIGKILL), timedOut")
+def test_ignoring_sigterm_does_not_help():
+    run = run_ok("trap '' TERM INT HUP\nwhile :; do sleep 1; done", language="bash",
+                 limits={"wallTimeMs": 1500})
+    assert run["timedOut"] is True and 1400 <= run["durationMs"] <= 4000
+
+
+@attack("CPU spin", "killed at the wall time; the host keeps answering during it")
+def test_cpu_spin_is_bounded():
+    with concurrent.futures.ThreadPoolExecutor(2) as ex:
+        spin = ex.submit(run_ok, "while True: pass", limits={"wallTimeMs": 3000, "cpus": 2})
+        time.sleep(1)
+        start = time.monotonic()
+        assert healthy()
+        assert time.monotonic() - start < 2
+        run = spin.result()
+    assert run["timedOut"] is True
+
+
+@attack("`kill -9 -1` from inside", "kills every other process of the sandbox and nothing else")
+def test_kill_everything_kills_only_the_sandbox():
+    before = sorted(workers())
+    run = run_ok("sleep 30 & sleep 30 &\nkill -9 -1\nwait\necho after", language="bash",
+                 limits={"wallTimeMs": 10000})
+    # kill(-1) spares the caller: bash goes on, its two sleeps are gone.
+    assert run["stdout"] == "after\n" and not run["timedOut"] and run["durationMs"] < 5000
+    assert sorted(workers()) == before and healthy()
+
+
+@attack("signal the worker process by its host pid", "no such process inside the sandbox (ESRCH)")
+def test_cannot_signal_the_worker():
+    pid = workers()[0]
+    run = py(f"import os\ntry:\n    os.kill({pid}, 9); print('sent')\nexcept OSError as e:\n    print(e.errno)")
+    assert run["stdout"].strip() in ("3", "1")  # ESRCH (or EPERM): never sent
+    assert pid in workers()
+
+
+# --- memory and disk ----------------------------------------------------------
+
+@attack("memory bomb: growing Python list", "oomKilled at memoryBytes, exit 137")
+def test_python_memory_bomb():
+    run = py("a = []\nwhile True:\n    a.append(' ' * 10**6)", limits={"memoryBytes": 64 << 20})
+    assert run["oomKilled"] is True and run["exitCode"] == 137
+
+
+@attack("memory bomb: malloc + memset in C", "oomKilled at memoryBytes")
+def test_c_malloc_bomb():
+    run = c("int main(void) { for (;;) { char *p = malloc(1 << 20); if (!p) return 2;"
+            " memset(p, 1, 1 << 20); } }", limits={"memoryBytes": 64 << 20})
+    assert run["oomKilled"] is True
+
+
+@attack("memory bomb: mmap with MAP_POPULATE", "oomKilled, or mmap refused with ENOMEM")
+def test_mmap_populate_bomb():
+    run = c('#include <sys/mman.h>\nint main(void) { for (int i = 0;; i++) {\n'
+            '  void *p = mmap(0, 16 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);\n'
+            '  if (p == MAP_FAILED) { printf("%s\\n", strerrorname_np(errno)); return 0; } } }',
+            limits={"memoryBytes": 64 << 20})
+    assert run["oomKilled"] is True or run["stdout"] == "ENOMEM\n", run
+
+
+@attack("fill /tmp", "ENOSPC at the 64 MiB tmpfs size")
+def test_fill_tmp():
+    run = py("n = 0\ntry:\n    with open('/tmp/f', 'wb') as f:\n        while True:\n"
+             "            f.write(b'x' * (1 << 20)); f.flush(); n += 1\nexcept OSError as e:\n"
+             "    print(n, e.errno)", limits={"memoryBytes": 256 << 20})
+    n, err = run["stdout"].split()
+    assert err == "28" and int(n) <= 64
+
+
+@attack("fill the work dir with many tiny files", "ENOSPC at the work dir size")
+def test_many_tiny_files():
+    run = py("n = 0\ntry:\n    while True:\n        open(f'f{n}', 'wb').write(b'x' * 16384); n += 1\n"
+             "except OSError as e:\n    print(n, e.errno)",
+             limits={"memoryBytes": 512 << 20, "wallTimeMs": 20000})
+    n, err = run["stdout"].split()
+    assert err == "28" and int(n) <= 4096, run
+
+
+@attack("write to / /etc /usr /src", "EROFS or EACCES; nothing is written")
+def test_write_outside_tmp():
+    run = py("import os\nfor p in ['/x', '/etc/x', '/usr/x', '/var/tmp/x', '/src/x']:\n"
+             "    try:\n        open(p, 'w').write('x'); print(p, 'WROTE')\n"
+             "    except OSError as e:\n        print(p, e.errno)")
+    for line in run["stdout"].splitlines():
+        path, err = line.split()
+        assert err in ("13", "30"), line
+    assert "/var/tmp/x 30" in run["stdout"]  # world-writable dir: only the ro mount stops it
+
+
+# --- privilege ---------------------------------------------------------------
+
+@attack("setuid(0) and setuid binaries", "EPERM; no setuid or setgid file in the image")
+def test_no_setuid_way_up():
+    run = py("import os, subprocess\n"
+             "print(subprocess.run(['find', '/', '-xdev', '-perm', '/6000', '-type', 'f'],"
+             " capture_output=True, text=True).stdout, end='')\n"
+             "try:\n    os.setuid(0)\nexcept OSError as e:\n    print('setuid', e.errno)")
+    assert run["stdout"] == "setuid 1\n", run
+
+
+@attack("setuid bit on an own file in the work dir", "nosuid: running it gains nothing (euid 65534)")
+def test_setuid_bit_in_work_dir_is_inert():
+    run = run_ok("cp /bin/sh ./suid && chmod u+s ./suid && ./suid -c 'id -u; id -ru'", language="bash")
+    assert run["stdout"] == "65534\n65534\n"
+
+
+@attack("raise an ambient capability", "EPERM; every capability set is empty")
+def test_capabilities_cannot_be_raised():
+    run = py("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+             "r = libc.prctl(47, 2, 21, 0, 0)\nprint(r, ctypes.get_errno())\n"
+             "print(open('/proc/self/status').read().count('0000000000000000'))")
+    first, count = run["stdout"].splitlines()
+    assert first in ("-1 1", "-1 22") and int(count) >= 4  # EPERM, or EINVAL in gVisor
+
+
+@attack("mount, and remount / read-write after unshare(USER|NS)",
+        "EPERM outside; inside gVisor's own user namespace, still EPERM for / and tmpfs")
+def test_mount_and_unshare():
+    run = py("import ctypes, errno\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+             "def call(*a):\n    r = libc.mount(*a)\n    return 'OK' if r == 0 else errno.errorcode[ctypes.get_errno()]\n"
+             "print(call(b'none', b'/mnt', b'tmpfs', 0, None))\n"
+             "print(libc.unshare(0x10000000 | 0x00020000))\n"
+             "print(call(b'none', b'/', None, 0x20 | 0x1000, None))\n"
+             "print(call(b'none', b'/mnt', b'tmpfs', 0, None))\n"
+             "try:\n    open('/etc/x', 'w')\nexcept OSError as e:\n    print(errno.errorcode[e.errno])")
+    assert run["stdout"].split() == ["EPERM", "0", "EPERM", "EPERM", "EACCES"], run
+
+
+@attack("raw and packet sockets", "EPERM (no CAP_NET_RAW)")
+def test_raw_sockets():
+    run = py("import socket\nfor fam, typ in [(socket.AF_INET, socket.SOCK_RAW), (socket.AF_PACKET, socket.SOCK_RAW)]:\n"
+             "    try:\n        socket.socket(fam, typ, 0); print('OPEN')\n"
+             "    except OSError as e:\n        print(e.errno)")
+    assert run["stdout"].split() == ["1", "1"]
+
+
+@attack("keyctl, bpf, perf_event_open, userfaultfd, kexec, init_module, iopl",
+        "each refused (EACCES, ENOSYS, ENODEV): the Sentry does not implement or allows none")
+def test_dangerous_syscalls():
+    run = c('#include <sys/syscall.h>\n#define T(n, ...) do { errno = 0; long r = syscall(__VA_ARGS__);'
+            ' printf("%s %s\\n", n, r < 0 ? strerrorname_np(errno) : "OK"); } while (0)\n'
+            'int main(void) { char z[256] = {0};\n'
+            '  T("keyctl", SYS_keyctl, 0, 0, 0, 0, 0); T("bpf", SYS_bpf, 0, z, 128);\n'
+            '  T("perf", SYS_perf_event_open, z, 0, -1, -1, 0); T("uffd", SYS_userfaultfd, 0);\n'
+            '  T("kexec", SYS_kexec_load, 0, 0, 0, 0); T("init_module", SYS_init_module, z, 0, "");\n'
+            '  T("iopl", SYS_iopl, 3); T("settime", SYS_clock_settime, 0, z); }')
+    got = dict(line.split() for line in run["stdout"].splitlines())
+    assert len(got) == 8 and "OK" not in got.values(), got
+
+
+@attack("ptrace another process (pid 1 of the sandbox, from a child)", "EPERM")
+def test_ptrace_parent():
+    run = c('#include <sys/ptrace.h>\n#include <sys/wait.h>\nint main(void) {\n'
+            '  pid_t p = fork(); if (p == 0) { long r = ptrace(PTRACE_ATTACH, getppid(), 0, 0);\n'
+            '    printf("%s\\n", r < 0 ? strerrorname_np(errno) : "ATTACHED"); return 0; }\n'
+            '  waitpid(p, 0, 0); return 0; }')
+    assert run["stdout"] == "EPERM\n", run
+
+
+@attack("device nodes: mknod a /dev/mem twin, open /dev/mem and /dev/kvm",
+        "gVisor's tmpfs lets mknod make the node, but it opens nothing (ENXIO); /dev/mem, /dev/kvm absent")
+def test_devices():
+    run = c('#include <fcntl.h>\n#include <sys/stat.h>\n#include <sys/sysmacros.h>\n'
+            '#define E(x) ((x) < 0 ? strerrorname_np(errno) : "OK")\nint main(void) {\n'
+            '  printf("%s\\n", E(mknod("/box/mem", S_IFCHR | 0600, makedev(1, 1))));\n'
+            '  printf("%s\\n", E(open("/box/mem", O_RDONLY)));\n'
+            '  printf("%s\\n", E(open("/dev/mem", O_RDONLY)));\n'
+            '  printf("%s\\n", E(open("/dev/kvm", O_RDWR))); }')
+    made, opened, mem, kvm = run["stdout"].split()
+    assert made in ("OK", "EPERM") and opened in ("ENXIO", "ENOENT", "EPERM", "EACCES"), run
+    assert (mem, kvm) == ("ENOENT", "ENOENT")
+
+
+@attack("the docker socket", "absent (ENOENT) at every usual path")
+def test_no_docker_socket():
+    run = py("import socket\nfor p in ['/var/run/docker.sock', '/run/docker.sock', '/run/containerd/containerd.sock']:\n"
+             "    s = socket.socket(socket.AF_UNIX)\n    try:\n        s.connect(p); print('CONNECTED')\n"
+             "    except OSError as e:\n        print(e.errno)")
+    assert run["stdout"].split() == ["2", "2", "2"]
+
+
+@attack("overwrite /proc/self/exe (runc CVE-2019-5736 style)", "refused; the runtime is not reachable")
+def test_proc_self_exe():
+    run = py("import errno\ntry:\n    open('/proc/self/exe', 'wb').write(b'x'); print('WROTE')\n"
+             "except OSError as e:\n    print(errno.errorcode[e.errno])")
+    assert run["stdout"].strip() in ("EACCES", "ETXTBSY", "EROFS", "EPERM", "ENOENT"), run
+
+
+# --- information -------------------------------------------------------------
+
+@attack("read host secrets through /proc, /sys, mountinfo, environ, cgroup files",
+        "no host path, no docker or worker detail, no worker environment")
+def test_proc_and_sys_show_nothing_of_the_host():
+    run = py("import os\nparts = []\n"
+             "for p in ['/proc/self/mountinfo', '/proc/self/cgroup', '/proc/1/environ', '/proc/self/environ',\n"
+             "          '/proc/1/cmdline', '/proc/mounts']:\n"
+             "    try:\n        parts.append(open(p, 'rb').read().decode(errors='replace'))\n"
+             "    except OSError:\n        pass\n"
+             "parts.append(' '.join(os.listdir('/sys/fs/cgroup')) if os.path.isdir('/sys/fs/cgroup') else '')\n"
+             "print('\\n'.join(parts))")
+    text = run["stdout"]
+    for needle in ["/var/lib/isobox", "/var/lib/docker", "docker", "isobox.slice", "/opt/isobox",
+                   "ISOBOX_", "SPAWN", "/root", "overlay2"]:
+        assert needle not in text, needle
+
+
+@attack("see or touch a concurrent run", "neither its files nor its processes are visible")
+def test_concurrent_runs_are_invisible_to_each_other():
+    with concurrent.futures.ThreadPoolExecutor(2) as ex:
+        a = ex.submit(run_ok, "import time\nopen('/tmp/secret-a', 'w').write('a')\n"
+                              "open('secret-a', 'w').write('a')\ntime.sleep(4)\nprint('a done')")
+        time.sleep(2)
+        b = run_ok("import os\nprint(os.path.exists('/tmp/secret-a'), os.path.exists('/box/secret-a'),"
+                   " sorted(p for p in os.listdir('/proc') if p.isdigit()))")
+        assert a.result()["stdout"] == "a done\n"
+    assert b["stdout"] == "False False ['1']\n", b
+
+
+@attack("a file written in one run", "absent in the next run")
+def test_nothing_survives_a_run():
+    run_ok("open('/tmp/persist', 'w').write('x')\nopen('persist', 'w').write('x')")
+    run = run_ok("import os\nprint(os.path.exists('/tmp/persist'), os.path.exists('persist'))")
+    assert run["stdout"] == "False False\n"
+
+
+# --- output ------------------------------------------------------------------
+
+@attack("output flood without newlines", "truncated at outputBytes, run killed, valid JSON")
+def test_flood_without_newlines():
+    run = py("import sys\nwhile True:\n    sys.stdout.write('y' * 65536)", limits={"outputBytes": 20000})
+    assert run["truncated"] is True and len(run["stdout"]) == 20000 and not run["timedOut"]
+
+
+@attack("output flood of NUL bytes and invalid UTF-8 on both streams",
+        "valid JSON; NUL kept as \\u0000, invalid bytes as U+FFFD; capped")
+def test_flood_of_binary():
+    run = py("import sys, os\nwhile True:\n    os.write(1, b'\\x00\\xff' * 4096); os.write(2, b'\\xc3\\x28' * 4096)",
+             limits={"outputBytes": 30000})
+    assert run["truncated"] is True
+    assert len(run["stdout"].encode("utf-16-le")) // 2 + len(run["stderr"].encode("utf-16-le")) // 2 <= 30000
+    assert set(run["stdout"]) <= {"\x00", "\ufffd"} and set(run["stderr"]) <= {"\ufffd", "("}
+
+
+@attack("write to stdout after closing it, and to a closed pipe", "ordinary errors; result intact")
+def test_closed_stdout():
+    run = run_ok("exec 1>&-\necho gone\necho still >&2", language="bash")
+    assert run["stdout"] == "" and "still" in run["stderr"]
+
+
+# --- several at once ---------------------------------------------------------
+
+@attack("several memory hogs at once (the blast radius)",
+        "each is oomKilled at its own cap; isobox.slice never passes its limit; the host answers")
+def test_memory_hogs_together():
+    code = "a = []\nwhile True:\n    a.append(' ' * 10**6)"
+    with concurrent.futures.ThreadPoolExecutor(POOL) as ex:
+        futures = [ex.submit(execute, {"language": "python", "code": code,
+                                       "limits": {"memoryBytes": 256 << 20}}) for _ in range(POOL)]
+        time.sleep(1.5)
+        start = time.monotonic()
+        assert healthy()
+        answered_in = time.monotonic() - start
+        results = [f.result() for f in futures]
+    assert answered_in < 3
+    assert all(status == 200 and r["run"]["oomKilled"] for status, r in results), results
+    slice_dir = "/sys/fs/cgroup/memory/isobox.slice"
+    if os.path.isdir(slice_dir):
+        limit = int(open(f"{slice_dir}/memory.limit_in_bytes").read())
+        peak = int(open(f"{slice_dir}/memory.max_usage_in_bytes").read())
+        assert peak <= limit
+
+
+@attack("a request with shell metacharacters in args and file names", "passed verbatim, never through a shell")
+def test_metacharacters_are_inert():
+    status, result = execute({"language": "bash", "args": ["$(touch /tmp/pwned)", "`id`", "a;b", "|"],
+                              "files": [{"name": "main.sh", "content": 'printf "%s\\n" "$@"; ls /tmp'}]})
+    assert status == 200
+    assert result["run"]["stdout"] == "$(touch /tmp/pwned)\n`id`\na;b\n|\n"
+    assert not os.path.exists("/tmp/pwned")
+
+
+@attack("10 000 files in one request", "refused with 400 too_many_files before any sandbox starts")
+def test_ten_thousand_files():
+    files = [{"name": f"f{i}.py", "content": "1"} for i in range(10000)]
+    status, _, body = request("POST", "/execute", {"language": "python", "files": files})
+    assert status == 400 and body["error"]["code"] == "too_many_files"
+
+
+@attack("control characters and huge strings in every field", "a 4xx JSON error each; the worker keeps serving")
+def test_hostile_strings_everywhere():
+    big = "A" * 300000
+    bodies = [
+        {"language": big, "code": "1"},
+        {"language": "python\u0001", "code": "1"},
+        {"language": "python", "version": big, "code": "1"},
+        {"language": "python", "code": "1", "args": [big] * 3},
+        {"language": "python", "code": "1", "limits": {"memoryBytes": 1e308}},
+        {"language": "python", "code": "1", "limits": {"wallTimeMs": -1e308}},
+        '{"language": "python", "code": "1", "limits": {"cpus": NaN}}',
+    ]
+    for body in bodies:
+        status, _, got = request("POST", "/execute", body)
+        assert 400 <= status < 500 and "error" in got, (status, got)
+    assert run_ok("print('fine')")["stdout"] == "fine\n"
