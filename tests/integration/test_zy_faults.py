@@ -1,0 +1,58 @@
+"""Faults around the sandbox: dockerd stopped and back, the pool saturated.
+Runs near the end (name order): it restarts dockerd."""
+import concurrent.futures
+import os
+import signal
+import subprocess
+import time
+
+from conftest import POOL, containers, execute, healthy, run_ok, wait_until
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+def docker_up():
+    return subprocess.run(["docker", "info"], capture_output=True).returncode == 0
+
+
+def test_pool_saturated_requests_wait_their_turn():
+    """POOL slow runs take every worker; one more request waits in the
+    socket's queue and is served when a worker frees up, not dropped."""
+    slow = {"language": "python", "code": "import time\ntime.sleep(3)\nprint('slow')"}
+    with concurrent.futures.ThreadPoolExecutor(POOL + 1) as ex:
+        busy = [ex.submit(execute, slow) for _ in range(POOL)]
+        time.sleep(0.5)
+        start = time.monotonic()
+        extra = ex.submit(execute, {"language": "python", "code": "print('extra')"})
+        status, result = extra.result(timeout=60)
+        waited = time.monotonic() - start
+        assert all(f.result()[0] == 200 for f in busy)
+    assert status == 200 and result["run"]["stdout"] == "extra\n"
+    assert waited < 3 + 10, waited  # the slow runs' wall time plus a margin
+
+
+def test_dockerd_down_is_a_clear_503_and_recovers():
+    pid = int(open("/var/run/docker.pid").read())
+    os.kill(pid, signal.SIGTERM)
+    try:
+        assert wait_until(lambda: not alive(pid), 60), "dockerd did not stop"
+        assert not docker_up()
+        start = time.monotonic()
+        status, result = execute({"language": "python", "code": "print(1)"}, timeout=60)
+        assert time.monotonic() - start < 15, "no hang while docker is away"
+        assert status == 503 and result["error"]["code"] == "docker_unavailable", result
+        assert healthy()
+    finally:
+        subprocess.run(["bash", os.path.join(REPO, "deploy", "setup.sh")], check=True,
+                       capture_output=True)
+    assert wait_until(docker_up, 60)
+    assert run_ok("print('back')")["stdout"] == "back\n"
+    assert containers() == []
