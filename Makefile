@@ -7,13 +7,15 @@
 #   make unit       unit tests only (no docker)
 #   make asan       unit tests under ASan + UBSan
 #   make fuzz       libFuzzer on the parsers, FUZZ_SECONDS each (default 60)
+#   make asan-test  the integration tests against an ASan+UBSan worker
 
 PORT     ?= 8090
 POOL     ?= 4
 PREFIX   ?= /opt/isobox
 CC       ?= cc
 CFLAGS   ?= -O2 -g
-CFLAGS   += -std=c11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -D_FORTIFY_SOURCE=2 \
+# Always on, whatever CFLAGS a caller gives (the sanitizer builds do).
+WFLAGS   := -std=c11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -D_FORTIFY_SOURCE=2 \
             -fstack-protector-strong -fPIE -DISOBOX_DEFAULT_CONF='"$(PREFIX)/conf/isobox.yaml"'
 LDFLAGS  += -pie -Wl,-z,relro,-z,now
 LDLIBS   := -lfcgi -lcjson -lyaml -lcap-ng -lm
@@ -33,17 +35,17 @@ FUZZ_CFLAGS  := -std=c11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,
 
 export PORT POOL PREFIX
 
-.PHONY: all deps unit asan fuzz setup images install start run stop test clean
+.PHONY: all deps unit asan asan-test fuzz setup images install start run stop test clean
 
 all: bin/isobox-fcgi
 
 bin/isobox-fcgi: $(LIB_SRC) $(MAIN_SRC) $(HEADERS) | deps
 	@mkdir -p bin
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(LIB_SRC) $(MAIN_SRC) $(LDLIBS)
+	$(CC) $(WFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(LIB_SRC) $(MAIN_SRC) $(LDLIBS)
 
 bin/unit-tests: $(LIB_SRC) $(UNIT_SRC) $(HEADERS) | deps
 	@mkdir -p bin
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(LIB_SRC) $(UNIT_SRC) $(LDLIBS)
+	$(CC) $(WFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(LIB_SRC) $(UNIT_SRC) $(LDLIBS)
 
 # Build dependencies only (the full host set-up is `make setup`).
 deps:
@@ -57,6 +59,17 @@ asan:
 	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 	bin/unit-tests
 	$(MAKE) -B bin/unit-tests
+
+# The whole integration suite against a sanitizer build of the worker; any
+# report in the pool's log fails it. The normal build is put back after.
+asan-test: run
+	$(MAKE) -B bin/isobox-fcgi CC=clang \
+	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+	$(MAKE) install start
+	@: > /var/log/isobox/isobox.log
+	/usr/bin/python3 -m pytest -q tests/integration; status=$$?; \
+	  if grep -E 'Sanitizer|runtime error' /var/log/isobox/isobox.log; then status=1; fi; \
+	  $(MAKE) -B bin/isobox-fcgi && $(MAKE) install start; exit $$status
 
 bin/fuzz-%: tests/fuzz/fuzz_%.c tests/unit/fixtures.c $(LIB_SRC) $(HEADERS) | deps
 	@mkdir -p bin

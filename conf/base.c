@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-static void vlog(const char *fmt, va_list ap)
+PRINTF(1, 0) static void vlog(const char *fmt, va_list ap)
 {
 	char line[1024];
 	int n = snprintf(line, sizeof line, "isobox[%d]: ", (int)getpid());
@@ -74,7 +74,7 @@ char *xstrndup(const char *s, size_t n)
 	return p;
 }
 
-static char *xvasprintf(const char *fmt, va_list ap)
+PRINTF(1, 0) static char *xvasprintf(const char *fmt, va_list ap)
 {
 	char *s;
 	if (vasprintf(&s, fmt, ap) < 0)
