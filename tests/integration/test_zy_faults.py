@@ -2,6 +2,7 @@
 Runs near the end (name order): it restarts dockerd."""
 import concurrent.futures
 import os
+import pwd
 import signal
 import subprocess
 import time
@@ -56,3 +57,21 @@ def test_dockerd_down_is_a_clear_503_and_recovers():
     assert wait_until(docker_up, 60)
     assert run_ok("print('back')")["stdout"] == "back\n"
     assert containers() == []
+
+
+def test_full_work_dir_disk_is_a_clear_503_and_leaves_nothing():
+    """The host disk under the work dir is full: the code cannot be written.
+    (A 64 KiB tmpfs over the work dir stands in for a full disk.)"""
+    work = "/var/lib/isobox/work"
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,mode=0711", "tmpfs", work], check=True)
+    try:
+        user = pwd.getpwnam("isobox")
+        os.chown(work, user.pw_uid, user.pw_gid)
+        status, result = execute({"language": "python", "code": "#" * 200000 + "\nprint(1)"})
+        assert status == 503 and result["error"]["code"] == "sandbox_unavailable", result
+        assert "cannot write the code" in result["error"]["message"]
+        assert os.listdir(work) == [], "a half-written work dir was left"
+        assert containers() == []
+    finally:
+        subprocess.run(["umount", work], check=True)
+    assert run_ok("print('ok')")["stdout"] == "ok\n"
