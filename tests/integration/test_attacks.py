@@ -205,6 +205,21 @@ def test_mount_and_unshare():
     assert run["stdout"].split() == ["EPERM", "0", "EPERM", "EPERM", "EACCES"], run
 
 
+@attack("chroot, pivot_root, and a file capability (security.capability xattr)",
+        "each refused with EPERM for the unprivileged user")
+def test_chroot_pivot_root_file_caps():
+    run = c('#include <sys/syscall.h>\n#include <sys/xattr.h>\n#include <stdint.h>\n'
+            '#define E(x) ((x) < 0 ? strerrorname_np(errno) : "OK")\nint main(void) {\n'
+            '  printf("%s\\n", E(chroot("/box")));\n'
+            '  printf("%s\\n", E(syscall(SYS_pivot_root, "/box", "/box")));\n'
+            '  FILE *f = fopen("/box/f", "w"); fclose(f);\n'
+            '  uint32_t cap[5] = {0x02000001, 1u << 21, 0, 0, 0};\n'
+            '  printf("%s\\n", E(setxattr("/box/f", "security.capability", cap, sizeof cap, 0))); }')
+    chroot, pivot, xattr = run["stdout"].split()
+    assert chroot == "EPERM" and pivot in ("EPERM", "EINVAL"), run
+    assert xattr in ("EPERM", "EOPNOTSUPP", "ENOTSUP"), run
+
+
 @attack("raw and packet sockets", "EPERM (no CAP_NET_RAW)")
 def test_raw_sockets():
     run = py("import socket\nfor fam, typ in [(socket.AF_INET, socket.SOCK_RAW), (socket.AF_PACKET, socket.SOCK_RAW)]:\n"
