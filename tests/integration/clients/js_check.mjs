@@ -1,0 +1,30 @@
+// Drive clients/js/isobox.mjs against a live server; print what it got.
+//   node js_check.mjs URL
+import { Isobox, IsoboxError } from '../../../clients/js/isobox.mjs';
+
+const box = new Isobox(process.argv[2]);
+const out = {};
+const r = await box.execute('python', { code: 'import sys\nprint(sys.stdin.read(), sys.argv[1:])',
+  stdin: 'in', args: ['a b'] });
+out.execute = r.run.stdout;
+const events = [];
+const start = Date.now();
+for await (const ev of box.stream('python', {
+  code: 'import time, sys\nfor i in range(2):\n    print(i, flush=True); time.sleep(1)\nsys.stdout.buffer.write(b"\\xff")',
+})) {
+  events.push({ event: ev.event, at: Date.now() - start,
+    data: ev.data instanceof Uint8Array ? Array.from(ev.data) : ev.data });
+}
+out.events = events;
+out.runtimes = (await box.runtimes()).runtimes.map((x) => x.language);
+try {
+  await box.execute('nope', { code: '1' });
+  out.error = 'none';
+} catch (e) {
+  out.error = e instanceof IsoboxError ? [e.status, e.code] : String(e);
+}
+const files = await box.execute('javascript', { files: [
+  { name: 'main.js', content: "console.log(require('./lib').x)" },
+  { name: 'lib.js', content: 'exports.x = 7' }] });
+out.files = files.run.stdout;
+console.log(JSON.stringify(out));
