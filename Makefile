@@ -23,7 +23,7 @@ LDLIBS   := -lfcgi -lcjson -lyaml -lcap-ng -lm
 LIB_SRC  := conf/base.c conf/yaml_tree.c conf/json.c conf/limits.c conf/conf.c \
             registry/registry.c \
             sandbox/argv.c sandbox/subproc.c sandbox/workdir.c sandbox/run.c sandbox/phases.c sandbox/reap.c \
-            fcgi/http.c fcgi/result.c fcgi/sse.c fcgi/stream.c fcgi/request.c fcgi/routes.c fcgi/worker.c fcgi/pool.c
+            fcgi/http.c fcgi/result.c fcgi/sse.c fcgi/stream.c fcgi/request.c fcgi/piston.c fcgi/routes.c fcgi/worker.c fcgi/pool.c
 MAIN_SRC := fcgi/main.c
 UNIT_SRC := $(wildcard tests/unit/test_*.c) tests/unit/fixtures.c tests/unit/main.c
 HEADERS  := $(wildcard conf/*.h registry/*.h sandbox/*.h fcgi/*.h tests/unit/*.h)

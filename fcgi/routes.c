@@ -105,6 +105,8 @@ static const struct route {
 	{"/execute", "POST", execute},
 	{"/runtimes", "GET", runtimes},
 	{"/healthz", "GET", healthz},
+	{"/api/v2/execute", "POST", piston_execute},
+	{"/api/v2/runtimes", "GET", piston_runtimes},
 };
 
 void route_request(struct worker *w, struct http_io *io)

@@ -36,6 +36,10 @@ void route_request(struct worker *w, struct http_io *io);
 struct request;
 void stream_execute(struct worker *w, struct request *rq);
 
+/* The Piston-compatible endpoints (piston.c). */
+void piston_execute(struct worker *w, struct request *rq);
+void piston_runtimes(struct worker *w, struct request *rq);
+
 /* Fork `n` workers on fd 0, keep them running, reap after them (pool.c). */
 int pool_run(struct worker *w, int n);
 

@@ -1,0 +1,210 @@
+/*
+ * piston.c: a Piston-compatible API (POST /api/v2/execute, GET
+ * /api/v2/runtimes), so that existing Piston clients work unchanged.
+ *
+ * A Piston request is translated into an isobox request body and goes
+ * through the same parser and validator as POST /execute; the result is
+ * translated back into Piston's shape: run/compile with stdout, stderr,
+ * output, code and signal.
+ */
+#define _GNU_SOURCE
+#include "worker.h"
+#include "request.h"
+#include "result.h"
+#include "../conf/json.h"
+
+#include <string.h>
+
+/* Piston file contents may be base64 ("encoding": "base64"). */
+static bool decode_base64(const char *in, struct buf *out)
+{
+	static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	uint32_t acc = 0;
+	int bits = 0;
+	buf_append(out, "", 0);
+	for (; *in && *in != '='; in++) {
+		const char *p = strchr(abc, *in);
+		if (!p)
+			return false;
+		acc = acc << 6 | (uint32_t)(p - abc);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			char c = (char)(acc >> bits & 0xff);
+			buf_append(out, &c, 1);
+		}
+	}
+	return true;
+}
+
+/* Copy a Piston number limit (-1 or absent: the default) into limits. */
+static bool copy_limit(const cJSON *piston, const char *from, cJSON *limits, const char *to,
+		       struct fault *f)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(piston, from);
+	double d;
+	if (!v || cJSON_IsNull(v))
+		return true;
+	if (!json_number(v, from, &d, f))
+		return false;
+	if (d != -1)
+		cJSON_AddNumberToObject(limits, to, d);
+	return true;
+}
+
+/* Piston request JSON -> isobox request JSON (text in *out). */
+static bool translate(const struct buf *body, struct buf *out, struct fault *f)
+{
+	static const char *const known[] = {"language", "version", "files", "stdin", "args",
+		"compile_timeout", "run_timeout", "compile_memory_limit", "run_memory_limit",
+		"compile_cpu_time", "run_cpu_time", NULL};
+	if (json_text_has_nul_escape(body->data, body->len))
+		return fail(f, 400, "invalid_value", "strings must not contain NUL (\\u0000)");
+	cJSON *in = cJSON_ParseWithLength(body->data, body->len);
+	if (!in)
+		return fail(f, 400, "bad_json", "the body is not valid JSON");
+	cJSON *o = cJSON_CreateObject(), *limits = cJSON_CreateObject();
+	bool ok = false;
+	const cJSON *v, *file;
+	if (!json_object(in, "the request body", f) || !json_known_keys(in, known, "the request", f))
+		goto done;
+	if ((v = cJSON_GetObjectItemCaseSensitive(in, "language")))
+		cJSON_AddItemToObject(o, "language", cJSON_Duplicate(v, true));
+	v = cJSON_GetObjectItemCaseSensitive(in, "version");
+	if (v && !(cJSON_IsString(v) && !strcmp(v->valuestring, "*")))
+		cJSON_AddItemToObject(o, "version", cJSON_Duplicate(v, true));
+	if ((v = cJSON_GetObjectItemCaseSensitive(in, "stdin")))
+		cJSON_AddItemToObject(o, "stdin", cJSON_Duplicate(v, true));
+	if ((v = cJSON_GetObjectItemCaseSensitive(in, "args")))
+		cJSON_AddItemToObject(o, "args", cJSON_Duplicate(v, true));
+	const cJSON *files = cJSON_GetObjectItemCaseSensitive(in, "files");
+	if (!cJSON_IsArray(files))
+		goto bad_files;
+	cJSON *ofiles = cJSON_AddArrayToObject(o, "files");
+	cJSON_ArrayForEach(file, files) {
+		const cJSON *content = cJSON_GetObjectItemCaseSensitive(file, "content");
+		const cJSON *enc = cJSON_GetObjectItemCaseSensitive(file, "encoding");
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(file, "name");
+		if (!cJSON_IsObject(file) || !cJSON_IsString(content))
+			goto bad_files;
+		cJSON *of = cJSON_CreateObject();
+		cJSON_AddItemToArray(ofiles, of);
+		if (name)
+			cJSON_AddItemToObject(of, "name", cJSON_Duplicate(name, true));
+		if (enc && cJSON_IsString(enc) && !strcmp(enc->valuestring, "base64")) {
+			struct buf raw = {0};
+			bool decoded = decode_base64(content->valuestring, &raw) &&
+				       !memchr(raw.data, 0, raw.len);
+			if (decoded)
+				cJSON_AddStringToObject(of, "content", raw.data);
+			buf_free(&raw);
+			if (!decoded) {
+				fail(f, 400, "invalid_value", "a base64 file is not valid or holds NUL bytes");
+				goto done;
+			}
+		} else if (enc && !(cJSON_IsString(enc) && !strcmp(enc->valuestring, "utf8"))) {
+			fail(f, 400, "invalid_value", "files[].encoding must be \"utf8\" or \"base64\"");
+			goto done;
+		} else {
+			cJSON_AddItemToObject(of, "content", cJSON_Duplicate(content, true));
+		}
+	}
+	if (!copy_limit(in, "run_timeout", limits, "wallTimeMs", f) ||
+	    !copy_limit(in, "compile_timeout", limits, "compileTimeMs", f) ||
+	    !copy_limit(in, "run_memory_limit", limits, "memoryBytes", f))
+		goto done;
+	cJSON_AddItemToObject(o, "limits", limits);
+	limits = NULL;
+	char *text = cJSON_PrintUnformatted(o);
+	buf_append(out, text, strlen(text));
+	free(text);
+	ok = true;
+	goto done;
+bad_files:
+	fail(f, 400, "invalid_type", "files must be an array of {name, content, encoding}");
+done:
+	cJSON_Delete(limits);
+	cJSON_Delete(o);
+	cJSON_Delete(in);
+	return ok;
+}
+
+/* One phase in Piston's shape. */
+static cJSON *piston_phase(const struct sandbox_phase *p)
+{
+	cJSON *o = cJSON_CreateObject();
+	struct buf both = {0};
+	buf_append(&both, p->out.data, p->out.len);
+	buf_append(&both, p->err.data, p->err.len);
+	char *q;
+	q = json_quote_bytes(p->out.data ? p->out.data : "", p->out.len);
+	cJSON_AddRawToObject(o, "stdout", q);
+	free(q);
+	q = json_quote_bytes(p->err.data ? p->err.data : "", p->err.len);
+	cJSON_AddRawToObject(o, "stderr", q);
+	free(q);
+	q = json_quote_bytes(both.data, both.len);
+	cJSON_AddRawToObject(o, "output", q);
+	free(q);
+	buf_free(&both);
+	/* Piston reports a killed program as code null, signal "SIGKILL". */
+	bool killed = p->timed_out || p->oom_killed || p->truncated || p->exit_code == 137;
+	if (killed) {
+		cJSON_AddNullToObject(o, "code");
+		cJSON_AddStringToObject(o, "signal", "SIGKILL");
+	} else {
+		cJSON_AddNumberToObject(o, "code", p->exit_code);
+		cJSON_AddNullToObject(o, "signal");
+	}
+	return o;
+}
+
+void piston_execute(struct worker *w, struct request *rq)
+{
+	struct buf body = {0};
+	if (!http_read_body(&rq->io, (size_t)w->conf.request.max_body_bytes, &rq->body, &rq->fault) ||
+	    !translate(&rq->body, &body, &rq->fault))
+		goto error;
+	buf_free(&rq->body);
+	rq->body = body;
+	body = (struct buf){0};
+	if (!request_parse_execute(rq, &w->conf, &w->reg) ||
+	    !sandbox_run(&w->conf, &rq->job, NULL, &rq->result, &rq->fault))
+		goto error;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "language", rq->lang->name);
+	cJSON_AddStringToObject(o, "version", rq->lang->full_version);
+	if (rq->result.has_compile)
+		cJSON_AddItemToObject(o, "compile", piston_phase(&rq->result.compile));
+	if (rq->result.has_run)
+		cJSON_AddItemToObject(o, "run", piston_phase(&rq->result.run));
+	http_send_json(&rq->io, 200, "", o);
+	cJSON_Delete(o);
+	return;
+error:
+	buf_free(&body);
+	/* Piston clients read {"message": ...}; ours read {"error": {...}}. */
+	cJSON *e = fault_to_json(&rq->fault);
+	cJSON_AddStringToObject(e, "message", rq->fault.message);
+	http_send_json(&rq->io, rq->fault.status ? rq->fault.status : 500, "", e);
+	cJSON_Delete(e);
+}
+
+void piston_runtimes(struct worker *w, struct request *rq)
+{
+	cJSON *list = cJSON_CreateArray();
+	for (size_t i = 0; i < w->reg.n; i++) {
+		const struct language *l = &w->reg.langs[i];
+		if (!l->image_id)
+			continue;
+		cJSON *r = cJSON_CreateObject();
+		cJSON_AddStringToObject(r, "language", l->name);
+		cJSON_AddStringToObject(r, "version", l->full_version);
+		cJSON *aliases = cJSON_AddArrayToObject(r, "aliases");
+		for (size_t j = 0; j < l->aliases.n; j++)
+			cJSON_AddItemToArray(aliases, cJSON_CreateString(l->aliases.v[j]));
+		cJSON_AddItemToArray(list, r);
+	}
+	http_send_json(&rq->io, 200, "", list);
+	cJSON_Delete(list);
+}
