@@ -11,31 +11,10 @@
 #include "worker.h"
 #include "request.h"
 #include "result.h"
+#include "sse.h"
 #include "../conf/json.h"
 
 #include <string.h>
-
-/* Piston file contents may be base64 ("encoding": "base64"). */
-static bool decode_base64(const char *in, struct buf *out)
-{
-	static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	uint32_t acc = 0;
-	int bits = 0;
-	buf_append(out, "", 0);
-	for (; *in && *in != '='; in++) {
-		const char *p = strchr(abc, *in);
-		if (!p)
-			return false;
-		acc = acc << 6 | (uint32_t)(p - abc);
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			char c = (char)(acc >> bits & 0xff);
-			buf_append(out, &c, 1);
-		}
-	}
-	return true;
-}
 
 /* Copy a Piston number limit (-1 or absent: the default) into limits. */
 static bool copy_limit(const cJSON *piston, const char *from, cJSON *limits, const char *to,
@@ -93,7 +72,7 @@ static bool translate(const struct buf *body, struct buf *out, struct fault *f)
 			cJSON_AddItemToObject(of, "name", cJSON_Duplicate(name, true));
 		if (enc && cJSON_IsString(enc) && !strcmp(enc->valuestring, "base64")) {
 			struct buf raw = {0};
-			bool decoded = decode_base64(content->valuestring, &raw) &&
+			bool decoded = base64_decode(content->valuestring, &raw) &&
 				       !memchr(raw.data, 0, raw.len);
 			if (decoded)
 				cJSON_AddStringToObject(of, "content", raw.data);
@@ -193,18 +172,9 @@ error:
 void piston_runtimes(struct worker *w, struct request *rq)
 {
 	cJSON *list = cJSON_CreateArray();
-	for (size_t i = 0; i < w->reg.n; i++) {
-		const struct language *l = &w->reg.langs[i];
-		if (!l->image_id)
-			continue;
-		cJSON *r = cJSON_CreateObject();
-		cJSON_AddStringToObject(r, "language", l->name);
-		cJSON_AddStringToObject(r, "version", l->full_version);
-		cJSON *aliases = cJSON_AddArrayToObject(r, "aliases");
-		for (size_t j = 0; j < l->aliases.n; j++)
-			cJSON_AddItemToArray(aliases, cJSON_CreateString(l->aliases.v[j]));
-		cJSON_AddItemToArray(list, r);
-	}
+	for (size_t i = 0; i < w->reg.n; i++)
+		if (w->reg.langs[i].image_id)
+			cJSON_AddItemToArray(list, language_to_json(&w->reg.langs[i]));
 	http_send_json(&rq->io, 200, "", list);
 	cJSON_Delete(list);
 }

@@ -98,6 +98,17 @@ static void add_bytes(cJSON *o, const char *key, const struct buf *b)
 	free(q);
 }
 
+cJSON *language_to_json(const struct language *l)
+{
+	cJSON *r = cJSON_CreateObject();
+	cJSON_AddStringToObject(r, "language", l->name);
+	cJSON_AddStringToObject(r, "version", l->full_version);
+	cJSON *aliases = cJSON_AddArrayToObject(r, "aliases");
+	for (size_t j = 0; j < l->aliases.n; j++)
+		cJSON_AddItemToArray(aliases, cJSON_CreateString(l->aliases.v[j]));
+	return r;
+}
+
 cJSON *phase_to_json(const struct sandbox_phase *p)
 {
 	cJSON *o = cJSON_CreateObject();

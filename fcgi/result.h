@@ -22,6 +22,9 @@ bool utf8_valid(const char *p, size_t n);
  * next chunk may complete (0-3). */
 size_t utf8_incomplete_tail(const char *p, size_t n);
 
+/* {"language", "version", "aliases"}: a runtime, as /runtimes lists it. */
+cJSON *language_to_json(const struct language *l);
+
 /* One phase: {"stdout", "stderr", "exitCode", "timedOut", ...} */
 cJSON *phase_to_json(const struct sandbox_phase *p);
 

@@ -69,12 +69,7 @@ static void runtimes(struct worker *w, struct request *rq)
 	cJSON *list = cJSON_AddArrayToObject(o, "runtimes");
 	for (size_t i = 0; i < w->reg.n; i++) {
 		const struct language *l = &w->reg.langs[i];
-		cJSON *r = cJSON_CreateObject();
-		cJSON_AddStringToObject(r, "language", l->name);
-		cJSON_AddStringToObject(r, "version", l->full_version);
-		cJSON *aliases = cJSON_AddArrayToObject(r, "aliases");
-		for (size_t j = 0; j < l->aliases.n; j++)
-			cJSON_AddItemToArray(aliases, cJSON_CreateString(l->aliases.v[j]));
+		cJSON *r = language_to_json(l);
 		cJSON_AddBoolToObject(r, "available", l->image_id != NULL);
 		cJSON_AddItemToObject(r, "limits", limits_to_json(&l->defaults));
 		cJSON_AddItemToArray(list, r);

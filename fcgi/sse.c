@@ -9,9 +9,30 @@ void sse_event(struct buf *out, const char *name, const char *data)
 	buf_printf(out, "event: %s\ndata: %s\n\n", name, data);
 }
 
+static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+bool base64_decode(const char *in, struct buf *out)
+{
+	uint32_t acc = 0;
+	int bits = 0;
+	buf_append(out, "", 0);
+	for (; *in && *in != '='; in++) {
+		const char *p = strchr(abc, *in);
+		if (!p)
+			return false;
+		acc = acc << 6 | (uint32_t)(p - abc);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			char c = (char)(acc >> bits & 0xff);
+			buf_append(out, &c, 1);
+		}
+	}
+	return true;
+}
+
 char *base64_encode(const char *s, size_t n)
 {
-	static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	const unsigned char *p = (const unsigned char *)s;
 	char *out = xmalloc((n + 2) / 3 * 4 + 1), *o = out;
 	for (size_t i = 0; i < n; i += 3) {

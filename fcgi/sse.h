@@ -23,6 +23,8 @@ char *sse_chunk_json(const char *p, size_t n);
 
 /* Base64 (RFC 4648, padded) of p[0..n). Caller frees. */
 char *base64_encode(const char *p, size_t n);
+/* The bytes of a base64 text into *out; false if it is not base64. */
+bool base64_decode(const char *text, struct buf *out);
 
 /* Per stream: bytes of a UTF-8 sequence cut at the end of the last chunk. */
 struct sse_carry {

@@ -21,6 +21,16 @@ void test_sse(void)
 	b64("foobar", 6, "Zm9vYmFy");
 	b64("\xff\x00", 2, "/wA=");
 
+	struct buf dec = {0};
+	ok(base64_decode("Zm9vYmFy", &dec) && dec.len == 6 && !memcmp(dec.data, "foobar", 6),
+	   "base64: decode");
+	buf_free(&dec);
+	ok(base64_decode("/wA=", &dec) && dec.len == 2 && dec.data[0] == '\xff' && dec.data[1] == 0,
+	   "base64: decode binary with padding");
+	buf_free(&dec);
+	ok(!base64_decode("no!", &dec), "base64: refuses a non-base64 character");
+	buf_free(&dec);
+
 	char *j = sse_chunk_json("a\0b\n", 4);
 	is_str(j, "{\"data\":\"a\\u0000b\\n\"}", "chunk: valid UTF-8 as text, NUL escaped");
 	free(j);
