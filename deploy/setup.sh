@@ -26,7 +26,8 @@ RUNTIME=runsc-untrusted
 BUILD_PACKAGES="gcc make pkg-config libfcgi-dev libcjson-dev libyaml-dev libcap-ng-dev"
 PACKAGES="$BUILD_PACKAGES docker.io runsc caddy spawn-fcgi debootstrap libfcgi-dev libcjson-dev
  libyaml-dev libcap-ng-dev pkg-config make gcc curl python3 python3-pytest
- iptables lighttpd procps clang libclang-rt-14-dev"
+ iptables lighttpd procps clang libclang-rt-14-dev
+ libfcgi-bin systemd"
 
 say() { printf 'setup: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }

@@ -3,7 +3,8 @@
  *
  *   isobox-fcgi [--conf FILE] [--workers N] [--check]
  *
- * Started with a listening socket on fd 0 (spawn-fcgi, systemd), it is a
+ * Started with a listening socket on fd 0 (spawn-fcgi), or handed one by
+ * systemd socket activation (LISTEN_FDS, moved to fd 0 here), it is a
  * FastCGI pool: a master and N workers (--workers 0: this process serves
  * alone). Started as a plain CGI program, it answers the one request in its
  * environment. --check loads the settings and the registry, and exits.
@@ -42,6 +43,25 @@ static void drop_privileges(void)
 		die("capabilities remain after dropping them");
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		die("cannot set no_new_privs: %s", strerror(errno));
+}
+
+/*
+ * systemd socket activation passes the listening socket as fd 3 with
+ * LISTEN_PID/LISTEN_FDS; libfcgi accepts on fd 0, as under spawn-fcgi.
+ */
+static void adopt_activated_socket(void)
+{
+	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+	if (!pid || !fds || atol(pid) != (long)getpid())
+		return;
+	if (strcmp(fds, "1"))
+		die("socket activation passed %s sockets; isobox takes exactly one", fds);
+	if (dup2(3, STDIN_FILENO) < 0)
+		die("cannot move the activated socket to fd 0: %s", strerror(errno));
+	close(3);
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_FDNAMES");
 }
 
 static void usage(void)
@@ -85,6 +105,7 @@ int main(int argc, char **argv)
 	}
 	drop_privileges();
 	umask(022);
+	adopt_activated_socket();
 
 	if (FCGX_IsCGI()) {
 		/* One request; no master will reap after us, so reap first. */
