@@ -120,9 +120,7 @@ cJSON *fault_to_json(const struct fault *f)
 	cJSON *err = cJSON_AddObjectToObject(body, "error");
 	cJSON_AddStringToObject(err, "code", f->code ? f->code : "internal");
 	/* Messages may quote what the client sent: keep the JSON valid UTF-8. */
-	char *msg = json_quote_bytes(f->message, strlen(f->message));
-	cJSON_AddRawToObject(err, "message", msg);
-	free(msg);
+	json_add_bytes(err, "message", f->message, strlen(f->message));
 	return body;
 }
 

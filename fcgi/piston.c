@@ -115,16 +115,9 @@ static cJSON *piston_phase(const struct sandbox_phase *p)
 	struct buf both = {0};
 	buf_append(&both, p->out.data, p->out.len);
 	buf_append(&both, p->err.data, p->err.len);
-	char *q;
-	q = json_quote_bytes(p->out.data ? p->out.data : "", p->out.len);
-	cJSON_AddRawToObject(o, "stdout", q);
-	free(q);
-	q = json_quote_bytes(p->err.data ? p->err.data : "", p->err.len);
-	cJSON_AddRawToObject(o, "stderr", q);
-	free(q);
-	q = json_quote_bytes(both.data, both.len);
-	cJSON_AddRawToObject(o, "output", q);
-	free(q);
+	json_add_bytes(o, "stdout", p->out.data, p->out.len);
+	json_add_bytes(o, "stderr", p->err.data, p->err.len);
+	json_add_bytes(o, "output", both.data, both.len);
 	buf_free(&both);
 	/* Piston reports a killed program as code null, signal "SIGKILL". */
 	bool killed = p->timed_out || p->oom_killed || p->truncated || p->exit_code == 137;

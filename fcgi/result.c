@@ -91,9 +91,9 @@ char *json_quote_bytes(const char *s, size_t n)
 	return b.data;
 }
 
-static void add_bytes(cJSON *o, const char *key, const struct buf *b)
+void json_add_bytes(cJSON *o, const char *key, const char *p, size_t n)
 {
-	char *q = json_quote_bytes(b->data ? b->data : "", b->len);
+	char *q = json_quote_bytes(p ? p : "", n);
 	cJSON_AddRawToObject(o, key, q);
 	free(q);
 }
@@ -112,8 +112,8 @@ cJSON *language_to_json(const struct language *l)
 cJSON *phase_to_json(const struct sandbox_phase *p)
 {
 	cJSON *o = cJSON_CreateObject();
-	add_bytes(o, "stdout", &p->out);
-	add_bytes(o, "stderr", &p->err);
+	json_add_bytes(o, "stdout", p->out.data, p->out.len);
+	json_add_bytes(o, "stderr", p->err.data, p->err.len);
 	cJSON_AddNumberToObject(o, "exitCode", p->exit_code);
 	cJSON_AddBoolToObject(o, "timedOut", p->timed_out);
 	cJSON_AddBoolToObject(o, "oomKilled", p->oom_killed);

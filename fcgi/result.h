@@ -16,6 +16,9 @@
 /* A JSON string literal, quotes included, for bytes p[0..n). Caller frees. */
 char *json_quote_bytes(const char *p, size_t n);
 
+/* Add key: p[0..n) to o as a JSON string, encoded as above. */
+void json_add_bytes(cJSON *o, const char *key, const char *p, size_t n);
+
 /* Is p[0..n) entirely valid UTF-8? */
 bool utf8_valid(const char *p, size_t n);
 /* How many bytes at the end of p[0..n) begin a UTF-8 sequence that the

@@ -47,9 +47,10 @@ bool version_matches(const char *pin, const char *full)
 	return n && !strncmp(pin, full, n) && (full[n] == '\0' || full[n] == '.');
 }
 
-static bool name_taken(const struct registry *r, const char *s)
+/* Is s a name or alias of one of the first `count` languages? */
+static bool name_taken(const struct registry *r, size_t count, const char *s)
 {
-	for (size_t i = 0; i < r->n; i++) {
+	for (size_t i = 0; i < count; i++) {
 		if (!strcasecmp(r->langs[i].name, s))
 			return true;
 		for (size_t j = 0; j < r->langs[i].aliases.n; j++)
@@ -75,7 +76,7 @@ static bool parse_language(const cJSON *o, const char *what, struct registry *r,
 		return false;
 	if (!valid_name(s))
 		return fail(f, 400, "invalid_value", "%s \"%.40s\" must be 1-32 of [a-z0-9+#._-]", name, s);
-	if (name_taken(r, s))
+	if (name_taken(r, r->n, s))
 		return fail(f, 400, "invalid_value", "%s \"%s\" is already used", name, s);
 	l->name = xstrdup(s);
 	/* From here on, l is part of r, so registry_free releases it on failure. */
@@ -89,10 +90,8 @@ static bool parse_language(const cJSON *o, const char *what, struct registry *r,
 		const char *a = l->aliases.v[i];
 		if (!valid_name(a))
 			return fail(f, 400, "invalid_value", "%s: bad alias \"%.40s\"", name, a);
-		/* Compare with every other language, and with this one's own. */
-		r->n--;
-		bool taken = name_taken(r, a) || !strcasecmp(a, l->name);
-		r->n++;
+		/* Compare with the languages before this one, and with its own. */
+		bool taken = name_taken(r, r->n - 1, a) || !strcasecmp(a, l->name);
 		for (size_t j = 0; j < i; j++)
 			taken = taken || !strcasecmp(a, l->aliases.v[j]);
 		if (taken)

@@ -195,8 +195,6 @@ static const char *docker_reason(struct run *r)
 static bool start_failed(struct run *r, struct fault *f)
 {
 	const char *why = docker_reason(r);
-	if (r->stopping)
-		return fail(f, 503, "worker_stopping", "the worker is shutting down; retry");
 	if (strstr(why, "No such image"))
 		return fail(f, 503, "image_missing",
 			    "the pinned image for %s is not in docker: rebuild images (%.200s)",
@@ -260,12 +258,12 @@ bool sandbox_run(const struct conf *c, const struct sandbox_job *job,
 	close_fd_at(&r.in_fd);
 	subproc_wait(r.client, DOCKER_CMD_TIMEOUT_MS);
 	r.client = 0;
-	if (r.stage == STAGE_STARTING && !r.program_started) {
-		start_failed(&r, f);
-		goto out;
-	}
 	if (r.stopping) {
 		fail(f, 503, "worker_stopping", "the worker is shutting down; retry");
+		goto out;
+	}
+	if (r.stage == STAGE_STARTING && !r.program_started) {
+		start_failed(&r, f);
 		goto out;
 	}
 	if (!inspect(&r)) {
