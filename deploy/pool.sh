@@ -6,15 +6,17 @@
 #   deploy/pool.sh start|stop|restart|status
 #
 # Environment: PORT (8090), BIND (127.0.0.1), POOL (4 workers),
-# PREFIX (/opt/isobox, where `make install` put the binary and config).
+# PREFIX (/opt/isobox, where `make install` put the binary and config),
+# ISOBOX_RUN (/run/isobox) and ISOBOX_LOG (/var/log/isobox): a second
+# pool on the same host (a developer's copy) needs its own of all three.
 set -euo pipefail
 
 PORT=${PORT:-8090}
 BIND=${BIND:-127.0.0.1}
 POOL=${POOL:-4}
 PREFIX=${PREFIX:-/opt/isobox}
-RUN=/run/isobox
-LOG=/var/log/isobox
+RUN=${ISOBOX_RUN:-/run/isobox}
+LOG=${ISOBOX_LOG:-/var/log/isobox}
 SOCKET=$RUN/isobox.sock
 
 say() { printf 'pool: %s\n' "$*" >&2; }
@@ -75,7 +77,7 @@ start() {
 	if ! alive $RUN/caddy.pid caddy; then
 		install -d -m 0750 -o caddy -g caddy /var/lib/caddy
 		touch "$LOG/caddy-access.log" && chown caddy:caddy "$LOG/caddy-access.log"
-		ISOBOX_PORT=$PORT ISOBOX_BIND=$BIND ISOBOX_SOCKET=$SOCKET HOME=/var/lib/caddy \
+		ISOBOX_PORT=$PORT ISOBOX_BIND=$BIND ISOBOX_SOCKET=$SOCKET ISOBOX_LOG=$LOG HOME=/var/lib/caddy \
 			XDG_DATA_HOME=/var/lib/caddy XDG_CONFIG_HOME=/var/lib/caddy \
 			setsid setpriv --reuid=caddy --regid=caddy --init-groups -- \
 			caddy run --adapter caddyfile --config "$PREFIX/caddy/Caddyfile" \

@@ -27,7 +27,7 @@ BUILD_PACKAGES="gcc make pkg-config libfcgi-dev libcjson-dev libyaml-dev libcap-
 PACKAGES="$BUILD_PACKAGES docker.io runsc caddy spawn-fcgi debootstrap libfcgi-dev libcjson-dev
  libyaml-dev libcap-ng-dev pkg-config make gcc curl python3 python3-pytest
  iptables lighttpd procps clang libclang-rt-14-dev
- libfcgi-bin systemd"
+ libfcgi-bin systemd apache2 nginx-light chromium prometheus iproute2"
 
 say() { printf 'setup: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
@@ -45,7 +45,15 @@ install_packages() {
 	[ "$(id -u)" = 0 ] || die "missing packages:$missing (run as root to install them)"
 	say "installing:$missing"
 	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	# Packaged web servers must not start themselves on port 80 (the tests
+	# start each one on its own port): deny service starts while installing.
+	local policy=/usr/sbin/policy-rc.d own_policy=""
+	if [ ! -e $policy ]; then
+		printf '#!/bin/sh\nexit 101\n' >$policy && chmod 0755 $policy && own_policy=1
+	fi
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null ||
+		{ [ -z "$own_policy" ] || rm -f $policy; die "apt-get install failed"; }
+	[ -z "$own_policy" ] || rm -f $policy
 }
 
 # The fastest platform that really runs a sandbox here: systrap where this

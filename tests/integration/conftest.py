@@ -18,7 +18,8 @@ URL = os.environ.get("ISOBOX_URL", f"http://127.0.0.1:{os.environ.get('PORT', '8
 PREFIX = os.environ.get("PREFIX", "/opt/isobox")
 POOL = int(os.environ.get("POOL", "4"))
 WORK_DIR = "/var/lib/isobox/work"
-RUN_DIR = "/run/isobox"
+RUN_DIR = os.environ.get("ISOBOX_RUN", "/run/isobox")
+LOG_DIR = os.environ.get("ISOBOX_LOG", "/var/log/isobox")
 
 
 def request(method, path, body=None, headers=None, url=URL, timeout=60):

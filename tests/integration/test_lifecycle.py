@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import (POOL, PREFIX, containers, execute, pool_master, request, run_ok,
+from conftest import (LOG_DIR, POOL, PREFIX, containers, execute, pool_master, request, run_ok,
                       wait_until, work_dirs, workers)
 
 REGISTRY = os.path.join(PREFIX, "registry", "registry.yaml")
@@ -94,7 +94,7 @@ def test_broken_registry_is_reported_and_the_old_one_kept(restore):
         assert run_ok("print(5)")["stdout"] == "5\n"
     status, _, health = request("GET", "/healthz")
     assert status == 200 and "registry.yaml" in health.get("reloadError", ""), health
-    log = open("/var/log/isobox/isobox.log").read()
+    log = open(os.path.join(LOG_DIR, "isobox.log")).read()
     assert "reload failed, keeping the previous config" in log
 
 
