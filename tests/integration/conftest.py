@@ -16,6 +16,7 @@ import pytest
 
 URL = os.environ.get("ISOBOX_URL", f"http://127.0.0.1:{os.environ.get('PORT', '8090')}")
 PREFIX = os.environ.get("PREFIX", "/opt/isobox")
+INSTANCE = os.environ.get("ISOBOX_INSTANCE", "main")   # conf `instance:` of the pool under test
 POOL = int(os.environ.get("POOL", "4"))
 WORK_DIR = "/var/lib/isobox/work"
 RUN_DIR = os.environ.get("ISOBOX_RUN", "/run/isobox")
@@ -58,7 +59,7 @@ def run_ok(code, language="python", **extra):
     return result["run"]
 
 
-def containers(instance="main"):
+def containers(instance=INSTANCE):
     """IDs of isobox containers of an instance, running or not."""
     out = subprocess.run(
         ["docker", "ps", "-aq", "--filter", f"label=isobox.instance={instance}"],
@@ -66,7 +67,7 @@ def containers(instance="main"):
     return out.split()
 
 
-def work_dirs(instance="main"):
+def work_dirs(instance=INSTANCE):
     return [d for d in os.listdir(WORK_DIR) if d.startswith(instance + ".")]
 
 

@@ -6,7 +6,7 @@ import subprocess
 import threading
 import time
 
-from conftest import containers, execute, run_ok
+from conftest import INSTANCE, containers, execute, run_ok
 
 PROBE = r'''
 import ctypes, errno, json, os, socket
@@ -183,7 +183,7 @@ def test_worker_fds_do_not_reach_the_docker_client():
                 try:
                     cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
                     if len(cmd) > 1 and cmd[0].endswith(b"docker") and cmd[1] == b"run" \
-                            and any(a.startswith(b"--label=isobox.instance=main") for a in cmd):
+                            and any(a.startswith(b"--label=isobox.instance=" + INSTANCE.encode()) for a in cmd):
                         fds = sorted(int(fd) for fd in os.listdir(f"/proc/{pid}/fd"))
                         seen["fds"] = fds
                         links = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in fds[3:]]
