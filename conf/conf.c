@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <libgen.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -55,10 +56,104 @@ static bool get_limits(const cJSON *root, const char *key, struct limits *l, str
 	return true;
 }
 
+/* A Linux interface name: 1-15 of [A-Za-z0-9_.-]. */
+static bool valid_ifname(const char *s)
+{
+	size_t n = strlen(s);
+	if (n < 1 || n > 15)
+		return false;
+	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") == n;
+}
+
+/* An array of address ranges; hosts_only: each must be a single IPv4 host. */
+static bool get_cidrs(const cJSON *o, const char *key, bool hosts_only, struct cidr **out,
+		      size_t *n, struct fault *f)
+{
+	struct strv list = {0};
+	char name[64], why[160];
+	snprintf(name, sizeof name, "network.%s", key);
+	bool ok = json_strings(cJSON_GetObjectItemCaseSensitive(o, key), name, 256, &list, f);
+	*out = xcalloc(list.n + 1, sizeof **out);
+	for (size_t i = 0; ok && i < list.n; i++) {
+		if (!cidr_parse(list.v[i], &(*out)[i], why, sizeof why))
+			ok = fail(f, 400, "invalid_value", "%s: %s", name, why);
+		else if (hosts_only && ((*out)[i].family != AF_INET || (*out)[i].prefix != 32))
+			ok = fail(f, 400, "invalid_value", "%s: %s must be one IPv4 address", name, list.v[i]);
+		*n = i + 1;
+	}
+	strv_free(&list);
+	return ok;
+}
+
+/*
+ * The egress section. The firewall that deploy/setup.sh installs is made
+ * from it (sandbox/egress.c), so everything here is checked as strictly as
+ * a request: a rule that silently meant something else would open a hole.
+ */
+static bool get_network(const cJSON *root, struct conf_network *n, struct fault *f)
+{
+	static const char *const keys[] = {"enabled", "dockerNetwork", "bridge", "subnet", "runtime",
+		"stateDir", "dns", "deny", "denyTcpPorts", "outInterfaces", NULL};
+	const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "network"), *v;
+	const char *s;
+	char why[160];
+
+	if (!json_object(o, "network", f) || !json_known_keys(o, keys, "network", f) ||
+	    !json_bool(cJSON_GetObjectItemCaseSensitive(o, "enabled"), "network.enabled", &n->enabled, f))
+		return false;
+	if (!json_string(cJSON_GetObjectItemCaseSensitive(o, "dockerNetwork"), "network.dockerNetwork", &s, f))
+		return false;
+	if (!s[0] || strlen(s) > 64 || s[0] == '-' ||
+	    strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_.-") != strlen(s))
+		return fail(f, 400, "invalid_value", "network.dockerNetwork must be 1-64 of [a-z0-9_.-]");
+	n->docker_network = xstrdup(s);
+	if (!json_string(cJSON_GetObjectItemCaseSensitive(o, "bridge"), "network.bridge", &s, f))
+		return false;
+	if (!valid_ifname(s))
+		return fail(f, 400, "invalid_value", "network.bridge must be an interface name (1-15 of [A-Za-z0-9_.-])");
+	n->bridge = xstrdup(s);
+	if (!json_string(cJSON_GetObjectItemCaseSensitive(o, "subnet"), "network.subnet", &s, f))
+		return false;
+	if (!cidr_parse(s, &n->subnet, why, sizeof why))
+		return fail(f, 400, "invalid_value", "network.subnet: %s", why);
+	if (n->subnet.family != AF_INET || n->subnet.prefix < 8 || n->subnet.prefix > 29)
+		return fail(f, 400, "invalid_value", "network.subnet must be an IPv4 range from /8 to /29");
+	if (!json_string(cJSON_GetObjectItemCaseSensitive(o, "runtime"), "network.runtime", &s, f))
+		return false;
+	n->runtime = xstrdup(s);
+	if (!json_string(cJSON_GetObjectItemCaseSensitive(o, "stateDir"), "network.stateDir", &s, f))
+		return false;
+	if (s[0] != '/')
+		return fail(f, 400, "invalid_value", "network.stateDir must be an absolute path");
+	n->state_dir = xstrdup(s);
+	if (!get_cidrs(o, "dns", true, &n->dns, &n->n_dns, f) ||
+	    !get_cidrs(o, "deny", false, &n->deny, &n->n_deny, f))
+		return false;
+
+	v = cJSON_GetObjectItemCaseSensitive(o, "denyTcpPorts");
+	if (!cJSON_IsArray(v))
+		return fail(f, 400, "invalid_type", "network.denyTcpPorts must be an array of ports");
+	if ((size_t)cJSON_GetArraySize(v) > sizeof n->deny_tcp_ports / sizeof n->deny_tcp_ports[0])
+		return fail(f, 400, "too_many", "network.denyTcpPorts has more than 32 entries");
+	const cJSON *p;
+	cJSON_ArrayForEach(p, v)
+		if (!json_int(p, "network.denyTcpPorts[]", 1, 65535, &n->deny_tcp_ports[n->n_deny_tcp_ports++], f))
+			return false;
+
+	if (!json_strings(cJSON_GetObjectItemCaseSensitive(o, "outInterfaces"), "network.outInterfaces",
+			  16, &n->out_interfaces, f))
+		return false;
+	for (size_t i = 0; i < n->out_interfaces.n; i++)
+		if (!valid_ifname(n->out_interfaces.v[i]))
+			return fail(f, 400, "invalid_value", "network.outInterfaces: \"%.20s\" is not an interface name",
+				    n->out_interfaces.v[i]);
+	return true;
+}
+
 static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struct fault *f)
 {
 	static const char *const top[] = {"instance", "registry", "imagesLock", "workDir", "docker",
-		"runtime", "cgroupParent", "pool", "ceilings", "floors", "request", "sandbox", NULL};
+		"runtime", "cgroupParent", "pool", "ceilings", "floors", "request", "sandbox", "network", NULL};
 	static const char *const pool_keys[] = {"workers", NULL};
 	static const char *const request_keys[] = {"maxBodyBytes", "maxFiles", "maxFileBytes",
 		"maxPathBytes", "maxArgs", "maxArgBytes", "maxStdinBytes", NULL};
@@ -116,7 +211,7 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 	    !get_int(o, "sandbox", "pidsBackstop", 64, &c->sandbox.pids_backstop, f) ||
 	    !get_int(o, "sandbox", "startTimeoutMs", 1000, &c->sandbox.start_timeout_ms, f))
 		return false;
-	return true;
+	return get_network(root, &c->network, f);
 }
 
 bool conf_parse(const char *text, size_t len, const char *base_dir, struct conf *out,
@@ -173,5 +268,12 @@ void conf_free(struct conf *c)
 	free(c->docker);
 	free(c->runtime);
 	free(c->cgroup_parent);
+	free(c->network.docker_network);
+	free(c->network.bridge);
+	free(c->network.runtime);
+	free(c->network.state_dir);
+	free(c->network.dns);
+	free(c->network.deny);
+	strv_free(&c->network.out_interfaces);
 	*c = (struct conf){0};
 }

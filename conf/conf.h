@@ -9,6 +9,7 @@
 #define ISOBOX_CONF_H
 
 #include "base.h"
+#include "cidr.h"
 #include "limits.h"
 
 struct conf {
@@ -29,6 +30,21 @@ struct conf {
 	struct {
 		int64_t tmp_bytes, work_bytes, pids_backstop, start_timeout_ms;
 	} sandbox;
+	struct conf_network {
+		bool enabled;          /* may a request ask for "network": true? */
+		char *docker_network;  /* the egress bridge network's docker name */
+		char *bridge;          /* its Linux interface name */
+		struct cidr subnet;    /* its IPv4 subnet */
+		char *runtime;         /* runsc with a network stack */
+		char *state_dir;       /* what deploy/setup.sh installed (sandbox/egress.c) */
+		struct cidr *dns;      /* resolvers (IPv4 hosts); none: the host's */
+		size_t n_dns;
+		struct cidr *deny;     /* never forwarded to */
+		size_t n_deny;
+		int64_t deny_tcp_ports[32];
+		size_t n_deny_tcp_ports;
+		struct strv out_interfaces; /* empty: any */
+	} network;
 };
 
 bool conf_load(const char *path, struct conf *out, char *err, size_t errlen);

@@ -2,12 +2,16 @@
  * main.c: isobox-fcgi start-up.
  *
  *   isobox-fcgi [--conf FILE] [--workers N] [--check]
+ *   isobox-fcgi [--conf FILE] --egress plan|rules|resolv
  *
  * Started with a listening socket on fd 0 (spawn-fcgi), or handed one by
  * systemd socket activation (LISTEN_FDS, moved to fd 0 here), it is a
  * FastCGI pool: a master and N workers (--workers 0: this process serves
  * alone). Started as a plain CGI program, it answers the one request in its
  * environment. --check loads the settings and the registry, and exits.
+ * --egress prints what deploy/setup.sh --egress installs (see
+ * sandbox/egress.c): the network settings as shell-safe KEY=VALUE lines,
+ * the firewall as iptables-restore input, or the sandboxes' resolv.conf.
  *
  * Start-up errors exit; after start-up, nothing a request does can.
  */
@@ -15,6 +19,7 @@
 #include "worker.h"
 #include "../sandbox/sandbox.h"
 
+#include <arpa/inet.h>
 #include <cap-ng.h>
 #include <errno.h>
 #include <stdio.h>
@@ -66,8 +71,35 @@ static void adopt_activated_socket(void)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: isobox-fcgi [--conf FILE] [--workers N] [--check]\n");
+	fprintf(stderr, "usage: isobox-fcgi [--conf FILE] [--workers N] [--check]\n"
+			"       isobox-fcgi [--conf FILE] --egress plan|rules|resolv\n");
 	exit(2);
+}
+
+/* The values were checked by the conf loader: none needs shell quoting. */
+static int print_egress(const struct conf *c, const char *what)
+{
+	const struct conf_network *n = &c->network;
+	struct buf rules = {0}, resolv = {0};
+	char err[256], subnet[64], gateway[64];
+	if (!strcmp(what, "plan")) {
+		struct cidr gw = n->subnet;
+		gw.addr[3] |= 1; /* docker's gateway: the subnet's first address */
+		cidr_format(&n->subnet, subnet, sizeof subnet);
+		inet_ntop(AF_INET, gw.addr, gateway, sizeof gateway);
+		printf("enabled=%d\ndocker_network=%s\nbridge=%s\nsubnet=%s\ngateway=%s\n"
+		       "runtime=%s\nstate_dir=%s\n", n->enabled, n->docker_network, n->bridge,
+		       subnet, gateway, n->runtime, n->state_dir);
+		return 0;
+	}
+	if (strcmp(what, "rules") && strcmp(what, "resolv"))
+		usage();
+	if (!sandbox_egress_files(c, &rules, &resolv, err, sizeof err))
+		die("%s", err);
+	fputs(!strcmp(what, "rules") ? rules.data : resolv.data, stdout);
+	buf_free(&rules);
+	buf_free(&resolv);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -77,6 +109,7 @@ int main(int argc, char **argv)
 	const char *conf_path = env_conf && env_conf[0] ? env_conf : ISOBOX_DEFAULT_CONF;
 	long workers = -1;
 	bool check = false;
+	const char *egress = NULL;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--conf") && i + 1 < argc) {
@@ -88,6 +121,8 @@ int main(int argc, char **argv)
 				usage();
 		} else if (!strcmp(argv[i], "--check")) {
 			check = true;
+		} else if (!strcmp(argv[i], "--egress") && i + 1 < argc) {
+			egress = argv[++i];
 		} else {
 			usage();
 		}
@@ -101,6 +136,10 @@ int main(int argc, char **argv)
 	int status = 0;
 	if (check) {
 		printf("ok: %s, %zu languages\n", conf_path, w.reg.n);
+		goto out;
+	}
+	if (egress) {
+		status = print_egress(&w.conf, egress);
 		goto out;
 	}
 	drop_privileges();

@@ -178,9 +178,11 @@ bool request_parse_execute(struct request *rq, const struct conf *c, const struc
 	if ((v = cJSON_GetObjectItemCaseSensitive(root, "network")) && !cJSON_IsNull(v) &&
 	    !json_bool(v, "network", &rq->network, f))
 		return false;
-	/* Firewalled egress is a later feature; until then, no network ever. */
-	if (rq->network)
+	/* Off unless asked; asking works only where the operator allows it
+	 * (the firewall itself is checked when the run starts). */
+	if (rq->network && !c->network.enabled)
 		return fail(f, 403, "network_disabled",
-			    "network access is not available on this server; omit \"network\" or set it to false");
+			    "network access is turned off on this server; omit \"network\" or set it to false");
+	rq->job.network = rq->network;
 	return true;
 }

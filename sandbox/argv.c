@@ -101,8 +101,17 @@ void sandbox_docker_argv(const struct conf *c, const struct sandbox_job *job,
 	strv_pushf(a, "--name=%s", container);
 	strv_pushf(a, "--label=isobox.instance=%s", c->instance);
 	strv_pushf(a, "--label=isobox.owner=%s", owner);
-	strv_pushf(a, "--runtime=%s", c->runtime);
-	strv_push(a, "--network=none");
+	if (job->network) {
+		/* Egress: the firewalled bridge, a runsc with a network stack, and
+		 * the resolvers that the firewall lets through (egress.c). */
+		strv_pushf(a, "--runtime=%s", c->network.runtime);
+		strv_pushf(a, "--network=%s", c->network.docker_network);
+		strv_pushf(a, "--mount=type=bind,src=%s/resolv.conf,dst=/etc/resolv.conf,readonly",
+			   c->network.state_dir);
+	} else {
+		strv_pushf(a, "--runtime=%s", c->runtime);
+		strv_push(a, "--network=none");
+	}
 	strv_push(a, "--read-only");
 	strv_push(a, "--user=65534:65534");
 	strv_push(a, "--cap-drop=ALL");

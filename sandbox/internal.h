@@ -34,6 +34,21 @@ bool workdir_create(const struct conf *c, const struct sandbox_job *job, char **
 /* Remove a tree the worker made (no symlink is ever followed). */
 void workdir_remove(const char *path);
 
+/*
+ * Egress firewall parts (egress.c), separate so that unit tests can give
+ * them any host. Host networks: each IPv4 address (/32) and its subnet,
+ * minus what the deny list or another entry already covers, sorted.
+ * Resolvers: conf's, else the host's non-loopback ones. *out is the
+ * caller's to free.
+ */
+bool egress_host_nets(const struct conf_network *n, struct cidr **out, size_t *count,
+		      char *err, size_t errlen);
+bool egress_resolvers(const struct conf_network *n, struct cidr **out, size_t *count,
+		      char *err, size_t errlen);
+void egress_rules(const struct conf_network *n, const struct cidr *host, size_t n_host,
+		  const struct cidr *dns, size_t n_dns, struct buf *out);
+void egress_resolv_conf(const struct cidr *dns, size_t n_dns, struct buf *out);
+
 /* Where the run is, as told by the entry script on stderr (argv.c). */
 enum stage {
 	STAGE_STARTING,  /* stderr is docker's own, until the first RS */

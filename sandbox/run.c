@@ -237,6 +237,9 @@ bool sandbox_run(const struct conf *c, const struct sandbox_job *job,
 	if (!job->lang->image_id)
 		return fail(f, 503, "image_not_built",
 			    "no image is built for %s yet: run deploy/images/build.sh", job->lang->name);
+	char mode[16];
+	if (job->network && !sandbox_egress_ready(c, mode, sizeof mode, f))
+		return false;
 	if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd)
 		rnd = (uint32_t)now_ms();
 	if (!workdir_create(c, job, &r.dir, f))

@@ -36,6 +36,7 @@ struct sandbox_job {
 	char *const *args; /* n_args strings */
 	size_t n_args;
 	struct limits limits; /* already merged and clamped */
+	bool network;         /* firewalled egress (conf network.enabled checked) */
 };
 
 /* What one phase (compile or run) produced. Owns its buffers. */
@@ -89,6 +90,20 @@ bool sandbox_valid_path(const char *name, size_t max_len, struct fault *f);
 void sandbox_docker_argv(const struct conf *c, const struct sandbox_job *job,
 			 const char *container, const char *owner, const char *src_dir,
 			 struct strv *argv);
+
+/*
+ * Egress (egress.c). The firewall rules (iptables-restore text) and the
+ * sandboxes' resolv.conf made from c->network and the host's interfaces;
+ * resolv may be NULL. Both bufs are the caller's.
+ */
+bool sandbox_egress_files(const struct conf *c, struct buf *rules, struct buf *resolv,
+			  char *err, size_t errlen);
+/*
+ * Is the installed firewall exactly the one c asks for, installed since
+ * the last boot? Then true with mode ("host" or "sandbox": gVisor's network
+ * stack in use); else 503 network_unavailable. Checked before every egress run.
+ */
+bool sandbox_egress_ready(const struct conf *c, char *mode, size_t mode_len, struct fault *f);
 
 /* "PID.STARTTIME": who owns a container or work dir; unique across pid reuse. */
 const char *sandbox_owner_id(void);

@@ -119,8 +119,16 @@ void test_request(void)
 	refused("{\"language\":\"python\",\"code\":\"1\",\"stdin\":5}", 400, "invalid_type", "stdin number");
 	refused("{\"language\":\"python\",\"code\":\"1\",\"network\":\"yes\"}", 400, "invalid_type",
 		"network string");
+	ok(parse(&rq, "{\"language\":\"python\",\"code\":\"1\",\"network\":true}") && rq.job.network,
+	   "request: network true reaches the job when the conf allows egress");
+	request_free(&rq);
+	ok(parse(&rq, "{\"language\":\"python\",\"code\":\"1\"}") && !rq.job.network,
+	   "request: no network unless asked");
+	request_free(&rq);
+	conf.network.enabled = false;
 	refused("{\"language\":\"python\",\"code\":\"1\",\"network\":true}", 403, "network_disabled",
-		"network true");
+		"network true with network.enabled false");
+	conf.network.enabled = true;
 	refused("{\"language\":\"cobol\",\"code\":\"1\"}", 404, "unknown_language", "unknown language");
 	refused("{\"language\":\"python\",\"version\":\"2.7\",\"code\":\"1\"}", 404, "unknown_version",
 		"unknown version");

@@ -1,0 +1,242 @@
+/*
+ * egress.c: the firewall for runs with "network": true, made from conf.
+ *
+ * One function writes the rules (egress_rules, pure) from three inputs: the
+ * conf's network section, the host's own IPv4 networks, and the resolvers.
+ * deploy/setup.sh --egress installs what `isobox-fcgi --egress-rules`
+ * prints and records it, with the boot it was installed in, in stateDir.
+ * Before each egress run the worker builds the same text again and compares:
+ * a conf edit, a new host interface or a reboot (which loses the kernel's
+ * rules) all make it refuse with 503 until set-up has run again. Fail
+ * closed: the worker cannot read iptables (it is not root), so it trusts
+ * only a record that must match exactly.
+ *
+ * Rules are REJECT with icmp-admin-prohibited, so a blocked connect fails
+ * at once with EHOSTUNREACH, which tests tell apart from a refused port.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+static const char reject[] = "-j REJECT --reject-with icmp-admin-prohibited";
+
+/* Is a inside b (same family, b's prefix no longer, b contains a)? */
+static bool covered(const struct cidr *a, const struct cidr *b)
+{
+	return a->family == b->family && b->prefix <= a->prefix && cidr_contains(b, a->family, a->addr);
+}
+
+static bool covered_by_any(const struct cidr *a, const struct cidr *list, size_t n, size_t skip)
+{
+	for (size_t i = 0; i < n; i++)
+		if (i != skip && covered(a, &list[i]) &&
+		    !(covered(&list[i], a) && i > skip)) /* of two equal entries, keep the first */
+			return true;
+	return false;
+}
+
+static int cidr_order(const void *pa, const void *pb)
+{
+	const struct cidr *a = pa, *b = pb;
+	int c = memcmp(a->addr, b->addr, 4);
+	return c ? c : a->prefix - b->prefix;
+}
+
+bool egress_host_nets(const struct conf_network *n, struct cidr **out, size_t *count,
+		      char *err, size_t errlen)
+{
+	struct ifaddrs *ifs, *i;
+	if (getifaddrs(&ifs) < 0) {
+		snprintf(err, errlen, "getifaddrs: %m");
+		return false;
+	}
+	size_t cap = 0, k = 0;
+	struct cidr *all = NULL;
+	for (i = ifs; i; i = i->ifa_next) {
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !i->ifa_netmask)
+			continue;
+		const struct in_addr *a = &((struct sockaddr_in *)i->ifa_addr)->sin_addr;
+		uint32_t mask = ntohl(((struct sockaddr_in *)i->ifa_netmask)->sin_addr.s_addr);
+		int prefix = __builtin_popcount(mask);
+		if (k + 2 > cap)
+			all = xrealloc(all, (cap = cap * 2 + 8) * sizeof *all);
+		all[k++] = cidr_network(AF_INET, a, 32);      /* the host itself */
+		all[k++] = cidr_network(AF_INET, a, prefix);  /* its neighbours */
+	}
+	freeifaddrs(ifs);
+	/* Keep only what the conf's deny list and the other entries leave open,
+	 * sorted, so that the text is the same whatever order the kernel gives. */
+	*out = xcalloc(k + 1, sizeof **out);
+	*count = 0;
+	for (size_t j = 0; j < k; j++) {
+		bool dup = covered_by_any(&all[j], n->deny, n->n_deny, (size_t)-1) ||
+			   covered_by_any(&all[j], all, k, j);
+		if (!dup)
+			(*out)[(*count)++] = all[j];
+	}
+	free(all);
+	qsort(*out, *count, sizeof **out, cidr_order);
+	return true;
+}
+
+bool egress_resolvers(const struct conf_network *n, struct cidr **out, size_t *count,
+		      char *err, size_t errlen)
+{
+	*out = xcalloc(n->n_dns + 4, sizeof **out);
+	*count = 0;
+	if (n->n_dns) {
+		memcpy(*out, n->dns, n->n_dns * sizeof **out);
+		*count = n->n_dns;
+		return true;
+	}
+	/* The host's resolvers; loopback ones (a local stub) are not reachable
+	 * from the bridge, so a host with only those needs network.dns. */
+	struct buf text = {0};
+	if (!read_file("/etc/resolv.conf", 1 << 16, &text, err, errlen))
+		return false;
+	char *save = NULL;
+	for (char *line = strtok_r(text.data, "\n", &save); line && *count < 3;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char word[16], addr[64], why[8];
+		struct cidr c;
+		if (sscanf(line, " %15s %63s", word, addr) != 2 || strcmp(word, "nameserver"))
+			continue;
+		if (cidr_parse(addr, &c, why, sizeof why) && c.family == AF_INET && c.addr[0] != 127)
+			(*out)[(*count)++] = c;
+	}
+	buf_free(&text);
+	return true;
+}
+
+static bool is_host_address(const struct cidr *a, const struct cidr *host, size_t n_host)
+{
+	for (size_t i = 0; i < n_host; i++)
+		if (host[i].prefix == 32 && !memcmp(host[i].addr, a->addr, 4))
+			return true;
+	return false;
+}
+
+void egress_rules(const struct conf_network *n, const struct cidr *host, size_t n_host,
+		  const struct cidr *dns, size_t n_dns, struct buf *out)
+{
+	char a[64];
+	buf_printf(out, "# isobox egress firewall for bridge %s (isobox-fcgi --egress-rules)\n", n->bridge);
+	buf_printf(out, "*filter\n:ISOBOX-EGRESS - [0:0]\n:ISOBOX-EGRESS-IN - [0:0]\n");
+	/* Forwarded from the bridge: resolvers first (port 53 only), then the
+	 * deny list, the host's networks and the mail ports. */
+	for (size_t i = 0; i < n_dns; i++) {
+		cidr_format(&dns[i], a, sizeof a);
+		buf_printf(out, "-A ISOBOX-EGRESS -d %s -p udp --dport 53 -j RETURN\n", a);
+		buf_printf(out, "-A ISOBOX-EGRESS -d %s -p tcp --dport 53 -j RETURN\n", a);
+	}
+	for (size_t i = 0; i < n->n_deny; i++)
+		if (n->deny[i].family == AF_INET)
+			buf_printf(out, "-A ISOBOX-EGRESS -d %s %s\n", cidr_format(&n->deny[i], a, sizeof a), reject);
+	for (size_t i = 0; i < n_host; i++)
+		buf_printf(out, "-A ISOBOX-EGRESS -d %s %s\n", cidr_format(&host[i], a, sizeof a), reject);
+	for (size_t i = 0; i < n->n_deny_tcp_ports; i++)
+		buf_printf(out, "-A ISOBOX-EGRESS -p tcp --dport %lld %s\n",
+			   (long long)n->deny_tcp_ports[i], reject);
+	if (n->out_interfaces.n) {
+		for (size_t i = 0; i < n->out_interfaces.n; i++)
+			buf_printf(out, "-A ISOBOX-EGRESS -o %s -j RETURN\n", n->out_interfaces.v[i]);
+		buf_printf(out, "-A ISOBOX-EGRESS %s\n", reject);
+	}
+	buf_printf(out, "-A ISOBOX-EGRESS -j RETURN\n");
+	/* To the host itself: nothing, but a resolver that is one of its own. */
+	for (size_t i = 0; i < n_dns; i++)
+		if (is_host_address(&dns[i], host, n_host) || dns[i].addr[0] == 127 ||
+		    cidr_contains(&n->subnet, AF_INET, dns[i].addr)) {
+			cidr_format(&dns[i], a, sizeof a);
+			buf_printf(out, "-A ISOBOX-EGRESS-IN -d %s -p udp --dport 53 -j ACCEPT\n", a);
+			buf_printf(out, "-A ISOBOX-EGRESS-IN -d %s -p tcp --dport 53 -j ACCEPT\n", a);
+		}
+	buf_printf(out, "-A ISOBOX-EGRESS-IN %s\nCOMMIT\n", reject);
+}
+
+void egress_resolv_conf(const struct cidr *dns, size_t n_dns, struct buf *out)
+{
+	char a[64];
+	buf_printf(out, "# written by deploy/setup.sh --egress (isobox-fcgi --egress-resolv)\n");
+	for (size_t i = 0; i < n_dns && i < 3; i++) {
+		inet_ntop(AF_INET, dns[i].addr, a, sizeof a);
+		buf_printf(out, "nameserver %s\n", a);
+	}
+	buf_printf(out, "options timeout:2 attempts:2\n");
+}
+
+bool sandbox_egress_files(const struct conf *c, struct buf *rules, struct buf *resolv,
+			  char *err, size_t errlen)
+{
+	struct cidr *host = NULL, *dns = NULL;
+	size_t n_host = 0, n_dns = 0;
+	bool ok = egress_host_nets(&c->network, &host, &n_host, err, errlen) &&
+		  egress_resolvers(&c->network, &dns, &n_dns, err, errlen);
+	if (ok) {
+		egress_rules(&c->network, host, n_host, dns, n_dns, rules);
+		if (resolv)
+			egress_resolv_conf(dns, n_dns, resolv);
+	}
+	free(host);
+	free(dns);
+	return ok;
+}
+
+/* The contents of stateDir/name, trailing newline removed; NULL if unreadable. */
+static char *state_file(const struct conf *c, const char *name, struct buf *b)
+{
+	char err[256];
+	autofree char *path = xasprintf("%s/%s", c->network.state_dir, name);
+	if (!read_file(path, 1 << 20, b, err, sizeof err))
+		return NULL;
+	while (b->len && b->data[b->len - 1] == '\n')
+		b->data[--b->len] = '\0';
+	return b->data;
+}
+
+bool sandbox_egress_ready(const struct conf *c, char *mode, size_t mode_len, struct fault *f)
+{
+	struct buf want = {0}, have = {0}, boot = {0}, now = {0}, m = {0};
+	char err[256];
+	bool ok = false;
+	snprintf(mode, mode_len, "none");
+	if (!sandbox_egress_files(c, &want, NULL, err, sizeof err)) {
+		fail(f, 503, "network_unavailable", "egress firewall: %s", err);
+		goto out;
+	}
+	if (!state_file(c, "rules.v4", &have) || !state_file(c, "boot", &boot) ||
+	    !state_file(c, "mode", &m)) {
+		fail(f, 503, "network_unavailable",
+		     "the egress firewall is not installed: run deploy/setup.sh --egress");
+		goto out;
+	}
+	if (!read_file("/proc/sys/kernel/random/boot_id", 64, &now, err, sizeof err) ||
+	    strncmp(now.data, boot.data, boot.len) || boot.len < 32) {
+		fail(f, 503, "network_unavailable",
+		     "the egress firewall was installed before the last boot: run deploy/setup.sh --egress");
+		goto out;
+	}
+	while (want.len && want.data[want.len - 1] == '\n')
+		want.data[--want.len] = '\0';
+	if (want.len != have.len || memcmp(want.data, have.data, want.len)) {
+		fail(f, 503, "network_unavailable",
+		     "the egress firewall does not match the settings or the host's interfaces: "
+		     "run deploy/setup.sh --egress");
+		goto out;
+	}
+	snprintf(mode, mode_len, "%s", m.data);
+	ok = true;
+out:
+	buf_free(&want);
+	buf_free(&have);
+	buf_free(&boot);
+	buf_free(&now);
+	buf_free(&m);
+	return ok;
+}
