@@ -4,6 +4,7 @@
 #   make run        set up the host, build images, start the pool behind Caddy
 #   make test       the same set-up, then every test
 #   make stop       stop what `make run` started
+#   make egress     (re)install the egress firewall from the installed conf
 #   make unit       unit tests only (no docker)
 #   make asan       unit tests under ASan + UBSan
 #   make fuzz       libFuzzer on the parsers, FUZZ_SECONDS each (default 60)
@@ -35,7 +36,7 @@ FUZZ_CFLAGS  := -std=c11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,
 
 export PORT POOL PREFIX
 
-.PHONY: all deps unit asan asan-test fuzz setup images install start run stop test clean
+.PHONY: all deps unit asan asan-test fuzz setup images install egress start run stop test clean
 
 all: bin/isobox-fcgi
 
@@ -100,10 +101,14 @@ install: bin/isobox-fcgi
 	install -m 0644 registry/registry.yaml $(PREFIX)/registry/registry.yaml
 	install -m 0644 deploy/caddy/Caddyfile $(PREFIX)/caddy/Caddyfile
 
+# The egress network and firewall, from the installed conf (deploy/egress.sh).
+egress: install
+	bash deploy/egress.sh install
+
 start:
 	bash deploy/pool.sh restart
 
-run: setup images install start
+run: setup images install egress start
 	@echo "isobox is serving on http://127.0.0.1:$(PORT)"
 
 stop:

@@ -109,6 +109,20 @@ cJSON *language_to_json(const struct language *l)
 	return r;
 }
 
+cJSON *network_to_json(const struct conf *c)
+{
+	cJSON *o = cJSON_CreateObject();
+	struct fault f = {0};
+	char mode[16] = "none";
+	bool ready = c->network.enabled && sandbox_egress_ready(c, mode, sizeof mode, &f);
+	cJSON_AddBoolToObject(o, "enabled", c->network.enabled);
+	cJSON_AddBoolToObject(o, "available", ready);
+	cJSON_AddStringToObject(o, "mode", mode);
+	if (c->network.enabled && !ready)
+		cJSON_AddStringToObject(o, "reason", f.message);
+	return o;
+}
+
 cJSON *phase_to_json(const struct sandbox_phase *p)
 {
 	cJSON *o = cJSON_CreateObject();

@@ -28,6 +28,14 @@ size_t utf8_incomplete_tail(const char *p, size_t n);
 /* {"language", "version", "aliases"}: a runtime, as /runtimes lists it. */
 cJSON *language_to_json(const struct language *l);
 
+/*
+ * {"enabled", "available", "mode", "reason"}: may a request ask for
+ * "network": true here, does the installed firewall match (checked now),
+ * and which gVisor network stack egress runs use ("host": the host
+ * kernel's, in the container's own namespace; "sandbox": gVisor's own).
+ */
+cJSON *network_to_json(const struct conf *c);
+
 /* One phase: {"stdout", "stderr", "exitCode", "timedOut", ...} */
 cJSON *phase_to_json(const struct sandbox_phase *p);
 

@@ -75,6 +75,7 @@ static void runtimes(struct worker *w, struct request *rq)
 		cJSON_AddItemToArray(list, r);
 	}
 	cJSON_AddItemToObject(o, "ceilings", limits_to_json(&w->conf.ceilings));
+	cJSON_AddItemToObject(o, "network", network_to_json(&w->conf));
 	http_send_json(&rq->io, 200, "", o);
 	cJSON_Delete(o);
 }

@@ -149,7 +149,9 @@ void egress_rules(const struct conf_network *n, const struct cidr *host, size_t 
 		buf_printf(out, "-A ISOBOX-EGRESS %s\n", reject);
 	}
 	buf_printf(out, "-A ISOBOX-EGRESS -j RETURN\n");
-	/* To the host itself: nothing, but a resolver that is one of its own. */
+	/* To the host itself: nothing new (answers to the host's own
+	 * connections pass), but a resolver that is one of its own. */
+	buf_printf(out, "-A ISOBOX-EGRESS-IN -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT\n");
 	for (size_t i = 0; i < n_dns; i++)
 		if (is_host_address(&dns[i], host, n_host) || dns[i].addr[0] == 127 ||
 		    cidr_contains(&n->subnet, AF_INET, dns[i].addr)) {
@@ -213,13 +215,13 @@ bool sandbox_egress_ready(const struct conf *c, char *mode, size_t mode_len, str
 	if (!state_file(c, "rules.v4", &have) || !state_file(c, "boot", &boot) ||
 	    !state_file(c, "mode", &m)) {
 		fail(f, 503, "network_unavailable",
-		     "the egress firewall is not installed: run deploy/setup.sh --egress");
+		     "the egress firewall is not installed: run deploy/egress.sh install");
 		goto out;
 	}
 	if (!read_file("/proc/sys/kernel/random/boot_id", 64, &now, err, sizeof err) ||
 	    strncmp(now.data, boot.data, boot.len) || boot.len < 32) {
 		fail(f, 503, "network_unavailable",
-		     "the egress firewall was installed before the last boot: run deploy/setup.sh --egress");
+		     "the egress firewall was installed before the last boot: run deploy/egress.sh install");
 		goto out;
 	}
 	while (want.len && want.data[want.len - 1] == '\n')
@@ -227,7 +229,7 @@ bool sandbox_egress_ready(const struct conf *c, char *mode, size_t mode_len, str
 	if (want.len != have.len || memcmp(want.data, have.data, want.len)) {
 		fail(f, 503, "network_unavailable",
 		     "the egress firewall does not match the settings or the host's interfaces: "
-		     "run deploy/setup.sh --egress");
+		     "run deploy/egress.sh install");
 		goto out;
 	}
 	snprintf(mode, mode_len, "%s", m.data);

@@ -1,0 +1,343 @@
+"""Opt-in egress ("network": true): the firewall verified, not asserted.
+
+Every address probed here belongs to a test host that this module makes in
+a network namespace on this machine, with a listener on the probed port, so
+that no packet leaves the host even if a rule were wrong, and a failed
+connect proves the firewall, not an empty port. Each block is shown to be
+the firewall's doing twice: the sandbox's connect fails with EHOSTUNREACH
+(the firewall's icmp-admin-prohibited; an empty port would say ECONNREFUSED)
+and the same connect from the host side succeeds.
+
+The module points the installed conf's resolvers at a test DNS server,
+reinstalls the firewall (deploy/egress.sh) and puts everything back after.
+"""
+import errno
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+
+from conftest import PREFIX, execute, pool_master, request, run_ok, wait_until
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+CONF = os.path.join(PREFIX, "conf", "isobox.yaml")
+EGRESS = ["bash", os.path.join(REPO, "deploy", "egress.sh")]
+ENV = dict(os.environ, PREFIX=PREFIX)
+
+PUBLIC = "198.51.100.10"       # the "public internet" host
+PUBLIC6 = "2001:db8:100::10"
+DNS = "198.51.100.53"
+SMTP_PROBE = "198.51.100.25"   # deploy/egress.sh check's SMTP probe
+BLOCKED = ["169.254.169.254", "10.0.0.1", "172.16.0.1", "192.168.0.1", "100.64.0.1"]
+HOST_PORT = 18099
+NAMES = {"public.isobox.test": PUBLIC, "meta.isobox.test": "169.254.169.254",
+         "private.isobox.test": "10.0.0.1"}
+EHOSTUNREACH = errno.EHOSTUNREACH
+
+
+def sh(*argv, check=True):
+    return subprocess.run(argv, check=check, capture_output=True, text=True)
+
+
+def gateway():
+    out = sh(PREFIX + "/bin/isobox-fcgi", "--conf", CONF, "--egress", "plan").stdout
+    return re.search(r"^gateway=(\S+)$", out, re.M).group(1)
+
+
+def uplink_address():
+    """The host's own address on its main interface (not one we made)."""
+    out = sh("ip", "-4", "-o", "addr", "show", "scope", "global").stdout
+    for line in out.splitlines():
+        dev, addr = line.split()[1], line.split()[3].split("/")[0]
+        if not dev.startswith(("isob-", "docker", "isobox", "br-", "veth")):
+            return addr
+    pytest.fail("no uplink address found:\n" + out)
+
+
+def start_server(netns, *args):
+    """Start netns_server.py (in netns, or on the host if None); wait for it."""
+    argv = ["/usr/bin/python3", os.path.join(HERE, "netns_server.py"), *args]
+    if netns:
+        argv = ["ip", "netns", "exec", netns] + argv
+    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    line = p.stdout.readline()
+    assert line.strip() == "ready", f"{argv}: {line!r}"
+    return p
+
+
+def remove_hosts():
+    for ns in ("isob-pub", "isob-priv"):
+        sh("ip", "netns", "del", ns, check=False)   # takes its veth pair along
+
+
+def make_hosts():
+    remove_hosts()
+    # The public host: 198.51.100.0/24 (TEST-NET-2) and a v6 address.
+    sh("ip", "netns", "add", "isob-pub")
+    sh("ip", "link", "add", "isob-pub-h", "type", "veth", "peer", "name", "isob-pub-n")
+    sh("ip", "link", "set", "isob-pub-n", "netns", "isob-pub")
+    sh("ip", "addr", "add", "198.51.100.1/32", "dev", "isob-pub-h")
+    sh("ip", "link", "set", "isob-pub-h", "up")
+    sh("ip", "route", "add", "198.51.100.0/24", "dev", "isob-pub-h")
+    for a in (PUBLIC, DNS, SMTP_PROBE):
+        sh("ip", "-n", "isob-pub", "addr", "add", a + "/24", "dev", "isob-pub-n")
+    sh("ip", "-n", "isob-pub", "addr", "add", PUBLIC6 + "/64", "dev", "isob-pub-n", "nodad")
+    sh("ip", "-n", "isob-pub", "link", "set", "lo", "up")
+    sh("ip", "-n", "isob-pub", "link", "set", "isob-pub-n", "up")
+    sh("ip", "-n", "isob-pub", "route", "add", "default", "dev", "isob-pub-n")
+    sh("ip", "addr", "add", "2001:db8:100::1/64", "dev", "isob-pub-h", "nodad")
+    # The private host: one address in each range that must stay closed.
+    sh("ip", "netns", "add", "isob-priv")
+    sh("ip", "link", "add", "isob-priv-h", "type", "veth", "peer", "name", "isob-priv-n")
+    sh("ip", "link", "set", "isob-priv-n", "netns", "isob-priv")
+    sh("ip", "addr", "add", "198.51.100.2/32", "dev", "isob-priv-h")
+    sh("ip", "link", "set", "isob-priv-h", "up")
+    for a in BLOCKED:
+        sh("ip", "-n", "isob-priv", "addr", "add", a + "/32", "dev", "isob-priv-n")
+        sh("ip", "route", "add", a + "/32", "dev", "isob-priv-h")
+    sh("ip", "-n", "isob-priv", "link", "set", "lo", "up")
+    sh("ip", "-n", "isob-priv", "link", "set", "isob-priv-n", "up")
+    sh("ip", "-n", "isob-priv", "route", "add", "default", "dev", "isob-priv-n")
+
+
+def egress_install():
+    r = subprocess.run(EGRESS + ["install"], env=ENV, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def reload_pool():
+    os.kill(pool_master(), signal.SIGHUP)
+    time.sleep(0.5)
+
+
+def network_state():
+    return request("GET", "/runtimes")[2]["network"]
+
+
+@pytest.fixture(scope="module")
+def hosts(tmp_path_factory):
+    saved = tmp_path_factory.mktemp("egress") / "isobox.yaml"
+    shutil.copy2(CONF, saved)
+    servers = []
+    state = {}
+    try:
+        make_hosts()
+        # The host's interfaces changed: egress must refuse until reinstalled.
+        state["before_install"] = execute({"language": "python", "code": "print(1)",
+                                           "network": True})
+        text = open(CONF).read()
+        assert "\n  dns: []\n" in text
+        with open(CONF, "w") as f:
+            f.write(text.replace("\n  dns: []\n", f"\n  dns: [{DNS}]\n"))
+        egress_install()
+        reload_pool()
+        assert wait_until(lambda: network_state()["available"], 10), network_state()
+        gw, up = gateway(), uplink_address()
+        dns_args = [a for name, ip in NAMES.items() for a in ("--dns", f"{name}={ip}")]
+        # One socket per address: a UDP answer must come from the address asked.
+        servers.append(start_server("isob-pub", "--addr", PUBLIC, "--addr", DNS, "--addr", SMTP_PROBE,
+                                    "--tcp", "25", "--tcp", "465", "--tcp", "587", "--http", "80",
+                                    *dns_args))
+        servers.append(start_server("isob-pub", "--addr", PUBLIC6, "--http", "80"))
+        servers.append(start_server("isob-priv", "--http", "80"))
+        servers.append(start_server(None, "--addr", gw, "--addr", up, "--addr", "198.51.100.1",
+                                    "--tcp", "53", "--tcp", str(HOST_PORT)))
+        state.update(gateway=gw, uplink=up)
+        yield state
+    finally:
+        for p in servers:
+            p.kill()
+            p.wait()
+        remove_hosts()
+        shutil.copy2(saved, CONF)
+        egress_install()
+        reload_pool()
+        assert wait_until(lambda: network_state()["available"], 10), network_state()
+
+
+PROBE = r'''
+import socket, sys
+family = socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET
+s = socket.socket(family)
+s.settimeout(5)
+try:
+    s.connect((sys.argv[1], int(sys.argv[2])))
+    if sys.argv[2] == "80":
+        s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+    print("connected", s.recv(64).decode(errors="replace").split("\n")[0])
+except socket.timeout:
+    print("error timeout")
+except OSError as e:
+    print("error", e.errno)
+'''
+
+
+def sandbox_connect(addr, port, network=True):
+    """Connect from inside an egress sandbox; ("connected", first line) or ("error", errno)."""
+    run = run_ok(PROBE, args=[addr, str(port)], network=network)
+    kind, _, rest = run["stdout"].strip().partition(" ")
+    return kind, (int(rest) if rest.isdigit() else rest)
+
+
+def host_connect(addr, port):
+    family = socket.AF_INET6 if ":" in addr else socket.AF_INET
+    with socket.socket(family) as s:
+        s.settimeout(5)
+        s.connect((addr, port))
+        if port == 80:
+            s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+        return s.recv(64).decode()
+
+
+def assert_blocked(addr, port):
+    assert sandbox_connect(addr, port) == ("error", EHOSTUNREACH), f"{addr}:{port} from a sandbox"
+    assert host_connect(addr, port), f"{addr}:{port} has no listener: the test proves nothing"
+
+
+def test_refused_until_the_firewall_matches_the_interfaces(hosts):
+    status, body = hosts["before_install"]
+    assert status == 503 and body["error"]["code"] == "network_unavailable", body
+
+
+def test_runtimes_says_which_network_stack(hosts):
+    net = network_state()
+    mode = open("/var/lib/isobox/egress/mode").read().strip()
+    assert net == {"enabled": True, "available": True, "mode": mode}, net
+    assert mode in ("sandbox", "host")
+
+
+def test_public_host_reachable_with_requests(hosts):
+    code = ("import requests\n"
+            f"r = requests.get('http://{PUBLIC}/', timeout=10)\n"
+            "print(r.status_code, r.text.strip())\n"
+            "r = requests.get('http://public.isobox.test/', timeout=10)\n"
+            "print(r.status_code, r.text.strip())\n")
+    run = run_ok(code, network=True)
+    assert run["stdout"] == "200 isobox-public\n200 isobox-public\n", run
+
+
+def test_public_host_unreachable_without_network(hosts):
+    kind, err = sandbox_connect(PUBLIC, 80, network=False)
+    assert kind == "error" and err in (errno.ENETUNREACH, EHOSTUNREACH), err
+    assert host_connect(PUBLIC, 80).startswith("HTTP/1.0 200")
+
+
+@pytest.mark.parametrize("addr", BLOCKED)
+def test_private_metadata_and_cgnat_ranges_blocked(hosts, addr):
+    assert_blocked(addr, 80)
+
+
+@pytest.mark.parametrize("port", [25, 465, 587])
+def test_mail_ports_blocked_on_a_public_host(hosts, port):
+    assert_blocked(PUBLIC, port)
+    assert sandbox_connect(PUBLIC, 80)[0] == "connected"
+
+
+def test_host_itself_blocked(hosts):
+    for addr in (hosts["gateway"], hosts["uplink"], "198.51.100.1"):
+        for port in (53, HOST_PORT):
+            assert_blocked(addr, port)
+
+
+def test_name_resolving_to_a_blocked_address_stays_blocked(hosts):
+    code = ("import socket\n"
+            "for name in ['meta.isobox.test', 'private.isobox.test']:\n"
+            "    ip = socket.gethostbyname(name)\n"
+            "    s = socket.socket(); s.settimeout(5)\n"
+            "    print(name, ip, s.connect_ex((name, 80)))\n")
+    run = run_ok(code, network=True)
+    assert run["stdout"] == (f"meta.isobox.test 169.254.169.254 {EHOSTUNREACH}\n"
+                             f"private.isobox.test 10.0.0.1 {EHOSTUNREACH}\n"), run
+    assert host_connect("169.254.169.254", 80).startswith("HTTP/1.0 200")
+
+
+def test_ipv6_is_off(hosts):
+    kind, err = sandbox_connect(PUBLIC6, 80)
+    assert kind == "error", "IPv6 reached the public host"
+    assert host_connect(PUBLIC6, 80).startswith("HTTP/1.0 200")
+
+
+def test_another_sandbox_is_blocked(hosts):
+    """A listens on the egress network; the host reaches it, B does not."""
+    server = ("import socket, time\n"
+              "s = socket.socket(); s.bind(('0.0.0.0', 8080)); s.listen(4)\n"
+              "s.settimeout(12)\n"
+              "try:\n"
+              "    while True:\n"
+              "        c, _ = s.accept(); c.sendall(b'hello sandbox\\n'); c.close()\n"
+              "except OSError:\n"
+              "    print('done')\n")
+    result = {}
+    t = threading.Thread(target=lambda: result.update(
+        a=execute({"language": "python", "code": server, "network": True,
+                   "limits": {"wallTimeMs": 15000}})))
+    t.start()
+    try:
+        def a_address():
+            ids = sh("docker", "ps", "-q", "--filter", "network=isobox-egress").stdout.split()
+            for cid in ids:
+                ip = sh("docker", "inspect", "-f",
+                        "{{with index .NetworkSettings.Networks \"isobox-egress\"}}{{.IPAddress}}{{end}}",
+                        cid).stdout.strip()
+                if ip:
+                    try:
+                        host_connect(ip, 8080)
+                        return ip
+                    except OSError:
+                        pass
+            return None
+        assert wait_until(lambda: a_address() is not None, 20), "sandbox A never listened"
+        ip = a_address()
+        assert host_connect(ip, 8080).startswith("hello sandbox")
+        assert sandbox_connect(ip, 8080) == ("error", EHOSTUNREACH)
+    finally:
+        t.join(30)
+    assert result["a"][0] == 200, result
+
+
+def test_other_hardening_stays_on_for_egress_runs(hosts):
+    code = ("import ctypes, os\n"
+            "print(os.getuid(), os.getgid())\n"
+            "status = dict(l.split(':', 1) for l in open('/proc/self/status'))\n"
+            "print(status['CapEff'].strip(), ctypes.CDLL(None).prctl(39, 0, 0, 0, 0))\n"
+            "try:\n"
+            "    open('/etc/x', 'w')\n"
+            "except OSError as e:\n"
+            "    print(e.errno)\n"
+            "print(open('/etc/resolv.conf').read().split())\n")
+    run = run_ok(code, network=True)
+    lines = run["stdout"].splitlines()
+    assert lines[0] == "65534 65534"
+    assert lines[1] == "0000000000000000 1"
+    assert lines[2] in ("13", "30")
+    assert f"'{DNS}'" in lines[3], lines[3]
+
+
+def test_self_check_passes(hosts):
+    r = subprocess.run(EGRESS + ["check"], capture_output=True, text=True,
+                       env=dict(ENV, ISOBOX_EGRESS_PUBLIC=f"{PUBLIC}:80"))
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("blocked") == 7 and f"ok: {PUBLIC}:80 reachable" in r.stderr, r.stderr
+
+
+def test_self_check_catches_a_hole(hosts):
+    """Take the firewall's hook away: the check must fail, loudly."""
+    gw = hosts["gateway"]
+    sh("iptables", "-D", "DOCKER-USER", "-i", "isobox-eg0", "-j", "ISOBOX-EGRESS")
+    try:
+        r = subprocess.run(EGRESS + ["check"], capture_output=True, text=True,
+                           env=dict(ENV, ISOBOX_EGRESS_PROBES="10.0.0.1:80 GATEWAY:53"))
+        assert r.returncode == 1, r.stderr
+        assert "FAIL: iptables DOCKER-USER does not jump to ISOBOX-EGRESS" in r.stderr
+        assert "FAIL: 10.0.0.1:80 from a sandbox: connected" in r.stderr, r.stderr
+        assert f"ok: {gw}:53 blocked" in r.stderr, r.stderr  # INPUT still holds
+    finally:
+        egress_install()
+    assert sandbox_connect("10.0.0.1", 80) == ("error", EHOSTUNREACH)
