@@ -3,9 +3,15 @@
 #include "worker.h"
 #include "../sandbox/sandbox.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+
+/* Bounds on reading what a CGI request left unread (see drain_cgi_body). */
+#define CGI_DRAIN_MAX_BYTES (64 << 20)
+#define CGI_DRAIN_IDLE_MS 1000
 
 static volatile sig_atomic_t reload_requested;
 
@@ -87,9 +93,38 @@ void worker_serve(struct worker *w)
 	FCGX_Free(&req, 1);
 }
 
+/*
+ * Apache's mod_cgi and mod_cgid write the whole request body before they
+ * read the answer: an answer given without reading the body (413 on the
+ * stated length, 404, 415, ...) would end there in a broken pipe and no
+ * response at all. So read what is left, once the (small) answer is written.
+ * Bounded in bytes, and by a pause, in case a server never closes stdin.
+ */
+static void drain_cgi_body(void)
+{
+	char chunk[16384];
+	size_t total = 0;
+	struct pollfd pfd = {.fd = STDIN_FILENO, .events = POLLIN};
+	while (total < CGI_DRAIN_MAX_BYTES) {
+		int ready = poll(&pfd, 1, CGI_DRAIN_IDLE_MS);
+		if (ready < 0 && errno == EINTR)
+			continue;
+		if (ready <= 0)
+			return;
+		ssize_t got = read(STDIN_FILENO, chunk, sizeof chunk);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return;
+		total += (size_t)got;
+	}
+	log_msg("CGI request body over %d bytes left unread", CGI_DRAIN_MAX_BYTES);
+}
+
 void worker_serve_cgi(struct worker *w)
 {
 	install_handlers();
 	struct http_io io = {0};
 	route_request(w, &io);
+	drain_cgi_body();
 }

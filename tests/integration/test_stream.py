@@ -1,71 +1,30 @@
 """POST /execute with Accept: text/event-stream, through Caddy."""
-import base64
-import http.client
 import json
 import os
 import subprocess
 import time
-from urllib.parse import urlparse
 
+import streaming
 from conftest import URL, containers, wait_until
+from streaming import SPACED_CODE, chunk_bytes, events, gaps, stdout_arrivals
 
 
 def open_stream(body):
-    u = urlparse(URL)
-    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
-    conn.request("POST", "/execute", body=json.dumps(body),
-                 headers={"Content-Type": "application/json", "Accept": "text/event-stream"})
-    return conn, conn.getresponse()
-
-
-def events(resp):
-    """Yield (arrival time, event name, data) as each event arrives (the
-    text/event-stream rules: fields up to a blank line; comments skipped)."""
-    name, data = "message", []
-    while True:
-        line = resp.readline()
-        if not line:
-            return
-        line = line.decode().rstrip("\r\n")
-        if line == "":
-            if data:
-                yield time.monotonic(), name, "\n".join(data)
-            name, data = "message", []
-        elif line.startswith(":"):
-            continue
-        else:
-            field, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
-            if field == "event":
-                name = value
-            elif field == "data":
-                data.append(value)
+    return streaming.open_stream(body, URL)
 
 
 def collect(body):
-    conn, resp = open_stream(body)
-    try:
-        assert resp.status == 200, resp.read()
-        return resp, list(events(resp))
-    finally:
-        conn.close()
-
-
-def chunk_bytes(data):
-    obj = json.loads(data)
-    return obj["data"].encode() if "data" in obj else base64.b64decode(obj["base64"])
+    return streaming.collect(body, URL)
 
 
 def test_events_arrive_as_they_happen():
-    code = "import time\nfor i in range(3):\n    print('line', i, flush=True)\n    time.sleep(1)"
-    resp, evs = collect({"language": "python", "code": code})
+    resp, evs = collect({"language": "python", "code": SPACED_CODE})
     assert resp.getheader("Content-Type") == "text/event-stream"
     assert resp.getheader("Cache-Control") == "no-cache"
     assert resp.getheader("X-Accel-Buffering") == "no"
-    out = [(t, json.loads(d)["data"]) for t, name, d in evs if name == "stdout"]
+    out = stdout_arrivals(evs)
     assert [text for _, text in out] == ["line 0\n", "line 1\n", "line 2\n"]
-    gaps = [b[0] - a[0] for a, b in zip(out, out[1:])]
-    assert all(0.7 <= g <= 1.6 for g in gaps), gaps
+    assert all(0.7 <= g <= 1.6 for g in gaps(out)), gaps(out)
     assert evs[-1][1] == "result"
     result = json.loads(evs[-1][2])
     assert result["run"]["stdout"] == "line 0\nline 1\nline 2\n"

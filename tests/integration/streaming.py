@@ -1,0 +1,71 @@
+"""Reading a Server-Sent Events response as it arrives (shared by
+test_stream.py and test_webservers.py)."""
+import base64
+import http.client
+import json
+import time
+from urllib.parse import urlparse
+
+
+def open_stream(body, url, path="/execute", timeout=60):
+    """POST body as JSON with Accept: text/event-stream; return (connection,
+    response) with the headers read and the body not yet."""
+    u = urlparse(url)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=timeout)
+    conn.request("POST", u.path.rstrip("/") + path, body=json.dumps(body),
+                 headers={"Content-Type": "application/json", "Accept": "text/event-stream"})
+    return conn, conn.getresponse()
+
+
+def events(resp):
+    """Yield (arrival time, event name, data) as each event arrives (the
+    text/event-stream rules: fields up to a blank line; comments skipped)."""
+    name, data = "message", []
+    while True:
+        line = resp.readline()
+        if not line:
+            return
+        line = line.decode().rstrip("\r\n")
+        if line == "":
+            if data:
+                yield time.monotonic(), name, "\n".join(data)
+            name, data = "message", []
+        elif line.startswith(":"):
+            continue
+        else:
+            field, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if field == "event":
+                name = value
+            elif field == "data":
+                data.append(value)
+
+
+def collect(body, url):
+    """The whole stream: (response, [(arrival time, name, data), ...])."""
+    conn, resp = open_stream(body, url)
+    try:
+        assert resp.status == 200, resp.read()
+        return resp, list(events(resp))
+    finally:
+        conn.close()
+
+
+def chunk_bytes(data):
+    """The bytes an stdout/stderr event carries (text or base64)."""
+    obj = json.loads(data)
+    return obj["data"].encode() if "data" in obj else base64.b64decode(obj["base64"])
+
+
+# Three lines, a second apart: if anything between the worker and the
+# client buffers, they arrive together at the end.
+SPACED_CODE = "import time\nfor i in range(3):\n    print('line', i, flush=True)\n    time.sleep(1)"
+
+
+def stdout_arrivals(evs):
+    """[(arrival time, text)] of the stdout events."""
+    return [(t, json.loads(d)["data"]) for t, name, d in evs if name == "stdout"]
+
+
+def gaps(arrivals):
+    return [b[0] - a[0] for a, b in zip(arrivals, arrivals[1:])]
