@@ -6,6 +6,8 @@
 #                              the isobox.slice cgroup parent, the isobox user
 #   deploy/setup.sh --print    show what it detected
 #   deploy/setup.sh --build-deps   only the packages needed to compile
+#   deploy/setup.sh --check-egress the egress self-test (deploy/egress.sh check;
+#                              the firewall itself: deploy/egress.sh install)
 #
 # Tunables (environment):
 #   ISOBOX_SLICE_MEMORY  bytes for all sandboxes together (default: half of RAM)
@@ -232,6 +234,9 @@ main() {
 		exit 0
 	fi
 	[ "$(id -u)" = 0 ] || die "run as root"
+	if [ "${1:-}" = --check-egress ]; then
+		exec bash "$HERE/egress.sh" check # the operator's self-test, after make run
+	fi
 	if [ "${1:-}" = --print ]; then
 		echo "platform=$(detect_platform) systemd_pid1=$(systemd_pid1 && echo yes || echo no)"
 		exit 0
