@@ -37,6 +37,7 @@ DNS = "198.51.100.53"
 SMTP_PROBE = "198.51.100.25"   # deploy/egress.sh check's SMTP probe
 BLOCKED = ["169.254.169.254", "10.0.0.1", "172.16.0.1", "192.168.0.1", "100.64.0.1"]
 HOST_PORT = 18099
+attack = pytest.mark.attack
 NAMES = {"public.isobox.test": PUBLIC, "meta.isobox.test": "169.254.169.254",
          "private.isobox.test": "10.0.0.1"}
 EHOSTUNREACH = errno.EHOSTUNREACH
@@ -223,29 +224,34 @@ def test_public_host_reachable_with_requests(hosts):
     assert run["stdout"] == "200 isobox-public\n200 isobox-public\n", run
 
 
+@attack('egress: connect to a public host without `"network": true`', 'fails (no network stack); the host side reaches it')
 def test_public_host_unreachable_without_network(hosts):
     kind, err = sandbox_connect(PUBLIC, 80, network=False)
     assert kind == "error" and err in (errno.ENETUNREACH, EHOSTUNREACH), err
     assert host_connect(PUBLIC, 80).startswith("HTTP/1.0 200")
 
 
+@attack('egress: connect to 169.254.169.254, 10/8, 172.16/12, 192.168/16, 100.64/10 test hosts', 'EHOSTUNREACH from the firewall; the host side connects')
 @pytest.mark.parametrize("addr", BLOCKED)
 def test_private_metadata_and_cgnat_ranges_blocked(hosts, addr):
     assert_blocked(addr, 80)
 
 
+@attack('egress: SMTP 25/465/587 on a public host', 'EHOSTUNREACH; port 80 of the same host connects')
 @pytest.mark.parametrize("port", [25, 465, 587])
 def test_mail_ports_blocked_on_a_public_host(hosts, port):
     assert_blocked(PUBLIC, port)
     assert sandbox_connect(PUBLIC, 80)[0] == "connected"
 
 
+@attack("egress: the host's own addresses and the bridge gateway", 'EHOSTUNREACH; the host side connects')
 def test_host_itself_blocked(hosts):
     for addr in (hosts["gateway"], hosts["uplink"], "198.51.100.1"):
         for port in (53, HOST_PORT):
             assert_blocked(addr, port)
 
 
+@attack('egress: DNS name resolving to metadata/private addresses (rebinding)', 'resolves, then EHOSTUNREACH')
 def test_name_resolving_to_a_blocked_address_stays_blocked(hosts):
     code = ("import socket\n"
             "for name in ['meta.isobox.test', 'private.isobox.test']:\n"
@@ -258,12 +264,14 @@ def test_name_resolving_to_a_blocked_address_stays_blocked(hosts):
     assert host_connect("169.254.169.254", 80).startswith("HTTP/1.0 200")
 
 
+@attack('egress: IPv6 to a public host', 'fails; the host side connects')
 def test_ipv6_is_off(hosts):
     kind, err = sandbox_connect(PUBLIC6, 80)
     assert kind == "error", "IPv6 reached the public host"
     assert host_connect(PUBLIC6, 80).startswith("HTTP/1.0 200")
 
 
+@attack('egress: connect to another running egress sandbox', 'EHOSTUNREACH; the host side connects')
 def test_another_sandbox_is_blocked(hosts):
     """A listens on the egress network; the host reaches it, B does not."""
     server = ("import socket, time\n"
@@ -302,6 +310,7 @@ def test_another_sandbox_is_blocked(hosts):
     assert result["a"][0] == 200, result
 
 
+@attack('egress: privileges and root fs in an egress run', 'uid 65534, no caps, no-new-privileges, read-only /etc')
 def test_other_hardening_stays_on_for_egress_runs(hosts):
     code = ("import ctypes, os\n"
             "print(os.getuid(), os.getgid())\n"
@@ -327,6 +336,7 @@ def test_self_check_passes(hosts):
     assert r.stderr.count("blocked") == 7 and f"ok: {PUBLIC}:80 reachable" in r.stderr, r.stderr
 
 
+@attack('egress: firewall hook removed', 'deploy/egress.sh check fails and names the hole')
 def test_self_check_catches_a_hole(hosts):
     """Take the firewall's hook away: the check must fail, loudly."""
     gw = hosts["gateway"]
