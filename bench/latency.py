@@ -4,6 +4,10 @@
 `docker run` of the same image and program, with the same runtime.
 
     bench/latency.py [--runs N] [--url URL] [--write docs/PERFORMANCE.md] [LANG...]
+    bench/latency.py --egress [--runs N] [--write docs/PERFORMANCE.md]
+
+--egress compares python with and without "network": true, both through
+the service (the egress firewall must be installed: make run does it).
 
 Run as root on a host where `make run` is up. Prints a Markdown table; with
 --write, replaces the table between the BENCH markers in that file.
@@ -59,8 +63,8 @@ def image_ids():
     return ids
 
 
-def through_service(url, lang, code):
-    body = json.dumps({"language": lang, "code": code}).encode()
+def through_service(url, lang, code, network=False):
+    body = json.dumps({"language": lang, "code": code, "network": network}).encode()
     req = urllib.request.Request(url + "/execute", data=body,
                                  headers={"Content-Type": "application/json"})
     start = time.monotonic()
@@ -95,13 +99,41 @@ def stats(samples):
     return statistics.median(s), p90
 
 
+def replace_between(path, name, text):
+    doc = open(path).read()
+    start, end = f"<!-- {name} START -->", f"<!-- {name} END -->"
+    head, rest = doc.split(start, 1)
+    _, tail = rest.split(end, 1)
+    with open(path, "w") as f:
+        f.write(head + start + "\n" + text + end + tail)
+
+
+def egress(args):
+    code = HELLO["python"][2]
+    rows = []
+    for network in (False, True):
+        through_service(args.url, "python", code, network)
+        samples = [through_service(args.url, "python", code, network)[0] for _ in range(args.runs)]
+        rows.append((network, *stats(samples)))
+    table = ["| python hello world | median | p90 |", "|---|---|---|"]
+    for network, med, p90 in rows:
+        table.append(f"| `\"network\": {str(network).lower()}` | {med:.2f} s | {p90:.2f} s |")
+    text = "\n".join(table) + f"\n\n{args.runs} runs each, {time.strftime('%Y-%m-%d')}.\n"
+    print(text)
+    if args.write:
+        replace_between(args.write, "EGRESS", text)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--url", default="http://127.0.0.1:8090")
     ap.add_argument("--write")
+    ap.add_argument("--egress", action="store_true")
     ap.add_argument("languages", nargs="*")
     args = ap.parse_args()
+    if args.egress:
+        return egress(args)
     ids = image_ids()
     rows = []
     for lang in args.languages or list(HELLO):
@@ -130,12 +162,7 @@ def main():
     text = "\n".join(table) + "\n" + note
     print(text)
     if args.write:
-        doc = open(args.write).read()
-        start, end = "<!-- BENCH START -->", "<!-- BENCH END -->"
-        head, rest = doc.split(start, 1)
-        _, tail = rest.split(end, 1)
-        with open(args.write, "w") as f:
-            f.write(head + start + "\n" + text + end + tail)
+        replace_between(args.write, "BENCH", text)
 
 
 if __name__ == "__main__":
