@@ -1,6 +1,8 @@
 /* The pool's shared metrics: counting, aggregation and the text format. */
 #include "tap.h"
+#include "fixtures.h"
 #include "../../fcgi/metrics.h"
+#include "../../fcgi/worker.h"
 
 #include <sys/wait.h>
 
@@ -137,8 +139,23 @@ static void test_counting(void)
 	ok(metrics_claim_execution(NULL, 0, 1), "no pool (CGI): calls are no-ops");
 }
 
+/* The hang backstop's bound: the longest run the settings allow + margin. */
+static void test_hang_bound(void)
+{
+	struct worker w = {.slot = -1};
+	fixture_load(&w.conf, &w.reg);
+	ok(admin_hang_bound_ms(&w) == 20000 + 30000 + 60000,
+	   "hang bound: wall ceiling + start timeout + margin (no compiled language): %lld",
+	   (long long)admin_hang_bound_ms(&w));
+	w.reg.langs[1].defaults.compile_time_ms = 15000;
+	ok(admin_hang_bound_ms(&w) == 20000 + 15000 + 30000 + 60000,
+	   "hang bound: plus the longest compile time in the registry");
+	worker_free(&w);
+}
+
 void test_metrics(void)
 {
 	test_outcomes();
 	test_counting();
+	test_hang_bound();
 }
