@@ -59,8 +59,12 @@ void admin_metrics(struct worker *w, struct request *rq)
 {
 	if (!w->metrics) {
 		/* A CGI process lives for one request: it has no pool to report on. */
-		fail(&rq->fault, 404, "not_found",
-		     "/metrics is served by the FastCGI pool, not by a CGI process");
+		if (w->pooled)
+			fail(&rq->fault, 503, "metrics_unavailable",
+			     "the pool could not map its metrics at start (see the log)");
+		else
+			fail(&rq->fault, 404, "not_found",
+			     "/metrics is served by the FastCGI pool, not by a CGI process");
 		http_send_fault(&rq->io, &rq->fault, "");
 		return;
 	}
