@@ -32,7 +32,12 @@ bool admin_admit(struct worker *w, struct request *rq)
 	if (runs_program(rq->path) && !metrics_claim_execution(w->metrics, w->slot, w->busy_limit)) {
 		fail(&rq->fault, 503, "busy", "all %d workers are running programs; retry shortly",
 		     w->busy_limit);
-		http_send_fault(&rq->io, &rq->fault, "Retry-After: 1\r\n");
+		/* Piston clients read {"message": ...}, as piston.c answers them. */
+		cJSON *e = fault_to_json(&rq->fault);
+		if (!strncmp(rq->path, "/api/v2/", 8))
+			cJSON_AddStringToObject(e, "message", rq->fault.message);
+		http_send_json(&rq->io, 503, "Retry-After: 1\r\n", e);
+		cJSON_Delete(e);
 		return false;
 	}
 	return true;

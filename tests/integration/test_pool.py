@@ -80,6 +80,7 @@ def test_when_busy_reject_answers_503_at_once(pool_with):
                                   {"language": "python", "version": "*",
                                    "files": [{"content": "print(1)"}]})
         assert status == 503 and body["error"]["code"] == "busy", body
+        assert "running programs" in body["message"], "Piston clients read message"
     finally:
         for t in threads:
             t.join(90)
