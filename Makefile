@@ -21,10 +21,10 @@ WFLAGS   := -std=c11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -D_FORTIFY_SOURCE
 LDFLAGS  += -pie -Wl,-z,relro,-z,now
 LDLIBS   := -lfcgi -lcjson -lyaml -lcap-ng -lm
 
-LIB_SRC  := conf/base.c conf/yaml_tree.c conf/json.c conf/limits.c conf/cidr.c conf/conf.c \
+LIB_SRC  := conf/base.c conf/yaml_tree.c conf/json.c conf/limits.c conf/cidr.c conf/access.c conf/conf.c \
             registry/registry.c \
             sandbox/argv.c sandbox/subproc.c sandbox/workdir.c sandbox/run.c sandbox/phases.c sandbox/reap.c sandbox/egress.c \
-            fcgi/http.c fcgi/result.c fcgi/sse.c fcgi/stream.c fcgi/request.c fcgi/piston.c fcgi/routes.c fcgi/worker.c fcgi/pool.c
+            fcgi/http.c fcgi/result.c fcgi/sse.c fcgi/stream.c fcgi/request.c fcgi/piston.c fcgi/routes.c fcgi/worker.c fcgi/pool.c fcgi/metrics.c fcgi/admin.c
 MAIN_SRC := fcgi/main.c
 UNIT_SRC := $(wildcard tests/unit/test_*.c) tests/unit/fixtures.c tests/unit/main.c
 HEADERS  := $(wildcard conf/*.h registry/*.h sandbox/*.h fcgi/*.h tests/unit/*.h)

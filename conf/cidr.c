@@ -47,7 +47,8 @@ bool cidr_parse(const char *s, struct cidr *out, char *err, size_t errlen)
 	if (slash) {
 		char *end;
 		const char *p = slash + 1;
-		long v = (*p >= '0' && *p <= '9') ? strtol(p, &end, 10) : -1;
+		/* Digits only: no sign, no space, no leading zero but "0" itself. */
+		long v = (*p >= '0' && *p <= '9' && !(p[0] == '0' && p[1])) ? strtol(p, &end, 10) : -1;
 		if (v < 0 || v > max || *end || end - p > 3) {
 			snprintf(err, errlen, "\"%.60s\": the prefix must be 0-%d", s, max);
 			return false;
@@ -90,4 +91,30 @@ struct cidr cidr_network(int family, const void *addr, int prefix)
 	for (size_t bit = (size_t)prefix; bit < addr_len(family) * 8; bit++)
 		c.addr[bit / 8] &= (uint8_t)~(0x80 >> (bit % 8));
 	return c;
+}
+
+static const uint8_t v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+bool cidr_list_contains(const struct cidr *list, size_t n, const char *addr)
+{
+	uint8_t v4[4], v6[16];
+	bool is_v4 = false, is_v6 = false;
+	if (!addr)
+		return false;
+	if (inet_pton(AF_INET, addr, v4) == 1) {
+		is_v4 = is_v6 = true;
+		memcpy(v6, v4_mapped, 12);
+		memcpy(v6 + 12, v4, 4);
+	} else if (inet_pton(AF_INET6, addr, v6) == 1) {
+		is_v6 = true;
+		if (!memcmp(v6, v4_mapped, 12)) {
+			is_v4 = true;
+			memcpy(v4, v6 + 12, 4);
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		if ((is_v4 && cidr_contains(&list[i], AF_INET, v4)) ||
+		    (is_v6 && cidr_contains(&list[i], AF_INET6, v6)))
+			return true;
+	return false;
 }

@@ -23,6 +23,13 @@ bool cidr_parse(const char *s, struct cidr *out, char *err, size_t errlen);
 const char *cidr_format(const struct cidr *c, char *buf, size_t len);
 /* Is addr (family, network byte order) inside c? */
 bool cidr_contains(const struct cidr *c, int family, const void *addr);
+/*
+ * Is the textual address (a peer's REMOTE_ADDR) inside any of list[0..n)?
+ * An IPv4 peer also matches as its IPv4-mapped IPv6 form and the other way
+ * round, so "::ffff:127.0.0.1" is in 127.0.0.0/8 and 192.0.2.1 in ::/0.
+ * NULL or garbage: no.
+ */
+bool cidr_list_contains(const struct cidr *list, size_t n, const char *addr);
 /* The network of address addr/prefix, host bits cleared (for interfaces). */
 struct cidr cidr_network(int family, const void *addr, int prefix);
 

@@ -150,11 +150,45 @@ static bool get_network(const cJSON *root, struct conf_network *n, struct fault 
 	return true;
 }
 
+/* An optional integer key: absent keeps *out (the default). */
+static bool get_optional_int(const cJSON *o, const char *section, const char *key, int64_t min,
+			     int64_t *out, struct fault *f)
+{
+	return !cJSON_GetObjectItemCaseSensitive(o, key) || get_int(o, section, key, min, out, f);
+}
+
+/*
+ * pool: the master's settings. Only `workers` is required; the rest keep
+ * php-fpm-like defaults (never recycle, wait when busy, 60 s hang margin).
+ */
+static bool parse_pool(const cJSON *o, struct conf_pool *p, struct fault *f)
+{
+	static const char *const keys[] = {"workers", "maxRequests", "whenBusy", "hangMarginMs", NULL};
+	p->max_requests = 0;
+	p->reject_when_busy = false;
+	p->hang_margin_ms = 60000;
+	if (!json_object(o, "pool", f) || !json_known_keys(o, keys, "pool", f) ||
+	    !get_int(o, "pool", "workers", 0, &p->workers, f) ||
+	    !get_optional_int(o, "pool", "maxRequests", 0, &p->max_requests, f) ||
+	    !get_optional_int(o, "pool", "hangMarginMs", 1000, &p->hang_margin_ms, f))
+		return false;
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "whenBusy");
+	const char *s;
+	if (v) {
+		if (!json_string(v, "pool.whenBusy", &s, f))
+			return false;
+		if (strcmp(s, "wait") && strcmp(s, "reject"))
+			return fail(f, 400, "invalid_value", "pool.whenBusy must be \"wait\" or \"reject\"");
+		p->reject_when_busy = !strcmp(s, "reject");
+	}
+	return true;
+}
+
 static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struct fault *f)
 {
 	static const char *const top[] = {"instance", "registry", "imagesLock", "workDir", "docker",
-		"runtime", "cgroupParent", "pool", "ceilings", "floors", "request", "sandbox", "network", NULL};
-	static const char *const pool_keys[] = {"workers", NULL};
+		"runtime", "cgroupParent", "pool", "ceilings", "floors", "request", "sandbox", "access",
+		"network", NULL};
 	static const char *const request_keys[] = {"maxBodyBytes", "maxFiles", "maxFileBytes",
 		"maxPathBytes", "maxArgs", "maxArgBytes", "maxStdinBytes", NULL};
 	static const char *const sandbox_keys[] = {"tmpBytes", "workBytes", "pidsBackstop",
@@ -181,9 +215,8 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 		return false;
 	c->cgroup_parent = xstrdup(s);
 
-	o = cJSON_GetObjectItemCaseSensitive(root, "pool");
-	if (!json_object(o, "pool", f) || !json_known_keys(o, pool_keys, "pool", f) ||
-	    !get_int(o, "pool", "workers", 0, &c->workers, f))
+	if (!parse_pool(cJSON_GetObjectItemCaseSensitive(root, "pool"), &c->pool, f) ||
+	    !access_parse(cJSON_GetObjectItemCaseSensitive(root, "access"), &c->access, f))
 		return false;
 
 	if (!get_limits(root, "ceilings", &c->ceilings, f) || !get_limits(root, "floors", &c->floors, f))
@@ -275,5 +308,6 @@ void conf_free(struct conf *c)
 	free(c->network.dns);
 	free(c->network.deny);
 	strv_free(&c->network.out_interfaces);
+	access_free(&c->access);
 	*c = (struct conf){0};
 }

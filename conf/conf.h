@@ -11,6 +11,7 @@
 #include "base.h"
 #include "cidr.h"
 #include "limits.h"
+#include "access.h"
 
 struct conf {
 	char *path;          /* the file this was loaded from */
@@ -21,7 +22,14 @@ struct conf {
 	char *docker;
 	char *runtime;
 	char *cgroup_parent;
-	int64_t workers;
+	struct conf_pool {
+		int64_t workers;
+		int64_t max_requests;   /* recycle a worker after this many; 0: never */
+		bool reject_when_busy;  /* whenBusy: reject (else wait) */
+		int64_t hang_margin_ms; /* backstop: a request longer than its bound
+					   plus this is a hung worker */
+	} pool;
+	struct access access;
 	struct limits ceilings, floors;
 	struct {
 		int64_t max_body_bytes, max_files, max_file_bytes, max_path_bytes;

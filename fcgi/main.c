@@ -17,6 +17,7 @@
  */
 #define _GNU_SOURCE
 #include "worker.h"
+#include "metrics.h"
 #include "../sandbox/sandbox.h"
 
 #include <arpa/inet.h>
@@ -104,7 +105,7 @@ static int print_egress(const struct conf *c, const char *what)
 
 int main(int argc, char **argv)
 {
-	struct worker w = {0};
+	struct worker w = {.slot = -1};
 	const char *env_conf = getenv("ISOBOX_CONF");
 	const char *conf_path = env_conf && env_conf[0] ? env_conf : ISOBOX_DEFAULT_CONF;
 	long workers = -1;
@@ -150,11 +151,17 @@ int main(int argc, char **argv)
 		/* One request; no master will reap after us, so reap first. */
 		sandbox_reap(&w.conf);
 		worker_serve_cgi(&w);
-	} else if ((workers < 0 ? w.conf.workers : workers) == 0) {
+	} else if ((workers < 0 ? w.conf.pool.workers : workers) == 0) {
+		/* Alone: a one-slot region, so that /metrics works here too. */
 		sandbox_reap(&w.conf);
-		worker_serve(&w);
+		w.metrics = metrics_create(1);
+		w.slot = 0;
+		w.exec_slots = 1;
+		metrics_slot_spawned(w.metrics, 0, getpid());
+		status = worker_serve(&w);
+		metrics_destroy(w.metrics);
 	} else {
-		status = pool_run(&w, (int)(workers < 0 ? w.conf.workers : workers));
+		status = pool_run(&w, (int)(workers < 0 ? w.conf.pool.workers : workers));
 	}
 out:
 	worker_free(&w);

@@ -103,11 +103,13 @@ static const struct route {
 	{"/healthz", "GET", healthz},
 	{"/api/v2/execute", "POST", piston_execute},
 	{"/api/v2/runtimes", "GET", piston_runtimes},
+	{"/metrics", "GET", admin_metrics},
 };
 
 void route_request(struct worker *w, struct http_io *io)
 {
 	struct request rq = {.io = *io};
+	int64_t started_ms = now_ms();
 	rq.method = http_param(io, "REQUEST_METHOD");
 	rq.path = request_route(http_param(io, "PATH_INFO"), http_param(io, "REQUEST_URI"));
 	size_t i;
@@ -119,10 +121,12 @@ void route_request(struct worker *w, struct http_io *io)
 		http_send_fault(&rq.io, &rq.fault, "");
 	} else if (!strcmp(rq.method, routes[i].method) ||
 		   (!strcmp(rq.method, "HEAD") && !strcmp(routes[i].method, "GET"))) {
-		routes[i].handler(w, &rq);
+		if (admin_admit(w, &rq))
+			routes[i].handler(w, &rq);
 	} else {
 		method_not_allowed(&rq, routes[i].method);
 	}
+	admin_done(w, &rq, i < sizeof routes / sizeof routes[0], started_ms);
 	w->served++;
 	request_free(&rq);
 }

@@ -1,6 +1,7 @@
 /* worker.c: the request loop of one worker process, and config reloads. */
 #define _GNU_SOURCE
 #include "worker.h"
+#include "metrics.h"
 #include "../sandbox/sandbox.h"
 
 #include <errno.h>
@@ -77,20 +78,35 @@ static void install_handlers(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-void worker_serve(struct worker *w)
+/* Recycle after pool.maxRequests, php-fpm style; only with a master to
+ * start the replacement. */
+static bool should_recycle(const struct worker *w)
+{
+	return w->pooled && w->conf.pool.max_requests > 0 && w->served >= w->conf.pool.max_requests;
+}
+
+int worker_serve(struct worker *w)
 {
 	FCGX_Request req;
 	install_handlers();
 	if (FCGX_Init() != 0)
 		die("FCGX_Init failed");
 	FCGX_InitRequest(&req, 0, 0);
-	while (!sandbox_stop_requested && FCGX_Accept_r(&req) >= 0) {
+	while (!sandbox_stop_requested && !should_recycle(w) && FCGX_Accept_r(&req) >= 0) {
 		maybe_reload(w);
+		/* Published for the master's hang backstop (pool.c). */
+		metrics_slot_busy(w->metrics, w->slot, now_ms() + admin_hang_bound_ms(w));
 		struct http_io io = {.fcgi = &req};
 		route_request(w, &io);
 		FCGX_Finish_r(&req);
+		metrics_slot_busy(w->metrics, w->slot, 0);
 	}
 	FCGX_Free(&req, 1);
+	if (should_recycle(w)) {
+		log_msg("worker %d recycled after %lld requests", (int)getpid(), (long long)w->served);
+		return WORKER_EXIT_RECYCLED;
+	}
+	return 0;
 }
 
 /*

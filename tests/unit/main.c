@@ -12,6 +12,8 @@ int main(void)
 	test_result();
 	test_sse();
 	test_egress();
+	test_access();
+	test_metrics();
 	printf("1..%d\n", tap_passed + tap_failed);
 	printf("%d passed, %d failed\n", tap_passed, tap_failed);
 	return tap_failed ? 1 : 0;

@@ -35,5 +35,7 @@ void test_argv(void);
 void test_result(void);
 void test_sse(void);
 void test_egress(void);
+void test_access(void);
+void test_metrics(void);
 
 #endif

@@ -1,0 +1,378 @@
+/*
+ * metrics.c: the pool's shared counters (see metrics.h).
+ *
+ * A label set ("python", "ok") gets an entry in a fixed table the first
+ * time any worker counts it: the worker claims an empty entry with a
+ * compare-and-swap, writes the labels, then publishes the entry. Nothing
+ * ever locks, so a worker killed at any instant cannot wedge the others.
+ * Two workers adding the same new label set at the same moment may both
+ * claim an entry; rendering sums entries with equal labels, so the
+ * exposition stays correct. A full table drops the sample and counts it
+ * in isobox_metrics_dropped_total.
+ */
+#define _GNU_SOURCE
+#include "metrics.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define N_COUNTERS 512
+#define N_HISTOGRAMS 64
+#define LABEL_A 48
+#define LABEL_B 24
+
+enum { ENTRY_EMPTY, ENTRY_WRITING, ENTRY_READY };
+
+/* Upper bounds of the duration buckets; +Inf is the last, implicit one. */
+static const int64_t bucket_ms[] = {100, 250, 500, 1000, 2000, 3000, 5000, 10000, 15000, 20000, 30000};
+static const char *const bucket_le[] = {"0.1", "0.25", "0.5", "1", "2", "3", "5", "10", "15", "20", "30"};
+#define N_BUCKETS (sizeof bucket_ms / sizeof bucket_ms[0])
+
+struct counter {
+	_Atomic uint32_t state;
+	uint32_t family;
+	char a[LABEL_A], b[LABEL_B];
+	_Atomic uint64_t value;
+};
+
+/* Non-cumulative buckets ([N_BUCKETS] is +Inf); rendering accumulates. */
+struct histogram {
+	_Atomic uint32_t state;
+	char language[LABEL_A];
+	_Atomic uint64_t bucket[N_BUCKETS + 1];
+	_Atomic uint64_t sum_ms;
+};
+
+struct slot {
+	_Atomic int pid;
+	_Atomic int executing;
+	_Atomic int64_t deadline_ms;
+};
+
+struct metrics {
+	size_t size; /* of the mapping */
+	int n_slots;
+	_Atomic uint64_t dropped;
+	struct counter counters[N_COUNTERS];
+	struct histogram histograms[N_HISTOGRAMS];
+	struct slot slots[];
+};
+
+static const struct family {
+	const char *name, *help, *label_a, *label_b;
+} families[M_FAMILIES] = {
+	[M_HTTP_REQUESTS] = {"isobox_http_requests_total",
+		"Requests answered, by route (\"other\" for unknown paths) and HTTP status.",
+		"route", "status"},
+	[M_EXECUTIONS] = {"isobox_executions_total",
+		"Programs run, by language and outcome (cancelled, timeout, oom, truncated, error, ok: the first that holds).",
+		"language", "outcome"},
+	[M_REJECTED] = {"isobox_rejected_requests_total",
+		"Requests refused before anything ran (bad input, forbidden, busy), by error code and status.",
+		"code", "status"},
+	[M_SANDBOX_FAILURES] = {"isobox_sandbox_failures_total",
+		"Requests that failed on the server side (5xx: docker unavailable, image missing, start timeout), by error code.",
+		"code", "status"},
+	[M_WORKER_EXITS] = {"isobox_worker_exits_total",
+		"Worker processes that ended and were replaced, by reason (recycled, hung, killed, exited).",
+		"reason", NULL},
+};
+
+struct metrics *metrics_create(int n_slots)
+{
+	size_t size = sizeof(struct metrics) + (size_t)n_slots * sizeof(struct slot);
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		log_msg("metrics: cannot map %zu bytes: %s; /metrics is off", size, strerror(errno));
+		return NULL;
+	}
+	struct metrics *m = p; /* zero-filled by the kernel: every entry empty */
+	m->size = size;
+	m->n_slots = n_slots;
+	return m;
+}
+
+void metrics_destroy(struct metrics *m)
+{
+	if (m)
+		munmap(m, m->size);
+}
+
+static void copy_label(char *dst, size_t n, const char *src)
+{
+	snprintf(dst, n, "%s", src ? src : "");
+}
+
+/* Claim entry state for writing; false if another process got there first. */
+static bool claim(_Atomic uint32_t *state)
+{
+	uint32_t want = ENTRY_EMPTY;
+	return atomic_compare_exchange_strong(state, &want, ENTRY_WRITING);
+}
+
+static struct counter *find_counter(struct metrics *m, uint32_t fam, const char *a, const char *b)
+{
+	char la[LABEL_A], lb[LABEL_B];
+	copy_label(la, sizeof la, a);
+	copy_label(lb, sizeof lb, b);
+	for (size_t i = 0; i < N_COUNTERS;) {
+		struct counter *c = &m->counters[i];
+		uint32_t st = atomic_load(&c->state);
+		if (st == ENTRY_EMPTY) {
+			if (!claim(&c->state))
+				continue; /* look at this entry again */
+			c->family = fam;
+			memcpy(c->a, la, sizeof la);
+			memcpy(c->b, lb, sizeof lb);
+			atomic_store(&c->state, ENTRY_READY);
+			return c;
+		}
+		if (st == ENTRY_READY && c->family == fam && !strcmp(c->a, la) && !strcmp(c->b, lb))
+			return c;
+		i++;
+	}
+	return NULL;
+}
+
+void metrics_count(struct metrics *m, enum metrics_family fam, const char *a, const char *b)
+{
+	if (!m)
+		return;
+	struct counter *c = find_counter(m, fam, a, b);
+	if (c)
+		atomic_fetch_add(&c->value, 1);
+	else
+		atomic_fetch_add(&m->dropped, 1);
+}
+
+static struct histogram *find_histogram(struct metrics *m, const char *language)
+{
+	char l[LABEL_A];
+	copy_label(l, sizeof l, language);
+	for (size_t i = 0; i < N_HISTOGRAMS;) {
+		struct histogram *h = &m->histograms[i];
+		uint32_t st = atomic_load(&h->state);
+		if (st == ENTRY_EMPTY) {
+			if (!claim(&h->state))
+				continue;
+			memcpy(h->language, l, sizeof l);
+			atomic_store(&h->state, ENTRY_READY);
+			return h;
+		}
+		if (st == ENTRY_READY && !strcmp(h->language, l))
+			return h;
+		i++;
+	}
+	return NULL;
+}
+
+void metrics_observe_ms(struct metrics *m, const char *language, int64_t ms)
+{
+	if (!m)
+		return;
+	struct histogram *h = find_histogram(m, language);
+	if (!h) {
+		atomic_fetch_add(&m->dropped, 1);
+		return;
+	}
+	if (ms < 0)
+		ms = 0;
+	size_t i = 0;
+	while (i < N_BUCKETS && ms > bucket_ms[i])
+		i++;
+	atomic_fetch_add(&h->bucket[i], 1);
+	atomic_fetch_add(&h->sum_ms, (uint64_t)ms);
+}
+
+const char *metrics_outcome(const struct sandbox_result *res)
+{
+	const struct sandbox_phase *p = res->has_run ? &res->run : &res->compile;
+	if (res->client_gone)
+		return "cancelled";
+	if (p->timed_out)
+		return "timeout";
+	if (p->oom_killed)
+		return "oom";
+	if (p->truncated)
+		return "truncated";
+	if (!res->has_run || p->exit_code != 0)
+		return "error";
+	return "ok";
+}
+
+static bool has_slot(const struct metrics *m, int slot)
+{
+	return m && slot >= 0 && slot < m->n_slots;
+}
+
+void metrics_slot_spawned(struct metrics *m, int slot, pid_t pid)
+{
+	if (!has_slot(m, slot))
+		return;
+	atomic_store(&m->slots[slot].executing, 0);
+	atomic_store(&m->slots[slot].deadline_ms, 0);
+	atomic_store(&m->slots[slot].pid, (int)pid);
+}
+
+void metrics_slot_gone(struct metrics *m, int slot)
+{
+	metrics_slot_spawned(m, slot, 0);
+}
+
+void metrics_slot_busy(struct metrics *m, int slot, int64_t deadline_ms)
+{
+	if (has_slot(m, slot))
+		atomic_store(&m->slots[slot].deadline_ms, deadline_ms);
+}
+
+int64_t metrics_slot_deadline(const struct metrics *m, int slot)
+{
+	return has_slot(m, slot) ? atomic_load(&m->slots[slot].deadline_ms) : 0;
+}
+
+static int executing(const struct metrics *m)
+{
+	int n = 0;
+	for (int i = 0; i < m->n_slots; i++)
+		n += atomic_load(&m->slots[i].executing) != 0;
+	return n;
+}
+
+bool metrics_claim_execution(struct metrics *m, int slot, int max)
+{
+	if (!has_slot(m, slot))
+		return true;
+	/* Store, then count (both sequentially consistent): of two racing
+	 * workers, at least one sees the other's mark. */
+	atomic_store(&m->slots[slot].executing, 1);
+	if (max > 0 && executing(m) > max) {
+		atomic_store(&m->slots[slot].executing, 0);
+		return false;
+	}
+	return true;
+}
+
+void metrics_release_execution(struct metrics *m, int slot)
+{
+	if (has_slot(m, slot))
+		atomic_store(&m->slots[slot].executing, 0);
+}
+
+/* A label value with \, " and newline escaped, as the format requires. */
+static void put_label(struct buf *out, const char *name, const char *value)
+{
+	buf_printf(out, "%s=\"", name);
+	for (const char *p = value; *p; p++) {
+		if (*p == '\\' || *p == '"')
+			buf_printf(out, "\\%c", *p);
+		else if (*p == '\n')
+			buf_printf(out, "\\n");
+		else
+			buf_append(out, p, 1);
+	}
+	buf_append(out, "\"", 1);
+}
+
+static void header(struct buf *out, const char *name, const char *type, const char *help)
+{
+	buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static bool ready(const _Atomic uint32_t *state)
+{
+	return atomic_load(state) == ENTRY_READY;
+}
+
+static bool same_counter(const struct counter *x, const struct counter *y)
+{
+	return x->family == y->family && !strcmp(x->a, y->a) && !strcmp(x->b, y->b);
+}
+
+static void render_family(const struct metrics *m, enum metrics_family fam, struct buf *out)
+{
+	const struct family *f = &families[fam];
+	header(out, f->name, "counter", f->help);
+	for (size_t i = 0; i < N_COUNTERS; i++) {
+		const struct counter *c = &m->counters[i];
+		if (!ready(&c->state) || c->family != (uint32_t)fam)
+			continue;
+		bool seen = false; /* a duplicate of an earlier entry was summed there */
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = ready(&m->counters[j].state) && same_counter(&m->counters[j], c);
+		if (seen)
+			continue;
+		uint64_t v = 0;
+		for (size_t j = i; j < N_COUNTERS; j++)
+			if (ready(&m->counters[j].state) && same_counter(&m->counters[j], c))
+				v += atomic_load(&m->counters[j].value);
+		buf_printf(out, "%s{", f->name);
+		put_label(out, f->label_a, c->a);
+		if (f->label_b) {
+			buf_append(out, ",", 1);
+			put_label(out, f->label_b, c->b);
+		}
+		buf_printf(out, "} %llu\n", (unsigned long long)v);
+	}
+}
+
+static void render_histograms(const struct metrics *m, struct buf *out)
+{
+	const char *name = "isobox_execution_duration_seconds";
+	header(out, name, "histogram",
+	       "Time to serve one execution (container start, compile, run, teardown), by language.");
+	for (size_t i = 0; i < N_HISTOGRAMS; i++) {
+		const struct histogram *h = &m->histograms[i];
+		if (!ready(&h->state))
+			continue;
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = ready(&m->histograms[j].state) && !strcmp(m->histograms[j].language, h->language);
+		if (seen)
+			continue;
+		uint64_t buckets[N_BUCKETS + 1] = {0}, sum_ms = 0;
+		for (size_t j = i; j < N_HISTOGRAMS; j++) {
+			const struct histogram *d = &m->histograms[j];
+			if (!ready(&d->state) || strcmp(d->language, h->language))
+				continue;
+			for (size_t k = 0; k <= N_BUCKETS; k++)
+				buckets[k] += atomic_load(&d->bucket[k]);
+			sum_ms += atomic_load(&d->sum_ms);
+		}
+		uint64_t cumulative = 0;
+		for (size_t k = 0; k <= N_BUCKETS; k++) {
+			cumulative += buckets[k];
+			buf_printf(out, "%s_bucket{", name);
+			put_label(out, "language", h->language);
+			buf_printf(out, ",le=\"%s\"} %llu\n", k < N_BUCKETS ? bucket_le[k] : "+Inf",
+				   (unsigned long long)cumulative);
+		}
+		buf_printf(out, "%s_sum{", name);
+		put_label(out, "language", h->language);
+		buf_printf(out, "} %.3f\n%s_count{", (double)sum_ms / 1000.0, name);
+		put_label(out, "language", h->language);
+		buf_printf(out, "} %llu\n", (unsigned long long)cumulative);
+	}
+}
+
+void metrics_render(const struct metrics *m, int exec_slots, struct buf *out)
+{
+	int alive = 0;
+	for (int i = 0; i < m->n_slots; i++)
+		alive += atomic_load(&m->slots[i].pid) > 0;
+	header(out, "isobox_workers", "gauge", "Worker processes alive in the pool.");
+	buf_printf(out, "isobox_workers %d\n", alive);
+	header(out, "isobox_workers_busy", "gauge", "Workers running a program now.");
+	buf_printf(out, "isobox_workers_busy %d\n", executing(m));
+	header(out, "isobox_execution_slots", "gauge", "Programs the pool runs at once (pool.workers).");
+	buf_printf(out, "isobox_execution_slots %d\n", exec_slots);
+	for (int fam = 0; fam < M_FAMILIES; fam++)
+		render_family(m, (enum metrics_family)fam, out);
+	render_histograms(m, out);
+	header(out, "isobox_metrics_dropped_total", "counter",
+	       "Samples not counted because a label table was full.");
+	buf_printf(out, "isobox_metrics_dropped_total %llu\n",
+		   (unsigned long long)atomic_load(&m->dropped));
+}

@@ -1,0 +1,72 @@
+/*
+ * metrics.h: counters shared by every process of one pool, rendered in the
+ * Prometheus text format (0.0.4) by whichever worker answers GET /metrics.
+ *
+ * The pool master maps one shared anonymous region (MAP_SHARED) before it
+ * forks, so every worker it ever starts reaches the same memory, and the
+ * counts of a worker that dies or is recycled stay where they are: the
+ * region belongs to the master. Counters are C11 atomics; label sets are
+ * claimed in fixed tables (see metrics.c). A pool restart starts from zero,
+ * which Prometheus handles as a counter reset.
+ *
+ * Besides counters the region holds one slot per worker process: its pid,
+ * whether it runs a program now (the busy gauge and the whenBusy gate), and
+ * the time by which its current request must be done (the hang backstop).
+ *
+ * Every function accepts m == NULL (no pool: CGI) and does nothing.
+ */
+#ifndef ISOBOX_METRICS_H
+#define ISOBOX_METRICS_H
+
+#include "../conf/base.h"
+#include "../sandbox/sandbox.h"
+#include <sys/types.h>
+
+/* Counter families; each has two labels (worker exits: one). */
+enum metrics_family {
+	M_HTTP_REQUESTS,    /* route, status */
+	M_EXECUTIONS,       /* language, outcome */
+	M_REJECTED,         /* code, status: 4xx input errors, 403, busy */
+	M_SANDBOX_FAILURES, /* code, status: 5xx faults (docker down, image missing...) */
+	M_WORKER_EXITS,     /* reason: recycled, hung, killed, exited */
+	M_FAMILIES
+};
+
+struct metrics;
+
+/* Map a region for n_slots worker processes; NULL (logged) on failure. */
+struct metrics *metrics_create(int n_slots);
+void metrics_destroy(struct metrics *m);
+
+/* Add one to the counter of family fam with these label values. */
+void metrics_count(struct metrics *m, enum metrics_family fam, const char *a, const char *b);
+/* One execution of `language` took ms (whole request, container start included). */
+void metrics_observe_ms(struct metrics *m, const char *language, int64_t ms);
+
+/*
+ * The outcome label of a finished job; the first that holds wins:
+ * cancelled (a streaming client left), timeout, oom, truncated, error
+ * (nonzero exit or failed compile), ok. Pure.
+ */
+const char *metrics_outcome(const struct sandbox_result *res);
+
+/* Worker slots. The master sets pid when it forks and clears the slot when
+ * the worker is gone (a dead worker runs nothing and owes nothing). */
+void metrics_slot_spawned(struct metrics *m, int slot, pid_t pid);
+void metrics_slot_gone(struct metrics *m, int slot);
+/* The worker's current request must end by deadline_ms (monotonic); 0: idle. */
+void metrics_slot_busy(struct metrics *m, int slot, int64_t deadline_ms);
+int64_t metrics_slot_deadline(const struct metrics *m, int slot);
+
+/*
+ * Mark this slot as running a program. With max > 0, refuse (false) when
+ * that would make more than max slots run at once. Two workers racing for
+ * the last place may both be refused, never both admitted.
+ */
+bool metrics_claim_execution(struct metrics *m, int slot, int max);
+void metrics_release_execution(struct metrics *m, int slot);
+
+/* The whole text exposition; exec_slots is the pool's size (pool.workers). */
+void metrics_render(const struct metrics *m, int exec_slots, struct buf *out);
+
+#endif

@@ -1,0 +1,65 @@
+"""Helpers for the pool tests: read /metrics, restart the pool under test
+with a changed conf (and put the original back)."""
+import os
+import re
+import subprocess
+
+from conftest import PREFIX, RUN_DIR, LOG_DIR, URL, request, wait_until, healthy
+
+CONF = os.path.join(PREFIX, "conf", "isobox.yaml")
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
+LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def scrape(url=URL):
+    """GET /metrics; return (raw text, {(name, frozenset(labels)): value})."""
+    status, headers, text = request("GET", "/metrics", url=url, timeout=30)
+    assert status == 200, text
+    assert headers["Content-Type"].startswith("text/plain; version=0.0.4"), headers["Content-Type"]
+    samples = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = SAMPLE.match(line)
+        assert m, f"not a sample line: {line!r}"
+        labels = frozenset(LABEL.findall(m.group(2) or ""))
+        samples[(m.group(1), labels)] = float(m.group(3))
+    return text, samples
+
+
+def value(samples, name, **labels):
+    """A sample's value; an absent counter is 0."""
+    return samples.get((name, frozenset(labels.items())), 0.0)
+
+
+def pool_env(pool):
+    env = dict(os.environ)
+    env.update(PREFIX=PREFIX, ISOBOX_RUN=RUN_DIR, ISOBOX_LOG=LOG_DIR, POOL=str(pool))
+    return env
+
+
+def restart_pool(pool):
+    subprocess.run(["bash", os.path.join(REPO, "deploy", "pool.sh"), "restart"],
+                   env=pool_env(pool), check=True, capture_output=True)
+    assert wait_until(healthy, 30), "the pool did not come back"
+
+
+class ConfEdit:
+    """Edit the installed conf (text replacements), restore it on close."""
+
+    def __init__(self):
+        with open(CONF) as f:
+            self.original = f.read()
+
+    def apply(self, *replacements):
+        text = self.original
+        for old, new in replacements:
+            assert old in text, f"{old!r} not in {CONF}"
+            text = text.replace(old, new)
+        with open(CONF, "w") as f:
+            f.write(text)
+
+    def restore(self):
+        with open(CONF, "w") as f:
+            f.write(self.original)

@@ -1,0 +1,164 @@
+"""GET /metrics: Prometheus text, counted across every worker process of the
+pool (dead and recycled ones included), and access lists for /metrics and
+/healthz. Runs against the pool under test (ISOBOX_INSTANCE, PORT...)."""
+import os
+import signal
+import subprocess
+import threading
+import time
+
+import pytest
+
+from conftest import (PREFIX, execute, pool_master, request, run_ok, wait_until, workers)
+from metrics_util import CONF, ConfEdit, scrape, value
+
+EXEC = "isobox_executions_total"
+HIST = "isobox_execution_duration_seconds_count"
+
+
+def test_promtool_accepts_the_exposition():
+    run_ok("print(1)")  # so that every family has samples, histogram included
+    text, _ = scrape()
+    check = subprocess.run(["promtool", "check", "metrics"], input=text, text=True,
+                           capture_output=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    for family in ("isobox_workers", "isobox_workers_busy", "isobox_execution_slots",
+                   "isobox_http_requests_total", EXEC, "isobox_rejected_requests_total",
+                   "isobox_sandbox_failures_total", "isobox_worker_exits_total",
+                   "isobox_execution_duration_seconds"):
+        assert f"# TYPE {family} " in text, family
+
+
+def test_counters_move_by_outcome():
+    _, before = scrape()
+    assert run_ok("print('hi')")["exitCode"] == 0
+    assert run_ok("import sys; sys.exit(3)")["exitCode"] == 3
+    assert run_ok("import time; time.sleep(5)", limits={"wallTimeMs": 500})["timedOut"]
+    assert run_ok("x = bytearray(200 << 20); print(len(x))",
+                  limits={"memoryBytes": 64 << 20})["oomKilled"]
+    assert run_ok("print('x' * 100000)", limits={"outputBytes": 1000})["truncated"]
+    assert execute({"language": "c", "code": "int main(void) { return nope; }"})[1]["compile"][
+        "exitCode"] != 0
+    status, bad = execute({"language": "python", "code": 1})
+    assert status == 400, bad
+    status, unknown = execute({"language": "no-such-language", "code": "x"})
+    assert status == 404, unknown
+    _, after = scrape()
+
+    def delta(name, **labels):
+        return value(after, name, **labels) - value(before, name, **labels)
+
+    assert delta(EXEC, language="python", outcome="ok") == 1
+    assert delta(EXEC, language="python", outcome="error") == 1
+    assert delta(EXEC, language="python", outcome="timeout") == 1
+    assert delta(EXEC, language="python", outcome="oom") == 1
+    assert delta(EXEC, language="python", outcome="truncated") == 1
+    assert delta(EXEC, language="c", outcome="error") == 1, "a failed compile is an error"
+    assert delta(HIST, language="python") == 5
+    assert delta(HIST, language="c") == 1
+    assert delta("isobox_execution_duration_seconds_sum", language="python") >= 0.5
+    assert delta("isobox_http_requests_total", route="/execute", status="200") == 6
+    assert delta("isobox_http_requests_total", route="/execute", status="400") == 1
+    assert delta("isobox_rejected_requests_total", code=bad["error"]["code"], status="400") == 1
+    assert delta("isobox_rejected_requests_total", code=unknown["error"]["code"], status="404") == 1
+    assert delta("isobox_http_requests_total", route="/metrics", status="200") == 1
+
+
+def test_unknown_paths_share_one_label():
+    _, before = scrape()
+    for path in ("/nope", "/nope2", "/a/b/c"):
+        assert request("GET", path)[0] == 404
+    _, after = scrape()
+    key = ("isobox_http_requests_total", frozenset({("route", "other"), ("status", "404")}))
+    assert after.get(key, 0) - before.get(key, 0) == 3
+    assert not any('nope' in str(k) for k in after), "request paths must not become labels"
+
+
+def test_busy_gauge_sees_a_running_program():
+    done = []
+    t = threading.Thread(target=lambda: done.append(
+        run_ok("import time; time.sleep(4)", limits={"wallTimeMs": 10000})))
+    t.start()
+    try:
+        assert wait_until(lambda: value(scrape()[1], "isobox_workers_busy") >= 1, 20)
+    finally:
+        t.join(60)
+    assert done and done[0]["exitCode"] == 0
+    assert wait_until(lambda: value(scrape()[1], "isobox_workers_busy") == 0, 10)
+
+
+def test_counts_survive_killed_workers():
+    run_ok("print(1)")
+    _, before = scrape()
+    old = set(workers())
+    assert len(old) == int(value(before, "isobox_workers"))
+    # Kill every worker: whichever served the run above is among them.
+    for pid in old:
+        os.kill(pid, signal.SIGKILL)
+    assert wait_until(lambda: len(set(workers()) - old) == len(old), 30), "workers not replaced"
+    assert wait_until(lambda: value(scrape()[1], "isobox_workers") == len(old), 10)
+    _, after = scrape()
+    for key, v in before.items():
+        if key[0].endswith("_total") or key[0].endswith("_count") or key[0].endswith("_bucket"):
+            assert after.get(key, 0) >= v, f"{key} went down from {v} to {after.get(key)}"
+    assert value(after, EXEC, language="python", outcome="ok") == \
+        value(before, EXEC, language="python", outcome="ok")
+    assert value(after, "isobox_worker_exits_total", reason="killed") - \
+        value(before, "isobox_worker_exits_total", reason="killed") == len(old)
+
+
+@pytest.fixture
+def conf_edit():
+    edit = ConfEdit()
+    try:
+        yield edit
+    finally:
+        edit.restore()
+        os.kill(pool_master(), signal.SIGHUP)
+        # Every worker reloads before its next request; one of them at least.
+        assert wait_until(lambda: request("GET", "/metrics")[0] == 200, 20)
+
+
+def reload_until(status, path):
+    os.kill(pool_master(), signal.SIGHUP)
+    # Each worker reloads before its next request: ask until all have.
+    return wait_until(lambda: all(request("GET", path)[0] == status for _ in range(8)), 20)
+
+
+def test_access_lists(conf_edit):
+    assert request("GET", "/metrics")[0] == 200, "the default lets loopback read /metrics"
+    conf_edit.apply(('metrics: ["127.0.0.0/8", "::1/128"]',
+                     'metrics: ["10.0.0.0/8", "fd00::/8"]\n  healthz: ["192.0.2.0/24"]'))
+    assert reload_until(403, "/metrics"), "a list without loopback must refuse us"
+    status, _, body = request("GET", "/metrics")
+    assert status == 403 and body["error"]["code"] == "forbidden", body
+    status, _, body = request("GET", "/healthz")
+    assert status == 403 and body["error"]["code"] == "forbidden", body
+    assert request("GET", "/runtimes")[0] == 200, "other endpoints are not affected"
+    conf_edit.apply(('metrics: ["127.0.0.0/8", "::1/128"]',
+                     'metrics: ["10.0.0.0/8", "127.0.0.1/32"]'))
+    assert reload_until(200, "/metrics")
+    assert reload_until(200, "/healthz"), "healthz is open when not listed"
+
+
+def test_bad_access_list_is_refused(conf_edit):
+    conf_edit.apply(('metrics: ["127.0.0.0/8", "::1/128"]', 'metrics: ["127.0.0.0/33"]'))
+    check = subprocess.run([f"{PREFIX}/bin/isobox-fcgi", "--conf", CONF, "--check"],
+                           capture_output=True, text=True)
+    assert check.returncode != 0 and "127.0.0.0/33" in check.stderr, check.stderr
+    os.kill(pool_master(), signal.SIGHUP)
+    time.sleep(1)
+    # A broken reload keeps the previous settings: loopback may still read.
+    assert wait_until(lambda: request("GET", "/metrics")[0] == 200, 10)
+    assert "reloadError" in request("GET", "/healthz")[2]
+
+
+def test_cgi_has_no_metrics():
+    env = {"GATEWAY_INTERFACE": "CGI/1.1", "REQUEST_METHOD": "GET", "PATH_INFO": "/metrics",
+           "REMOTE_ADDR": "127.0.0.1", "SERVER_PROTOCOL": "HTTP/1.1", "PATH": "/usr/bin:/bin"}
+    out = subprocess.run(["setpriv", "--reuid=isobox", "--regid=isobox", "--init-groups", "--",
+                          f"{PREFIX}/bin/isobox-fcgi", "--conf", CONF],
+                         env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                         timeout=60)
+    assert out.stdout.startswith("Status: 404"), out.stdout + out.stderr
+    assert "FastCGI pool" in out.stdout

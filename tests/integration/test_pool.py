@@ -1,0 +1,142 @@
+"""The pool master's php-fpm-like settings, each with the pool under test
+restarted on a changed conf (put back after): pool.maxRequests recycles
+workers, pool.whenBusy answers a saturated pool by waiting or with 503 busy,
+and the hang backstop kills a worker stuck past its request's bound."""
+import os
+import signal
+import subprocess
+import threading
+import time
+
+import pytest
+
+from conftest import (INSTANCE, POOL, containers, execute, pool_master, request, run_ok,
+                      wait_until, workers)
+from metrics_util import ConfEdit, restart_pool, scrape, value
+
+SLOW = {"language": "python", "code": "import time; time.sleep(5); print('done')",
+        "limits": {"wallTimeMs": 15000}}
+
+
+@pytest.fixture
+def pool_with():
+    """pool_with(replacements..., workers=N): restart the pool on an edited conf."""
+    edit = ConfEdit()
+
+    def start(*replacements, workers=2):
+        edit.apply(*replacements)
+        restart_pool(workers)
+    try:
+        yield start
+    finally:
+        edit.restore()
+        restart_pool(POOL)
+
+
+def in_background(body, results, timeout=90):
+    def run():
+        t0 = time.monotonic()
+        results.append((execute(body, timeout=timeout), time.monotonic() - t0, time.monotonic()))
+    t = threading.Thread(target=run)
+    t.start()
+    return t
+
+
+def test_max_requests_recycles_workers(pool_with):
+    pool_with(("maxRequests: 0", "maxRequests: 2"), workers=2)
+    first = set(workers())
+    assert len(first) == 2
+    for i in range(5):
+        assert run_ok(f"print({i})")["stdout"] == f"{i}\n"
+    # Every worker answers /healthz with the count it had served before.
+    for _ in range(6):
+        status, _, health = request("GET", "/healthz")
+        assert status == 200 and health["served"] < 2, health
+    _, samples = scrape()
+    recycled = value(samples, "isobox_worker_exits_total", reason="recycled")
+    # 11 requests so far; non-recycled workers hold at most 1 each.
+    assert recycled >= 4, samples
+    assert value(samples, "isobox_worker_exits_total", reason="killed") == 0
+    assert value(samples, "isobox_worker_exits_total", reason="exited") == 0
+    assert value(samples, "isobox_executions_total", language="python", outcome="ok") == 5
+    assert set(workers()).isdisjoint(first), "the first workers must have been recycled"
+    assert wait_until(lambda: len(workers()) == 2, 10), "recycled workers are replaced"
+
+
+def test_when_busy_reject_answers_503_at_once(pool_with):
+    pool_with(("whenBusy: wait", "whenBusy: reject"), workers=2)
+    assert len(workers()) == 3, "reject keeps one extra worker to answer busy"
+    results = []
+    threads = [in_background(SLOW, results) for _ in range(2)]
+    try:
+        assert wait_until(lambda: value(scrape()[1], "isobox_workers_busy") == 2, 30)
+        t0 = time.monotonic()
+        status, headers, body = request("POST", "/execute", {"language": "python", "code": "1"})
+        elapsed = time.monotonic() - t0
+        assert status == 503 and body["error"]["code"] == "busy", body
+        assert headers["Retry-After"] == "1"
+        assert elapsed < 4, f"busy took {elapsed:.1f} s: it must not wait for a worker"
+        status, _, body = request("POST", "/api/v2/execute",
+                                  {"language": "python", "version": "*",
+                                   "files": [{"content": "print(1)"}]})
+        assert status == 503 and body["error"]["code"] == "busy", body
+        assert "running programs" in body["message"], "Piston clients read message"
+    finally:
+        for t in threads:
+            t.join(90)
+    assert [r[0][0] for r in results] == [200, 200], results
+    assert all(r[0][1]["run"]["stdout"] == "done\n" for r in results)
+    assert run_ok("print(2)")["stdout"] == "2\n", "a free pool runs again"
+    _, samples = scrape()
+    assert value(samples, "isobox_rejected_requests_total", code="busy", status="503") == 2
+
+
+def test_when_busy_wait_queues_then_runs(pool_with):
+    pool_with(workers=2)  # the shipped whenBusy: wait
+    assert len(workers()) == 2
+    results = []
+    threads = [in_background(SLOW, results) for _ in range(2)]
+    try:
+        assert wait_until(lambda: len(containers()) == 2, 30), "both slow runs should be running"
+        t0 = time.monotonic()
+        status, third = execute({"language": "python", "code": "print(3)"}, timeout=90)
+        finished = time.monotonic()
+    finally:
+        for t in threads:
+            t.join(90)
+    assert status == 200 and third["run"]["stdout"] == "3\n", third
+    assert [r[0][0] for r in results] == [200, 200], results
+    # It waited for a worker: it ended after the first slow run had ended.
+    assert finished >= min(r[2] for r in results), (t0, finished, results)
+
+
+def test_hung_worker_is_killed_and_its_container_reaped(pool_with):
+    # The bound is ceilings.wallTimeMs + the registry's longest compileTimeMs
+    # + startTimeoutMs + hangMarginMs: small values keep this test short.
+    pool_with(("  wallTimeMs: 20000", "  wallTimeMs: 3000"),
+              ("startTimeoutMs: 30000", "startTimeoutMs: 5000"),
+              ("hangMarginMs: 60000", "hangMarginMs: 1000"), workers=2)
+    _, before = scrape()
+    results = []
+    t = in_background({"language": "python", "code": "import time; time.sleep(120)"}, results,
+                      timeout=150)
+    try:
+        assert wait_until(lambda: len(containers()) == 1, 30)
+        owner = subprocess.run(
+            ["docker", "ps", "-a", "--filter", f"label=isobox.instance={INSTANCE}",
+             "--format", '{{.Label "isobox.owner"}}'],
+            check=True, capture_output=True, text=True).stdout.split()[0]
+        pid = int(owner.split(".")[0])
+        assert pid in workers()
+        os.kill(pid, signal.SIGSTOP)  # a hung worker: it will never kill its own run
+        # 3 + 30 (the longest compile) + 5 + 1 s, the master's 1 s tick, and room.
+        assert wait_until(lambda: pid not in workers(), 90), "the master did not kill the hung worker"
+        assert wait_until(lambda: not containers(), 30), "its container was not reaped"
+    finally:
+        t.join(150)
+    assert results and results[0][0][0] >= 500, results  # the web server reports the dead worker
+    _, after = scrape()
+    assert value(after, "isobox_worker_exits_total", reason="hung") - \
+        value(before, "isobox_worker_exits_total", reason="hung") == 1
+    assert len(workers()) == 2
+    assert run_ok("print(4)")["stdout"] == "4\n"

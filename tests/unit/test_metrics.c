@@ -1,0 +1,161 @@
+/* The pool's shared metrics: counting, aggregation and the text format. */
+#include "tap.h"
+#include "fixtures.h"
+#include "../../fcgi/metrics.h"
+#include "../../fcgi/worker.h"
+
+#include <sys/wait.h>
+
+static bool has_line(const struct buf *b, const char *line)
+{
+	char *want = xasprintf("\n%s\n", line);
+	bool found = b->data && strstr(b->data, want) != NULL;
+	free(want);
+	return found;
+}
+
+static int count_lines_with(const struct buf *b, const char *needle)
+{
+	int n = 0;
+	for (const char *p = b->data; p && (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+static void test_outcomes(void)
+{
+	struct sandbox_result r = {.has_run = true};
+	is_str(metrics_outcome(&r), "ok", "outcome: exit 0 is ok");
+	r.run.exit_code = 3;
+	is_str(metrics_outcome(&r), "error", "outcome: nonzero exit is error");
+	r.run.truncated = true;
+	is_str(metrics_outcome(&r), "truncated", "outcome: truncated beats error");
+	r.run.oom_killed = true;
+	is_str(metrics_outcome(&r), "oom", "outcome: oom beats truncated");
+	r.run.timed_out = true;
+	is_str(metrics_outcome(&r), "timeout", "outcome: timeout beats oom");
+	r.client_gone = true;
+	is_str(metrics_outcome(&r), "cancelled", "outcome: a client that left beats everything");
+	struct sandbox_result c = {.has_compile = true, .compile.exit_code = 1};
+	is_str(metrics_outcome(&c), "error", "outcome: failed compile (no run) is error");
+	c.compile.timed_out = true;
+	is_str(metrics_outcome(&c), "timeout", "outcome: compile timeout is timeout");
+	struct sandbox_result cr = {.has_compile = true, .has_run = true};
+	is_str(metrics_outcome(&cr), "ok", "outcome: compiled and ran with exit 0 is ok");
+}
+
+static void test_counting(void)
+{
+	struct metrics *m = metrics_create(3);
+	ok(m != NULL, "metrics: region mapped");
+	if (!m)
+		return;
+	metrics_slot_spawned(m, 0, 101);
+	metrics_slot_spawned(m, 1, 102);
+	metrics_count(m, M_EXECUTIONS, "python", "ok");
+	metrics_count(m, M_EXECUTIONS, "python", "ok");
+	metrics_count(m, M_EXECUTIONS, "python", "timeout");
+	metrics_count(m, M_REJECTED, "bad_json", "400");
+	metrics_count(m, M_WORKER_EXITS, "recycled", NULL);
+	metrics_count(m, M_HTTP_REQUESTS, "a\"b\\c\nd", "200");
+	metrics_observe_ms(m, "python", 50);    /* le 0.1 */
+	metrics_observe_ms(m, "python", 100);   /* le 0.1: bounds are inclusive */
+	metrics_observe_ms(m, "python", 1500);  /* le 2 */
+	metrics_observe_ms(m, "python", 99999); /* +Inf only */
+
+	/* A worker process that counts and dies: its counts stay. */
+	pid_t pid = fork();
+	if (pid == 0) {
+		metrics_count(m, M_EXECUTIONS, "python", "ok");
+		metrics_count(m, M_EXECUTIONS, "ruby", "oom");
+		metrics_observe_ms(m, "ruby", 300);
+		_exit(0);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+
+	ok(metrics_claim_execution(m, 0, 2), "claim: first of 2 admitted");
+	ok(metrics_claim_execution(m, 1, 2), "claim: second of 2 admitted");
+	ok(!metrics_claim_execution(m, 2, 2), "claim: third refused at max 2");
+	ok(metrics_claim_execution(m, 2, 0), "claim: max 0 never refuses");
+	metrics_release_execution(m, 2);
+	metrics_slot_gone(m, 1); /* a dead worker runs nothing */
+	ok(metrics_claim_execution(m, 2, 2), "claim: a gone worker's place is free again");
+	metrics_release_execution(m, 2);
+	metrics_slot_busy(m, 0, 12345);
+	ok(metrics_slot_deadline(m, 0) == 12345, "slot: deadline published");
+	ok(metrics_slot_deadline(m, 7) == 0, "slot: out of range reads as idle");
+
+	struct buf b = {0};
+	buf_append(&b, "\n", 1); /* so that has_line can match the first line */
+	metrics_render(m, 2, &b);
+	ok(has_line(&b, "isobox_workers 1"), "render: live workers counted");
+	ok(has_line(&b, "isobox_workers_busy 1"), "render: busy workers counted");
+	ok(has_line(&b, "isobox_execution_slots 2"), "render: execution slots");
+	ok(has_line(&b, "# TYPE isobox_executions_total counter"), "render: TYPE line");
+	ok(has_line(&b, "isobox_executions_total{language=\"python\",outcome=\"ok\"} 3"),
+	   "render: python ok = 2 here + 1 from a dead process");
+	ok(has_line(&b, "isobox_executions_total{language=\"python\",outcome=\"timeout\"} 1"),
+	   "render: python timeout");
+	ok(has_line(&b, "isobox_executions_total{language=\"ruby\",outcome=\"oom\"} 1"),
+	   "render: a label set first seen in another process");
+	ok(has_line(&b, "isobox_rejected_requests_total{code=\"bad_json\",status=\"400\"} 1"),
+	   "render: rejected by code and status");
+	ok(has_line(&b, "isobox_worker_exits_total{reason=\"recycled\"} 1"), "render: one-label family");
+	ok(has_line(&b, "isobox_http_requests_total{route=\"a\\\"b\\\\c\\nd\",status=\"200\"} 1"),
+	   "render: label values escaped");
+	ok(has_line(&b, "isobox_execution_duration_seconds_bucket{language=\"python\",le=\"0.1\"} 2"),
+	   "render: histogram first bucket");
+	ok(has_line(&b, "isobox_execution_duration_seconds_bucket{language=\"python\",le=\"1\"} 2"),
+	   "render: histogram buckets are cumulative");
+	ok(has_line(&b, "isobox_execution_duration_seconds_bucket{language=\"python\",le=\"2\"} 3"),
+	   "render: histogram 1.5 s in le 2");
+	ok(has_line(&b, "isobox_execution_duration_seconds_bucket{language=\"python\",le=\"+Inf\"} 4"),
+	   "render: +Inf holds everything");
+	ok(has_line(&b, "isobox_execution_duration_seconds_count{language=\"python\"} 4"),
+	   "render: count equals +Inf");
+	ok(has_line(&b, "isobox_execution_duration_seconds_sum{language=\"python\"} 101.649"),
+	   "render: sum in seconds");
+	ok(has_line(&b, "isobox_execution_duration_seconds_count{language=\"ruby\"} 1"),
+	   "render: histogram from a dead process");
+	ok(has_line(&b, "isobox_metrics_dropped_total 0"), "render: nothing dropped");
+	buf_free(&b);
+
+	/* Fill the counter table: the rest is dropped and counted, never a crash. */
+	for (int i = 0; i < 600; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "lang%d", i);
+		metrics_count(m, M_EXECUTIONS, name, "ok");
+	}
+	buf_append(&b, "\n", 1);
+	metrics_render(m, 2, &b);
+	/* 6 label sets were there: 506 of the 600 fit in 512 entries. */
+	ok(has_line(&b, "isobox_metrics_dropped_total 94"), "render: a full table drops and counts");
+	ok(count_lines_with(&b, "{language=\"python\",outcome=\"ok\"}") == 1, "render: each label set once");
+	buf_free(&b);
+	metrics_destroy(m);
+
+	metrics_count(NULL, M_EXECUTIONS, "python", "ok");
+	ok(metrics_claim_execution(NULL, 0, 1), "no pool (CGI): calls are no-ops");
+}
+
+/* The hang backstop's bound: the longest run the settings allow + margin. */
+static void test_hang_bound(void)
+{
+	struct worker w = {.slot = -1};
+	fixture_load(&w.conf, &w.reg);
+	ok(admin_hang_bound_ms(&w) == 20000 + 30000 + 60000,
+	   "hang bound: wall ceiling + start timeout + margin (no compiled language): %lld",
+	   (long long)admin_hang_bound_ms(&w));
+	w.reg.langs[1].defaults.compile_time_ms = 15000;
+	ok(admin_hang_bound_ms(&w) == 20000 + 15000 + 30000 + 60000,
+	   "hang bound: plus the longest compile time in the registry");
+	worker_free(&w);
+}
+
+void test_metrics(void)
+{
+	test_outcomes();
+	test_counting();
+	test_hang_bound();
+}
