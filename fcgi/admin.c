@@ -91,3 +91,10 @@ int64_t admin_hang_bound_ms(const struct worker *w)
 	return w->conf.ceilings.wall_time_ms + compile + w->conf.sandbox.start_timeout_ms +
 	       w->conf.pool.hang_margin_ms;
 }
+
+void admin_job_accepted(struct worker *w, const struct request *rq)
+{
+	const struct limits *l = &rq->job.limits;
+	metrics_slot_busy(w->metrics, w->slot, now_ms() + l->wall_time_ms + l->compile_time_ms +
+			  w->conf.sandbox.start_timeout_ms + w->conf.pool.hang_margin_ms);
+}

@@ -140,8 +140,10 @@ void piston_execute(struct worker *w, struct request *rq)
 	buf_free(&rq->body);
 	rq->body = body;
 	body = (struct buf){0};
-	if (!request_parse_execute(rq, &w->conf, &w->reg) ||
-	    !sandbox_run(&w->conf, &rq->job, NULL, &rq->result, &rq->fault))
+	if (!request_parse_execute(rq, &w->conf, &w->reg))
+		goto error;
+	admin_job_accepted(w, rq);
+	if (!sandbox_run(&w->conf, &rq->job, NULL, &rq->result, &rq->fault))
 		goto error;
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "language", rq->lang->name);

@@ -35,6 +35,7 @@ static void execute(struct worker *w, struct request *rq)
 	if (!http_read_body(&rq->io, (size_t)w->conf.request.max_body_bytes, &rq->body, &rq->fault) ||
 	    !request_parse_execute(rq, &w->conf, &w->reg))
 		goto error;
+	admin_job_accepted(w, rq);
 	if (strstr(http_param(&rq->io, "HTTP_ACCEPT"), "text/event-stream")) {
 		stream_execute(w, rq);
 	} else {

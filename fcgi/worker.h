@@ -65,6 +65,8 @@ void admin_done(struct worker *w, struct request *rq, bool route_known, int64_t 
 void admin_metrics(struct worker *w, struct request *rq);
 /* How long a request may take before its worker counts as hung (ms). */
 int64_t admin_hang_bound_ms(const struct worker *w);
+/* Once the job is parsed: its own limits replace that pool-wide bound. */
+void admin_job_accepted(struct worker *w, const struct request *rq);
 
 /* Fork `n` workers on fd 0, keep them running, reap after them (pool.c). */
 int pool_run(struct worker *w, int n);
