@@ -7,8 +7,19 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <stdio.h>
 #include <string.h>
+
+/*
+ * A write to the web server that makes no progress for this long fails, and
+ * the run is killed as for a departed client. libfcgi writes block, and a
+ * reader that stops reading (a stalled SSE client behind the server) would
+ * otherwise hold the worker forever. Streams send a heartbeat every second,
+ * so a healthy path never stalls this long.
+ */
+#define CLIENT_WRITE_TIMEOUT_S 5
 
 /* Bounds on reading what a CGI request left unread (see drain_cgi_body). */
 #define CGI_DRAIN_MAX_BYTES (64 << 20)
@@ -94,6 +105,9 @@ int worker_serve(struct worker *w)
 	FCGX_InitRequest(&req, 0, 0);
 	while (!sandbox_stop_requested && !should_recycle(w) && FCGX_Accept_r(&req) >= 0) {
 		maybe_reload(w);
+		struct timeval tv = {.tv_sec = CLIENT_WRITE_TIMEOUT_S};
+		if (setsockopt(req.ipcFd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) < 0)
+			log_msg("cannot bound writes to the web server: %s", strerror(errno));
 		/* Published for the master's hang backstop (pool.c). */
 		metrics_slot_busy(w->metrics, w->slot, now_ms() + admin_hang_bound_ms(w));
 		struct http_io io = {.fcgi = &req};

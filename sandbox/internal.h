@@ -72,6 +72,7 @@ struct run {
 	char *container;
 	char *dir;
 	pid_t client;
+	pid_t killer;             /* `docker kill` in flight (0: none) */
 	int in_fd, out_fd, err_fd;
 	size_t stdin_off;
 	struct buf docker_msg;    /* docker's own stderr, before the first RS */
@@ -91,7 +92,8 @@ void phases_stderr(struct run *r, const char *p, size_t n);
 int64_t phases_deadline(const struct run *r);
 /* Mark the current phase timed out (the deadline passed). */
 void phases_timed_out(struct run *r);
-/* Kill the container (once); the client alone would leave it running. */
+/* Kill the container (once); the client alone would leave it running.
+ * Does not wait: the caller keeps draining the pipes meanwhile. */
 void run_kill(struct run *r);
 
 #endif

@@ -48,8 +48,26 @@ void run_kill(struct run *r)
 	r->killed = true;
 	if (!r->ended_ms)
 		r->ended_ms = now_ms();
-	/* Killing the client would leave the container running: kill it. */
-	docker_on_container(r, "kill", NULL, NULL);
+	/*
+	 * Killing the client would leave the container running: kill the
+	 * container. In the background: a program blocked writing output
+	 * that nobody reads can hold up its own death (docker's copy of its
+	 * stdout waits for the client, the client for us), so supervise()
+	 * keeps reading, and discarding, until the client is gone.
+	 */
+	char *argv[] = {r->c->docker, "kill", r->container, NULL};
+	int *none[3] = {NULL, NULL, NULL};
+	r->killer = subproc_spawn(argv, none);
+	if (r->killer < 0)
+		log_msg("cannot start docker kill for %s: %s", r->container, strerror(errno));
+}
+
+/* Wait for the background `docker kill`, bounded. */
+static void reap_killer(struct run *r)
+{
+	if (r->killer > 0)
+		subproc_wait(r->killer, DOCKER_CMD_TIMEOUT_MS);
+	r->killer = 0;
 }
 
 /* A heartbeat during silence; how a streaming client's departure is seen. */
@@ -214,6 +232,7 @@ static void run_teardown(struct run *r)
 	close_fd_at(&r->err_fd);
 	if (r->client > 0)
 		subproc_wait(r->client, DOCKER_CMD_TIMEOUT_MS);
+	reap_killer(r);
 	if (r->container && docker_on_container(r, "rm", "--force", NULL) != 0)
 		log_msg("docker rm %s failed; the reaper will retry", r->container);
 	if (r->dir)
@@ -258,9 +277,13 @@ bool sandbox_run(const struct conf *c, const struct sandbox_job *job,
 	if (job->stdin_len == 0)
 		close_fd_at(&r.in_fd);
 	supervise(&r);
+	/* Nothing more is read: a client still writing gets EPIPE and exits. */
 	close_fd_at(&r.in_fd);
+	close_fd_at(&r.out_fd);
+	close_fd_at(&r.err_fd);
 	subproc_wait(r.client, DOCKER_CMD_TIMEOUT_MS);
 	r.client = 0;
+	reap_killer(&r);
 	if (r.stopping) {
 		fail(f, 503, "worker_stopping", "the worker is shutting down; retry");
 		goto out;
