@@ -3,6 +3,7 @@
 #include "worker.h"
 #include "request.h"
 #include "result.h"
+#include "assets.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -102,6 +103,9 @@ static const struct route {
 	{"/healthz", "GET", healthz},
 	{"/api/v2/execute", "POST", piston_execute},
 	{"/api/v2/runtimes", "GET", piston_runtimes},
+	{"/", "GET", asset_serve},
+	{"/openapi.yaml", "GET", asset_serve},
+	{"/llms.txt", "GET", asset_serve},
 };
 
 void route_request(struct worker *w, struct http_io *io)

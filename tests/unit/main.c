@@ -11,6 +11,7 @@ int main(void)
 	test_argv();
 	test_result();
 	test_sse();
+	test_assets();
 	printf("1..%d\n", tap_passed + tap_failed);
 	printf("%d passed, %d failed\n", tap_passed, tap_failed);
 	return tap_failed ? 1 : 0;

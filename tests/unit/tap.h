@@ -34,5 +34,6 @@ void test_request(void);
 void test_argv(void);
 void test_result(void);
 void test_sse(void);
+void test_assets(void);
 
 #endif
