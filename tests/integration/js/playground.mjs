@@ -85,9 +85,26 @@ try {
   check("stdin, args and raw bytes shown", failed.output === "café \ufffd\nfrom stdin ['a1', 'a2']\n", failed.output);
   report.failing = failed;
 
-  // 3. A compile error in C: the compile result, and no run.
+  // 3. Limits from the form: a wall time that the program outlives.
   await page.fill("#stdin", "");
   await page.fill("#args", "");
+  await page.fill("#wallTimeMs", "1500");
+  await page.fill("#code", "import time\nprint('start', flush=True)\ntime.sleep(30)\n");
+  await page.click("#run");
+  await page.waitForFunction(() => document.getElementById("status").dataset.state !== "running");
+  const timeout = await page.evaluate(() => ({
+    status: document.getElementById("status").textContent,
+    output: document.getElementById("output").textContent,
+    exitCode: document.getElementById("exitCode").textContent,
+    timedOut: document.getElementById("timedOut").textContent,
+    limits: document.getElementById("limits").textContent,
+  }));
+  check("a limit set in the form applies and timedOut is shown", timeout.timedOut === "true" &&
+        timeout.exitCode === "137" && timeout.output === "start\n" && timeout.status.includes("timed out") &&
+        timeout.limits.includes("wallTimeMs 1500"), timeout);
+  await page.fill("#wallTimeMs", "");
+
+  // 4. A compile error in C: the compile result, and no run.
   await page.selectOption("#language", "c");
   await page.fill("#code", "int main(void) { return x; }\n");
   await page.click("#run");
@@ -101,7 +118,7 @@ try {
   check("compile failure shown", compile.status === "compile failed" &&
         compile.compileResult.startsWith("failed: exit 1") && compile.compileOutput.includes("undeclared"), compile);
 
-  // 4. An error before the run (a limit of the wrong kind) is shown, not swallowed.
+  // 5. An error before the run (a limit of the wrong kind) is shown, not swallowed.
   await page.fill("#code", "int main(void) { return 0; }\n");
   await page.fill("#cpus", "0");
   await page.click("#run");
