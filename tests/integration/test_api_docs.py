@@ -292,3 +292,21 @@ def test_api_md_example(command, kind, expected):
             same(w, g)
     else:
         assert out.stdout == expected, out.stdout
+
+
+def test_api_md_limits_table_matches_the_shipped_settings():
+    """The floors and ceilings in docs/API.md are conf/isobox.yaml's."""
+    with open(os.path.join(ROOT, "conf", "isobox.yaml"), encoding="utf-8") as f:
+        conf = yaml.safe_load(f)
+    with open(API_MD, encoding="utf-8") as f:
+        rows = re.findall(r"^\| `(\w+)` \|[^|]*\|[^|]*\| ([^|]+) \| ([^|]+) \|$", f.read(), re.M)
+    units = {"KiB": 1024, "MiB": 1024 ** 2}
+
+    def value(text):
+        number, _, unit = text.strip().partition(" ")
+        return float(number) * units.get(unit, 1)
+
+    table = {name: (value(lo), value(hi)) for name, lo, hi in rows if name in conf["ceilings"]}
+    assert set(table) == set(conf["ceilings"]), table
+    for name, (lo, hi) in table.items():
+        assert (lo, hi) == (conf["floors"][name], conf["ceilings"][name]), name
