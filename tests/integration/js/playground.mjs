@@ -104,7 +104,19 @@ try {
         timeout.limits.includes("wallTimeMs 1500"), timeout);
   await page.fill("#wallTimeMs", "");
 
-  // 4. A compile error in C: the compile result, and no run.
+  // 4. Stop: the request is cancelled and the page says so.
+  await page.fill("#code", "import time\nprint('waiting', flush=True)\ntime.sleep(15)\n");
+  await page.click("#run");
+  await page.waitForFunction(() => document.getElementById("output").textContent.includes("waiting"));
+  await page.click("#stop");
+  await page.waitForFunction(() => document.getElementById("status").dataset.state !== "running");
+  const stopped = await page.evaluate(() => ({
+    status: document.getElementById("status").textContent,
+    runEnabled: !document.getElementById("run").disabled,
+  }));
+  check("stop cancels the run", stopped.status === "stopped" && stopped.runEnabled, stopped);
+
+  // 5. A compile error in C: the compile result, and no run.
   await page.selectOption("#language", "c");
   await page.fill("#code", "int main(void) { return x; }\n");
   await page.click("#run");
@@ -118,7 +130,7 @@ try {
   check("compile failure shown", compile.status === "compile failed" &&
         compile.compileResult.startsWith("failed: exit 1") && compile.compileOutput.includes("undeclared"), compile);
 
-  // 5. An error before the run (a limit of the wrong kind) is shown, not swallowed.
+  // 6. An error before the run (a limit of the wrong kind) is shown, not swallowed.
   await page.fill("#code", "int main(void) { return 0; }\n");
   await page.fill("#cpus", "0");
   await page.click("#run");
