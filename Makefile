@@ -24,10 +24,13 @@ LDLIBS   := -lfcgi -lcjson -lyaml -lcap-ng -lm
 LIB_SRC  := conf/base.c conf/yaml_tree.c conf/json.c conf/limits.c conf/cidr.c conf/access.c conf/conf.c \
             registry/registry.c \
             sandbox/argv.c sandbox/subproc.c sandbox/workdir.c sandbox/run.c sandbox/phases.c sandbox/reap.c sandbox/egress.c \
-            fcgi/http.c fcgi/result.c fcgi/sse.c fcgi/stream.c fcgi/request.c fcgi/piston.c fcgi/routes.c fcgi/worker.c fcgi/pool.c fcgi/metrics.c fcgi/admin.c
+            fcgi/http.c fcgi/result.c fcgi/sse.c fcgi/stream.c fcgi/request.c fcgi/piston.c fcgi/routes.c fcgi/worker.c fcgi/pool.c fcgi/metrics.c fcgi/admin.c \
+            fcgi/assets.c
 MAIN_SRC := fcgi/main.c
 UNIT_SRC := $(wildcard tests/unit/test_*.c) tests/unit/fixtures.c tests/unit/main.c
-HEADERS  := $(wildcard conf/*.h registry/*.h sandbox/*.h fcgi/*.h tests/unit/*.h)
+HEADERS  := $(wildcard conf/*.h registry/*.h sandbox/*.h fcgi/*.h tests/unit/*.h) bin/assets_data.h
+# Served by the worker from inside its binary (fcgi/assets.c).
+ASSETS   := fcgi/www/index.html docs/openapi.yaml docs/llms.txt
 
 FUZZERS      := request config output
 FUZZ_SECONDS ?= 60
@@ -47,6 +50,13 @@ bin/isobox-fcgi: $(LIB_SRC) $(MAIN_SRC) $(HEADERS) | deps
 bin/unit-tests: $(LIB_SRC) $(UNIT_SRC) $(HEADERS) | deps
 	@mkdir -p bin
 	$(CC) $(WFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(LIB_SRC) $(UNIT_SRC) $(LDLIBS)
+
+# The served files as C arrays, made with xxd -i (fcgi/assets.c includes them).
+bin/assets_data.h: $(ASSETS) | deps
+	@mkdir -p bin
+	{ for f in $(ASSETS); do xxd -i $$f || exit 1; done; } > $@.raw
+	sed -e 's/^unsigned char/static const unsigned char/' -e '/_len = /d' $@.raw > $@.tmp
+	rm -f $@.raw && mv $@.tmp $@
 
 # Build dependencies only (the full host set-up is `make setup`).
 deps:
@@ -117,6 +127,7 @@ stop:
 test: run unit
 	$(MAKE) fuzz FUZZ_SECONDS=10
 	cd tests/integration/sse && npm install --no-audit --no-fund --silent
+	cd tests/integration/js && npm install --no-audit --no-fund --silent
 	/usr/bin/python3 -m pytest -q tests/integration
 
 clean:

@@ -25,11 +25,12 @@ LOG=/var/log/isobox
 RUNDIR=/run/isobox
 SLICE=isobox.slice
 RUNTIME=runsc-untrusted
-BUILD_PACKAGES="gcc make pkg-config libfcgi-dev libcjson-dev libyaml-dev libcap-ng-dev"
+BUILD_PACKAGES="gcc make pkg-config libfcgi-dev libcjson-dev libyaml-dev libcap-ng-dev xxd"
 PACKAGES="$BUILD_PACKAGES docker.io runsc caddy spawn-fcgi debootstrap libfcgi-dev libcjson-dev
  libyaml-dev libcap-ng-dev pkg-config make gcc curl python3 python3-pytest
  iptables lighttpd procps clang libclang-rt-14-dev
- libfcgi-bin systemd apache2 nginx-light gettext-base chromium prometheus iproute2"
+ libfcgi-bin systemd apache2 nginx-light gettext-base chromium prometheus iproute2
+ python3-jsonschema"
 
 say() { printf 'setup: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }

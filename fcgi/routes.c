@@ -3,6 +3,7 @@
 #include "worker.h"
 #include "request.h"
 #include "result.h"
+#include "assets.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -105,6 +106,9 @@ static const struct route {
 	{"/api/v2/execute", "POST", piston_execute},
 	{"/api/v2/runtimes", "GET", piston_runtimes},
 	{"/metrics", "GET", admin_metrics},
+	{"/", "GET", asset_serve},
+	{"/openapi.yaml", "GET", asset_serve},
+	{"/llms.txt", "GET", asset_serve},
 };
 
 void route_request(struct worker *w, struct http_io *io)

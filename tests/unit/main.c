@@ -14,6 +14,7 @@ int main(void)
 	test_egress();
 	test_access();
 	test_metrics();
+	test_assets();
 	printf("1..%d\n", tap_passed + tap_failed);
 	printf("%d passed, %d failed\n", tap_passed, tap_failed);
 	return tap_failed ? 1 : 0;

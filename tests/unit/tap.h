@@ -37,5 +37,6 @@ void test_sse(void);
 void test_egress(void);
 void test_access(void);
 void test_metrics(void);
+void test_assets(void);
 
 #endif
