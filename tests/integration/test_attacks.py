@@ -335,21 +335,22 @@ def test_flood_of_binary():
 
 
 @attack("output flood in 64 KiB writes past the cap, with a second thread spinning the CPU (wall time 2 s)",
-        "the cap's kill is prompt: the container is gone within 4 s after the wall time")
+        "the cap's kill is prompt: the container is gone within 10 s of its creation "
+        "(compile, the 2 s wall time and teardown included)")
 @pytest.mark.xfail(strict=True, reason=(
     "run_kill waits for `docker kill` (subproc_capture, 15 s timeout) without reading the docker "
     "client's output pipe; the program blocks writing, the kill hangs until its timeout, and the "
     "container lives (spinning) about 15 s past the cap and the wall time; the result says durationMs "
     "of the cap, not timedOut"))
 def test_kill_during_a_flood_is_prompt():
-    code = ("import os, threading\ndef spin():\n    while True:\n        pass\n"
-            "threading.Thread(target=spin, daemon=True).start()\n"
-            "while True:\n    os.write(1, b'y' * 65536)")
+    code = ('#include <pthread.h>\nstatic void *spin(void *arg) { for (;;) {} return arg; }\n'
+            'int main(void) { static char y[65536]; pthread_t t; memset(y, 121, sizeof y);\n'
+            '  pthread_create(&t, 0, spin, 0); for (;;) write(1, y, sizeof y); }')
     with concurrent.futures.ThreadPoolExecutor(1) as ex:
-        flood = ex.submit(py, code, limits={"outputBytes": 65536, "wallTimeMs": 2000})
+        flood = ex.submit(c, code, limits={"outputBytes": 65536, "wallTimeMs": 2000})
         assert wait_until(lambda: containers() != [], 20), "the run did not start"
         started = time.monotonic()
-        gone = wait_until(lambda: containers() == [], 2 + 4)
+        gone = wait_until(lambda: containers() == [], 10)
         lived = time.monotonic() - started
         run = flood.result()
     assert run["truncated"] is True

@@ -1,5 +1,5 @@
-"""The same promises attacked from the other runtimes: Node.js, Ruby, Go,
-Rust, Java, PHP, Perl and Lua (test_attacks.py has bash, C and Python).
+"""The same promises attacked from the other runtimes: Node.js, TypeScript,
+Ruby, Go, Rust, Java, C++, PHP, Perl and Lua (test_attacks.py has bash, C and Python).
 A runtime brings its own way to fork, allocate, write files or open sockets
 (libuv, the JVM, Go's scheduler, Ruby's fork retries), and each attack
 asserts the outcome that the promise implies for that runtime. Rows go to
@@ -134,6 +134,20 @@ def test_lua_execute_loop():
     assert "Cannot fork" in run["stderr"], run
 
 
+@attack("C++: std::thread bomb (threads are tasks too)",
+        "std::system_error EAGAIN (11) before the process limit (16), threads and main together")
+def test_cpp_thread_bomb():
+    run = run_ok("#include <chrono>\n#include <cstdio>\n#include <system_error>\n#include <thread>\n"
+                 "#include <vector>\nint main() {\n    std::vector<std::thread> threads;\n    try {\n"
+                 "        for (;;) threads.emplace_back([] { std::this_thread::sleep_for(std::chrono::seconds(30)); });\n"
+                 "    } catch (const std::system_error &e) {\n"
+                 "        std::printf(\"%zu %d\\n\", threads.size(), e.code().value());\n"
+                 "        std::fflush(stdout);\n        std::_Exit(0);\n    }\n}\n",
+                 language="cpp", limits={"pids": 16, "wallTimeMs": 8000})
+    n, err = run["stdout"].split()
+    assert err == "11" and 0 < int(n) < 16, run
+
+
 @attack("Node.js: process.kill(-1, 'SIGKILL')",
         "kills the sandbox's other processes only; node goes on; the workers live")
 def test_node_kill_everything():
@@ -181,7 +195,7 @@ def test_java_heap_bomb():
 
 
 @attack("Java: off-heap bomb with sun.misc.Unsafe.allocateMemory + setMemory (past the JVM's own limits)",
-        "oomKilled at memoryBytes (128 MiB), exit 137")
+        "oomKilled at memoryBytes (128 MiB); the exit status is 137 or, seen 1 run in 5, the JVM's own (2)")
 def test_java_unsafe_bomb():
     run = run_ok("import java.lang.reflect.Field;\npublic class Main {\n"
                  "    public static void main(String[] args) throws Exception {\n"
@@ -190,7 +204,9 @@ def test_java_unsafe_bomb():
                  "        sun.misc.Unsafe u = (sun.misc.Unsafe) f.get(null);\n"
                  "        for (;;) { long p = u.allocateMemory(1 << 20); u.setMemory(p, 1 << 20, (byte) 1); }\n"
                  "    }\n}\n", language="java", limits={"memoryBytes": 128 << 20})
-    assert run["oomKilled"] is True and run["exitCode"] == 137, run
+    # The oomKilled flag is what says why (the flags disambiguate the exit
+    # status); with the JVM the status is not always 137 (seen: 2).
+    assert run["oomKilled"] is True and run["exitCode"] != 0 and not run["timedOut"], run
 
 
 @attack("PHP: str_repeat bomb (the CLI has memory_limit -1)", "oomKilled at memoryBytes (64 MiB), exit 137")
@@ -217,6 +233,18 @@ def test_node_write_outside_tmp():
                  f"for (const p of {WRITE_TARGETS!r})" " {\n"
                  "  try { fs.writeFileSync(p, 'x'); console.log(p + ' WROTE'); }\n"
                  "  catch (e) { console.log(p + ' ' + e.code); }\n}", language="javascript")
+    assert_writes_refused(run["stdout"].splitlines(), eacces="EACCES", erofs="EROFS")
+
+
+@attack("TypeScript (esbuild, then Node.js): fs.writeFileSync to / /etc /usr /src /var/tmp",
+        "EACCES or EROFS each; /var/tmp EROFS")
+def test_typescript_write_outside_tmp():
+    run = run_ok("import * as fs from 'fs';\n"
+                 f"const targets: string[] = {WRITE_TARGETS!r};\n"
+                 "for (const p of targets) {\n"
+                 "  try { fs.writeFileSync(p, 'x'); console.log(`${p} WROTE`); }\n"
+                 "  catch (e: any) { console.log(`${p} ${e.code}`); }\n}\n", language="typescript")
+    assert run["stdout"] and run["exitCode"] == 0, run
     assert_writes_refused(run["stdout"].splitlines(), eacces="EACCES", erofs="EROFS")
 
 
