@@ -5,13 +5,12 @@ written to docs/AUDIT.md by the suite (conftest.py).
 After the file: the host is checked (no container, work dir or cgroup left)
 by test_zz_nothing_left.py, and the service still answers."""
 import concurrent.futures
-import json
 import os
 import time
 
 import pytest
 
-from conftest import POOL, containers, execute, healthy, request, run_ok, workers
+from conftest import POOL, containers, execute, healthy, request, run_ok, wait_until, workers
 
 attack = pytest.mark.attack
 
@@ -333,6 +332,25 @@ def test_flood_of_binary():
     assert run["truncated"] is True
     assert len(run["stdout"].encode("utf-16-le")) // 2 + len(run["stderr"].encode("utf-16-le")) // 2 <= 30000
     assert set(run["stdout"]) <= {"\x00", "\ufffd"} and set(run["stderr"]) <= {"\ufffd", "("}
+
+
+@attack("output flood in 64 KiB writes past the cap, with a second thread spinning the CPU (wall time 2 s)",
+        "the cap's kill is prompt: the container is gone within 10 s of its creation "
+        "(compile, the 2 s wall time and teardown included)")
+def test_kill_during_a_flood_is_prompt():
+    code = ('#include <pthread.h>\nstatic void *spin(void *arg) { for (;;) {} return arg; }\n'
+            'int main(void) { static char y[65536]; pthread_t t; memset(y, 121, sizeof y);\n'
+            '  pthread_create(&t, 0, spin, 0); for (;;) write(1, y, sizeof y); }')
+    with concurrent.futures.ThreadPoolExecutor(1) as ex:
+        flood = ex.submit(c, code, limits={"outputBytes": 65536, "wallTimeMs": 2000})
+        assert wait_until(lambda: containers() != [], 20), "the run did not start"
+        started = time.monotonic()
+        gone = wait_until(lambda: containers() == [], 10)
+        lived = time.monotonic() - started
+        run = flood.result()
+    assert run["truncated"] is True
+    assert gone, f"the container was still there {lived:.1f} s after it started; " \
+                 f"the result says durationMs {run['durationMs']}"
 
 
 @attack("write to stdout after closing it, and to a closed pipe", "ordinary errors; result intact")
