@@ -4,6 +4,7 @@
 
 #include "sandbox.h"
 #include <sys/types.h>
+#include <time.h>
 
 /*
  * Start argv[0] (an absolute path) with a clean environment, every other fd
@@ -82,6 +83,7 @@ struct run {
 	size_t body_out, body_err; /* compile output bytes still to read */
 	bool killed, stopping;
 	int64_t spawned_ms, phase_ms, ended_ms;
+	time_t spawned_at;        /* wall clock, for `docker events --since` */
 	int64_t last_emit_ms;     /* when the sink last heard from us */
 };
 

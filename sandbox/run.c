@@ -179,17 +179,40 @@ static bool inspect_once(struct run *r, int *code, bool *oom)
 	return ok;
 }
 
+/*
+ * Did dockerd see an OOM kill of this container? Its event log says so even
+ * when the container's state does not: dockerd 20.10 drops OOMKilled when
+ * the `oom` event arrives after the `die` event (70-160 ms later, under load).
+ */
+static bool oom_event_seen(struct run *r)
+{
+	struct buf out = {0};
+	autofree char *since = xasprintf("--since=%lld", (long long)r->spawned_at - 1);
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now); /* a whole second ahead would wait for it */
+	autofree char *until = xasprintf("--until=%lld.%09ld", (long long)now.tv_sec, now.tv_nsec);
+	autofree char *name = xasprintf("--filter=container=%s", r->container);
+	char *argv[] = {r->c->docker, "events", since, until, name, "--filter=event=oom",
+		"--format={{.Action}}", NULL};
+	int rc = subproc_capture(argv, DOCKER_CMD_TIMEOUT_MS, &out, NULL);
+	bool seen = rc == 0 && out.data && strstr(out.data, "oom");
+	buf_free(&out);
+	return seen;
+}
+
 static bool inspect(struct run *r)
 {
 	int code = -1;
 	bool oom = false;
 	if (!inspect_once(r, &code, &oom))
 		return false;
-	/* dockerd may record the OOM event just after the exit event: an
-	 * exit by SIGKILL that we did not send is asked about again, briefly. */
+	/* An exit by SIGKILL that we did not send: was it the OOM killer?
+	 * dockerd may record that after the exit, or lose it from the state
+	 * (oom_event_seen); ask again, briefly. */
 	for (int i = 0; i < 3 && code == 137 && !oom && !r->killed; i++) {
 		usleep(150 * 1000);
 		inspect_once(r, &code, &oom);
+		oom = oom || oom_event_seen(r);
 	}
 	bool compiling = !r->program_started && r->stage >= STAGE_COMPILING &&
 			 r->stage <= STAGE_HEADER;
@@ -268,6 +291,7 @@ bool sandbox_run(const struct conf *c, const struct sandbox_job *job,
 
 	int *fds[3] = {&r.in_fd, &r.out_fd, &r.err_fd};
 	r.spawned_ms = now_ms();
+	r.spawned_at = time(NULL);
 	r.client = subproc_spawn(argv.v, fds);
 	strv_free(&argv);
 	if (r.client < 0) {
