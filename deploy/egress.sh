@@ -75,12 +75,23 @@ EOF
 	fi
 }
 
-# Does a sandbox boot on the egress network with this network mode?
+# Does a sandbox boot on the egress network with this network mode? A
+# start that fails inside runsc leaves its shim, gofer and sandbox
+# processes behind, unknown to docker: kill them by the container's ID.
 mode_works() {
+	local cidfile ok=1
 	set_runtime "$1"
-	timeout 60 docker run --rm --pull=never --runtime="$runtime" --network="$docker_network" \
-		--user=65534:65534 --cap-drop=ALL --read-only --entrypoint= "$(probe_image)" \
-		/bin/sh -c 'echo isobox-ok' 2>/dev/null | grep -qx isobox-ok
+	cidfile=$(mktemp -u /tmp/isobox-egress-probe.XXXXXX)
+	timeout 60 docker run --rm --pull=never --cidfile="$cidfile" --runtime="$runtime" \
+		--network="$docker_network" --user=65534:65534 --cap-drop=ALL --read-only \
+		--entrypoint= "$(probe_image)" /bin/sh -c 'echo isobox-ok' 2>/dev/null |
+		grep -qx isobox-ok || ok=0
+	if [ $ok = 0 ] && [ -s "$cidfile" ]; then
+		docker rm -f "$(cat "$cidfile")" >/dev/null 2>&1 || true
+		pkill -9 -f "$(cat "$cidfile")" 2>/dev/null || true
+	fi
+	rm -f "$cidfile"
+	[ $ok = 1 ]
 }
 
 # gVisor's own network stack (netstack) where it works, else the host

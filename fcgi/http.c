@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 const char *http_param(const struct http_io *io, const char *name)
 {
@@ -24,13 +25,25 @@ ssize_t http_read(struct http_io *io, char *p, size_t n)
 	}
 }
 
+/*
+ * The web server took nothing for the write timeout (worker.c) or is gone.
+ * Shut the connection, so that libfcgi's own last writes (the rest of its
+ * buffer, END_REQUEST, at FCGX_Finish_r) fail at once instead of waiting
+ * out the timeout again each.
+ */
+static void fcgi_failed(struct http_io *io)
+{
+	io->failed = true;
+	shutdown(io->fcgi->ipcFd, SHUT_RDWR);
+}
+
 bool http_write(struct http_io *io, const void *p, size_t n)
 {
 	if (io->failed)
 		return false;
 	if (io->fcgi) {
 		if (FCGX_PutStr(p, (int)n, io->fcgi->out) != (int)n)
-			io->failed = true;
+			fcgi_failed(io);
 		return !io->failed;
 	}
 	const char *s = p;
@@ -51,7 +64,7 @@ bool http_write(struct http_io *io, const void *p, size_t n)
 bool http_flush(struct http_io *io)
 {
 	if (io->fcgi && !io->failed && FCGX_FFlush(io->fcgi->out) < 0)
-		io->failed = true;
+		fcgi_failed(io);
 	return !io->failed;
 }
 

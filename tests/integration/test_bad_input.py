@@ -35,7 +35,6 @@ CASES = [
     ("zero limit", dict(OK, limits={"memoryBytes": 0}), 400, "invalid_value"),
     ("unknown field", dict(OK, timeout=5), 400, "unknown_field"),
     ("unknown limit", dict(OK, limits={"memory": 5}), 400, "unknown_field"),
-    ("network true", dict(OK, network=True), 403, "network_disabled"),
     ("network a string", dict(OK, network="no"), 400, "invalid_type"),
     ("no language", {"code": "1"}, 400, "missing_field"),
     ("no code", {"language": "python"}, 400, "missing_field"),

@@ -351,3 +351,31 @@ def test_self_check_catches_a_hole(hosts):
     finally:
         egress_install()
     assert sandbox_connect("10.0.0.1", 80) == ("error", EHOSTUNREACH)
+
+
+def test_operator_can_turn_egress_off_and_back_on(hosts):
+    """network.enabled: false: requests get 403, and the install step takes
+    the network, the chains and the record away; true puts them back."""
+    text = open(CONF).read()
+    assert "\n  enabled: true " in text
+    try:
+        with open(CONF, "w") as f:
+            f.write(text.replace("\n  enabled: true ", "\n  enabled: false ", 1))
+        egress_install()
+        reload_pool()
+        assert wait_until(lambda: not network_state()["enabled"], 10), network_state()
+        status, body = execute({"language": "python", "code": "print(1)", "network": True})
+        assert status == 403 and body["error"]["code"] == "network_disabled", body
+        assert sh("iptables", "-S", "ISOBOX-EGRESS", check=False).returncode != 0
+        assert sh("iptables", "-C", "INPUT", "-i", "isobox-eg0", "-j", "ISOBOX-EGRESS-IN",
+                  check=False).returncode != 0
+        assert sh("docker", "network", "inspect", "isobox-egress", check=False).returncode != 0
+        assert not os.path.exists("/var/lib/isobox/egress/rules.v4")
+        assert run_ok("print(2)")["stdout"] == "2\n"  # runs without network go on
+    finally:
+        with open(CONF, "w") as f:
+            f.write(text)
+        egress_install()
+        reload_pool()
+    assert wait_until(lambda: network_state()["available"], 10), network_state()
+    assert run_ok("print(3)", network=True)["stdout"] == "3\n"
