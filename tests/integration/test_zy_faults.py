@@ -7,7 +7,7 @@ import signal
 import subprocess
 import time
 
-from conftest import POOL, containers, execute, healthy, run_ok, wait_until
+from conftest import POOL, containers, execute, healthy, request, run_ok, wait_until
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -56,6 +56,12 @@ def test_dockerd_down_is_a_clear_503_and_recovers():
                        capture_output=True)
     assert wait_until(docker_up, 60)
     assert run_ok("print('back')")["stdout"] == "back\n"
+    # The egress firewall lives in the kernel, not in dockerd: it outlives
+    # the restart, and egress runs go on (test_egress probes the rules).
+    assert request("GET", "/runtimes")[2]["network"]["available"] is True
+    assert subprocess.run(["iptables", "-C", "DOCKER-USER", "-i", "isobox-eg0", "-j", "ISOBOX-EGRESS"],
+                          capture_output=True).returncode == 0
+    assert run_ok("print('net')", network=True)["stdout"] == "net\n"
     assert containers() == []
 
 
