@@ -110,10 +110,12 @@ install: bin/isobox-fcgi
 	install -m 0644 conf/isobox.yaml $(PREFIX)/conf/isobox.yaml
 	install -m 0644 registry/registry.yaml $(PREFIX)/registry/registry.yaml
 	install -m 0644 deploy/caddy/Caddyfile $(PREFIX)/caddy/Caddyfile
+	install -d -m 0755 $(PREFIX)/deploy
+	install -m 0755 deploy/egress.sh $(PREFIX)/deploy/egress.sh
 
 # The egress network and firewall, from the installed conf (deploy/egress.sh).
 egress: install
-	bash deploy/egress.sh install
+	bash $(PREFIX)/deploy/egress.sh install
 
 start:
 	bash deploy/pool.sh restart
