@@ -3,6 +3,7 @@ test_stream.py and test_webservers.py)."""
 import base64
 import http.client
 import json
+import re
 import time
 from urllib.parse import urlparse
 
@@ -17,28 +18,49 @@ def open_stream(body, url, path="/execute", timeout=60):
     return conn, conn.getresponse()
 
 
+class Parser:
+    """The text/event-stream rules, one line at a time: fields up to a blank
+    line make an event; comments skipped; the last `id` remembered."""
+
+    def __init__(self):
+        self.name, self.data, self.last_id = "", [], ""
+
+    def feed(self, line):
+        """(name, data) when this line ends an event, else None."""
+        if line == "":
+            event = (self.name or "message", "\n".join(self.data)) if self.data else None
+            self.name, self.data = "", []
+            return event
+        if not line.startswith(":"):
+            field, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if field == "event":
+                self.name = value
+            elif field == "data":
+                self.data.append(value)
+            elif field == "id":
+                self.last_id = value
+        return None
+
+
 def events(resp):
-    """Yield (arrival time, event name, data) as each event arrives (the
-    text/event-stream rules: fields up to a blank line; comments skipped)."""
-    name, data = "message", []
+    """Yield (arrival time, event name, data) as each event arrives."""
+    parser = Parser()
     while True:
         line = resp.readline()
         if not line:
             return
-        line = line.decode().rstrip("\r\n")
-        if line == "":
-            if data:
-                yield time.monotonic(), name, "\n".join(data)
-            name, data = "message", []
-        elif line.startswith(":"):
-            continue
-        else:
-            field, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
-            if field == "event":
-                name = value
-            elif field == "data":
-                data.append(value)
+        event = parser.feed(line.decode().rstrip("\r\n"))
+        if event:
+            yield (time.monotonic(), *event)
+
+
+def parse(text):
+    """A whole body (lines end at CRLF, LF or a lone CR):
+    ([(name, data), ...], last event id)."""
+    parser = Parser()
+    out = [e for e in map(parser.feed, re.split(r"\r\n|\r|\n", text)) if e]
+    return out, parser.last_id
 
 
 def collect(body, url):

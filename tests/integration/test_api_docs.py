@@ -15,6 +15,7 @@ import jsonschema
 import pytest
 import yaml
 
+import streaming
 from conftest import URL
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -83,22 +84,7 @@ def same(example, live, where="$"):
 
 def sse_events(text):
     """[(event, parsed data)] of a text/event-stream body; comments skipped."""
-    out, name, data = [], "message", []
-    for line in text.split("\n"):
-        if line == "":
-            if data:
-                out.append((name, json.loads("\n".join(data))))
-            name, data = "message", []
-        elif line.startswith(":"):
-            continue
-        else:
-            field, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
-            if field == "event":
-                name = value
-            elif field == "data":
-                data.append(value)
-    return out
+    return [(name, json.loads(data)) for name, data in streaming.parse(text)[0]]
 
 
 SSE_SCHEMAS = SPEC["paths"]["/execute"]["post"]["responses"]["200"]["content"][

@@ -16,6 +16,7 @@ from urllib.parse import urlparse
 
 import pytest
 
+import streaming
 from conftest import POOL, URL, containers, execute, wait_until
 
 attack = pytest.mark.attack
@@ -54,24 +55,7 @@ def parse(raw):
     text = raw.decode("utf-8")  # strict: the stream itself is always text
     assert FRAMING.fullmatch(text), "framing broken near: %r" % text[
         len(FRAMING.match(text).group(0)):][:200]
-    events, name, data, last_id = [], "", [], ""
-    for line in re.split(r"\r\n|\r|\n", text):
-        if line == "":
-            if data:
-                events.append((name or "message", "\n".join(data)))
-            name, data = "", []
-        elif line.startswith(":"):
-            continue
-        else:
-            field, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
-            if field == "event":
-                name = value
-            elif field == "data":
-                data.append(value)
-            elif field == "id":
-                last_id = value
-    return events, last_id
+    return streaming.parse(text)
 
 
 def stream(body):

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import (INSTANCE, POOL, containers, execute, pool_master, request, run_ok,
+from conftest import (INSTANCE, POOL, containers, execute, request, run_ok,
                       wait_until, workers)
 from metrics_util import ConfEdit, restart_pool, scrape, value
 

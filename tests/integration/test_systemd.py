@@ -7,7 +7,6 @@ import pathlib
 import shutil
 import subprocess
 import tempfile
-import time
 
 from conftest import PREFIX, containers, wait_until
 
