@@ -170,7 +170,8 @@ static bool parse_pool(const cJSON *o, struct conf_pool *p, struct fault *f)
 	if (!json_object(o, "pool", f) || !json_known_keys(o, keys, "pool", f) ||
 	    !get_int(o, "pool", "workers", 0, &p->workers, f) ||
 	    !get_optional_int(o, "pool", "maxRequests", 0, &p->max_requests, f) ||
-	    !get_optional_int(o, "pool", "hangMarginMs", 1000, &p->hang_margin_ms, f))
+	    /* at least 10 s: it also covers the run's teardown (inspect, rm) */
+	    !get_optional_int(o, "pool", "hangMarginMs", 10000, &p->hang_margin_ms, f))
 		return false;
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "whenBusy");
 	const char *s;

@@ -180,8 +180,21 @@ install_egress() {
 }
 
 remove_egress() {
+	local i
 	load_plan
+	# First the record: the worker starts no more egress runs. Then the
+	# runs on the bridge and the bridge itself, and only then the rules,
+	# so that nothing is ever on the bridge without them.
 	rm -f "$state_dir/boot" "$state_dir/rules.v4" "$state_dir/mode" "$state_dir/resolv.conf"
+	if docker network inspect "$docker_network" >/dev/null 2>&1; then
+		for i in 1 2 3 4 5; do
+			docker ps -aq --filter network="$docker_network" | xargs -r docker rm -f >/dev/null 2>&1 || true
+			docker network rm "$docker_network" >/dev/null 2>&1 && break
+			sleep 1
+		done
+		! docker network inspect "$docker_network" >/dev/null 2>&1 ||
+			die "cannot remove docker network $docker_network; the firewall stays"
+	fi
 	unhook iptables DOCKER-USER ISOBOX-EGRESS
 	unhook iptables INPUT ISOBOX-EGRESS-IN
 	unhook ip6tables FORWARD ISOBOX-EGRESS6
@@ -189,7 +202,6 @@ remove_egress() {
 	iptables -F ISOBOX-EGRESS 2>/dev/null && iptables -X ISOBOX-EGRESS
 	iptables -F ISOBOX-EGRESS-IN 2>/dev/null && iptables -X ISOBOX-EGRESS-IN
 	ip6tables -F ISOBOX-EGRESS6 2>/dev/null && ip6tables -X ISOBOX-EGRESS6
-	docker network rm "$docker_network" >/dev/null 2>&1 || true
 	say "egress removed"
 }
 

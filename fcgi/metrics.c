@@ -208,18 +208,22 @@ static bool has_slot(const struct metrics *m, int slot)
 	return m && slot >= 0 && slot < m->n_slots;
 }
 
+/* Only the pid: the new worker may already have claimed the slot for a
+ * request (the fork returns to both at once); metrics_slot_gone cleared the
+ * rest when the previous worker died, and a new map starts zeroed. */
 void metrics_slot_spawned(struct metrics *m, int slot, pid_t pid)
+{
+	if (has_slot(m, slot))
+		atomic_store(&m->slots[slot].pid, (int)pid);
+}
+
+void metrics_slot_gone(struct metrics *m, int slot)
 {
 	if (!has_slot(m, slot))
 		return;
 	atomic_store(&m->slots[slot].executing, 0);
 	atomic_store(&m->slots[slot].deadline_ms, 0);
-	atomic_store(&m->slots[slot].pid, (int)pid);
-}
-
-void metrics_slot_gone(struct metrics *m, int slot)
-{
-	metrics_slot_spawned(m, slot, 0);
+	atomic_store(&m->slots[slot].pid, 0);
 }
 
 void metrics_slot_busy(struct metrics *m, int slot, int64_t deadline_ms)

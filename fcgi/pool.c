@@ -43,6 +43,7 @@ static pid_t spawn_worker(struct worker *w, int index, const sigset_t *orig)
 		return -1;
 	}
 	if (pid == 0) {
+		worker_install_handlers(); /* before a forwarded SIGHUP can arrive */
 		sigprocmask(SIG_SETMASK, orig, NULL);
 		w->started_ms = now_ms();
 		w->served = 0;
@@ -154,6 +155,10 @@ int pool_run(struct worker *w, int workers)
 	w->pooled = true;
 	int n = workers + (reject ? 1 : 0);
 	w->metrics = metrics_create(n);
+	if (!w->metrics && reject)
+		die("pool.whenBusy: reject needs the shared metrics map, which could not be made");
+	if (!w->metrics)
+		log_msg("no shared metrics map: /metrics answers 503 and the hung-worker backstop is off");
 	struct slot *slots = xcalloc((size_t)n, sizeof *slots);
 	log_msg("pool of %d workers on fd 0 (instance %s, when busy: %s%s)", workers,
 		w->conf.instance, reject ? "reject" : "wait", reject ? ", +1 to answer busy" : "");

@@ -20,6 +20,9 @@
  * so a healthy path never stalls this long.
  */
 #define CLIENT_WRITE_TIMEOUT_S 5
+/* The same for reads: a request body that trickles in must not hold a
+ * worker (and its execution slot) until the master's hang backstop. */
+#define CLIENT_READ_TIMEOUT_S 10
 
 /* Bounds on reading what a CGI request left unread (see drain_cgi_body). */
 #define CGI_DRAIN_MAX_BYTES (64 << 20)
@@ -77,13 +80,16 @@ static void maybe_reload(struct worker *w)
 	}
 }
 
-static void install_handlers(void)
+void worker_install_handlers(void)
 {
-	/* No SA_RESTART: a blocking poll() in a run must see the signal. */
-	struct sigaction sa = {.sa_handler = on_hup};
+	/* SIGHUP only marks a reload for between requests: SA_RESTART, since
+	 * libfcgi takes an interrupted read or write for a broken connection.
+	 * SIGTERM without it: a blocking poll() in a run must see the stop. */
+	struct sigaction sa = {.sa_handler = on_hup, .sa_flags = SA_RESTART};
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGHUP, &sa, NULL);
 	sa.sa_handler = on_term;
+	sa.sa_flags = 0;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
@@ -99,15 +105,17 @@ static bool should_recycle(const struct worker *w)
 int worker_serve(struct worker *w)
 {
 	FCGX_Request req;
-	install_handlers();
+	worker_install_handlers();
 	if (FCGX_Init() != 0)
 		die("FCGX_Init failed");
 	FCGX_InitRequest(&req, 0, 0);
 	while (!sandbox_stop_requested && !should_recycle(w) && FCGX_Accept_r(&req) >= 0) {
 		maybe_reload(w);
-		struct timeval tv = {.tv_sec = CLIENT_WRITE_TIMEOUT_S};
-		if (setsockopt(req.ipcFd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) < 0)
-			log_msg("cannot bound writes to the web server: %s", strerror(errno));
+		struct timeval wt = {.tv_sec = CLIENT_WRITE_TIMEOUT_S};
+		struct timeval rt = {.tv_sec = CLIENT_READ_TIMEOUT_S};
+		if (setsockopt(req.ipcFd, SOL_SOCKET, SO_SNDTIMEO, &wt, sizeof wt) < 0 ||
+		    setsockopt(req.ipcFd, SOL_SOCKET, SO_RCVTIMEO, &rt, sizeof rt) < 0)
+			log_msg("cannot bound reads and writes to the web server: %s", strerror(errno));
 		/* Published for the master's hang backstop (pool.c). */
 		metrics_slot_busy(w->metrics, w->slot, now_ms() + admin_hang_bound_ms(w));
 		struct http_io io = {.fcgi = &req};
@@ -153,7 +161,7 @@ static void drain_cgi_body(void)
 
 void worker_serve_cgi(struct worker *w)
 {
-	install_handlers();
+	worker_install_handlers();
 	struct http_io io = {0};
 	route_request(w, &io);
 	drain_cgi_body();

@@ -36,6 +36,9 @@ bool worker_load(struct worker *w, char *err, size_t errlen);
 
 void worker_free(struct worker *w);
 
+/* SIGHUP: reload between requests; SIGTERM: stop (kills a run in flight). */
+void worker_install_handlers(void);
+
 /* Serve FastCGI requests on fd 0 until stopped (0) or recycled
  * (WORKER_EXIT_RECYCLED): the process's exit status. */
 int worker_serve(struct worker *w);

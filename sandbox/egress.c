@@ -107,7 +107,8 @@ bool egress_resolvers(const struct conf_network *n, struct cidr **out, size_t *c
 		struct cidr c;
 		if (sscanf(line, " %15s %63s", word, addr) != 2 || strcmp(word, "nameserver"))
 			continue;
-		if (cidr_parse(addr, &c, why, sizeof why) && c.family == AF_INET && c.addr[0] != 127)
+		if (cidr_parse(addr, &c, why, sizeof why) && c.family == AF_INET && c.prefix == 32 &&
+		    c.addr[0] != 127)
 			(*out)[(*count)++] = c;
 	}
 	buf_free(&text);
@@ -190,6 +191,26 @@ bool sandbox_egress_files(const struct conf *c, struct buf *rules, struct buf *r
 	return ok;
 }
 
+/*
+ * Does the bridge the rules are hooked to exist with the gateway address?
+ * The rules match by interface name: a docker network re-made under
+ * another name would pass its traffic unfiltered.
+ */
+static bool bridge_present(const struct conf_network *n)
+{
+	struct ifaddrs *ifs;
+	bool found = false;
+	struct cidr gw = n->subnet;
+	gw.addr[3] |= 1; /* docker's gateway: the subnet's first address */
+	if (getifaddrs(&ifs) < 0)
+		return false;
+	for (struct ifaddrs *i = ifs; i && !found; i = i->ifa_next)
+		found = i->ifa_addr && i->ifa_addr->sa_family == AF_INET && !strcmp(i->ifa_name, n->bridge) &&
+			!memcmp(&((struct sockaddr_in *)i->ifa_addr)->sin_addr, gw.addr, 4);
+	freeifaddrs(ifs);
+	return found;
+}
+
 /* The contents of stateDir/name, trailing newline removed; NULL if unreadable. */
 static char *state_file(const struct conf *c, const char *name, struct buf *b)
 {
@@ -230,6 +251,12 @@ bool sandbox_egress_ready(const struct conf *c, char *mode, size_t mode_len, str
 		fail(f, 503, "network_unavailable",
 		     "the egress firewall does not match the settings or the host's interfaces: "
 		     "run deploy/egress.sh install");
+		goto out;
+	}
+	if (!bridge_present(&c->network)) {
+		fail(f, 503, "network_unavailable",
+		     "the egress bridge %s is not up with its gateway address: run deploy/egress.sh install",
+		     c->network.bridge);
 		goto out;
 	}
 	snprintf(mode, mode_len, "%s", m.data);

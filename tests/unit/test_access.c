@@ -131,8 +131,8 @@ void test_access(void)
 	ok(text && !conf_parse(text, strlen(text), "/base", &c, err, sizeof err) && strstr(err, "whenBusy"),
 	   "conf: pool.whenBusy must be wait or reject (%s)", err);
 	free(text);
-	text = conf_text_with("hangMarginMs: 60000", "hangMarginMs: 10");
+	text = conf_text_with("hangMarginMs: 60000", "hangMarginMs: 5000");
 	ok(text && !conf_parse(text, strlen(text), "/base", &c, err, sizeof err),
-	   "conf: hangMarginMs below 1 s refused (%s)", err);
+	   "conf: hangMarginMs below 10 s refused (%s)", err);
 	free(text);
 }
