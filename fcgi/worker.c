@@ -82,9 +82,9 @@ static void maybe_reload(struct worker *w)
 
 void worker_install_handlers(void)
 {
-	/* SIGHUP only marks a reload for between requests: SA_RESTART, since
-	 * libfcgi takes an interrupted read or write for a broken connection.
-	 * SIGTERM without it: a blocking poll() in a run must see the stop. */
+	/* SIGHUP only marks a reload for between requests (and is held while
+	 * one is served: worker_serve). SIGTERM without SA_RESTART: a blocking
+	 * poll() in a run must see the stop. */
 	struct sigaction sa = {.sa_handler = on_hup, .sa_flags = SA_RESTART};
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGHUP, &sa, NULL);
@@ -109,7 +109,17 @@ int worker_serve(struct worker *w)
 	if (FCGX_Init() != 0)
 		die("FCGX_Init failed");
 	FCGX_InitRequest(&req, 0, 0);
+	/*
+	 * A reload happens between requests, so SIGHUP is held while one is
+	 * served: a socket read or write with a timeout is never restarted
+	 * after a handler (SA_RESTART or not), and libfcgi would take the
+	 * EINTR for a broken connection. It arrives at the next accept.
+	 */
+	sigset_t hup;
+	sigemptyset(&hup);
+	sigaddset(&hup, SIGHUP);
 	while (!sandbox_stop_requested && !should_recycle(w) && FCGX_Accept_r(&req) >= 0) {
+		sigprocmask(SIG_BLOCK, &hup, NULL);
 		maybe_reload(w);
 		struct timeval wt = {.tv_sec = CLIENT_WRITE_TIMEOUT_S};
 		struct timeval rt = {.tv_sec = CLIENT_READ_TIMEOUT_S};
@@ -122,6 +132,7 @@ int worker_serve(struct worker *w)
 		route_request(w, &io);
 		FCGX_Finish_r(&req);
 		metrics_slot_busy(w->metrics, w->slot, 0);
+		sigprocmask(SIG_UNBLOCK, &hup, NULL);
 	}
 	FCGX_Free(&req, 1);
 	if (should_recycle(w)) {

@@ -141,3 +141,55 @@ def test_stopping_the_pool_kills_runs_in_flight():
     t.join(30)
     assert out and out[0][0] in (502, 503), out
     assert run_ok("print('back')")["stdout"] == "back\n"
+
+
+def start_slow_body(body):
+    """Start POST /execute through the web server and send half of its body
+    (Caddy streams request bodies to FastCGI: a worker is reading it now).
+    Returns (socket, the other half)."""
+    import json
+    import socket
+    from urllib.parse import urlparse
+    from conftest import URL
+    u = urlparse(URL)
+    data = json.dumps(body).encode()
+    s = socket.create_connection((u.hostname, u.port), timeout=60)
+    s.sendall(b"POST /execute HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(data))
+    s.sendall(data[:len(data) // 2])
+    return s, data[len(data) // 2:]
+
+
+def finish_slow_body(s, rest):
+    """Send the rest; return (status, body text) of the answer."""
+    with s:
+        s.sendall(rest)
+        raw = b""
+        while chunk := s.recv(65536):
+            raw += chunk
+    head, _, payload = raw.partition(b"\r\n\r\n")
+    return int(head.split()[1]), payload.decode(errors="replace")
+
+
+def test_reload_while_a_body_is_being_read_does_not_break_the_request():
+    s, rest = start_slow_body({"language": "python", "code": "print('whole')"})
+    time.sleep(0.5)
+    os.kill(pool_master(), signal.SIGHUP)  # forwarded to every worker
+    time.sleep(0.5)
+    status, text = finish_slow_body(s, rest)
+    assert status == 200 and '"stdout":"whole\\n"' in text, text
+
+
+def test_bodies_that_stop_arriving_free_their_workers():
+    """POOL clients stop sending their bodies half-way: each worker gives up
+    after its read timeout (10 s) instead of waiting for the hang backstop,
+    so a new request is served while they still stall."""
+    stalled = [start_slow_body({"language": "python", "code": "print(1)"}) for _ in range(POOL)]
+    try:
+        time.sleep(12)
+        start = time.monotonic()
+        assert run_ok("print('served')", limits={"wallTimeMs": 5000})["stdout"] == "served\n"
+        assert time.monotonic() - start < 8, "a stalled body still holds the pool"
+    finally:
+        for s, _ in stalled:
+            s.close()
