@@ -68,6 +68,11 @@ bool http_flush(struct http_io *io)
 	return !io->failed;
 }
 
+int http_hangup_fd(const struct http_io *io)
+{
+	return io->fcgi ? io->fcgi->ipcFd : STDOUT_FILENO;
+}
+
 bool http_read_body(struct http_io *io, size_t max, struct buf *body, struct fault *f)
 {
 	const char *cl = http_param(io, "CONTENT_LENGTH");
@@ -105,6 +110,7 @@ const char *http_status_text(int status)
 	case 405: return "Method Not Allowed";
 	case 413: return "Payload Too Large";
 	case 415: return "Unsupported Media Type";
+	case 499: return "Client Closed Request"; /* nginx's; nobody reads it */
 	case 503: return "Service Unavailable";
 	default: return "Internal Server Error";
 	}

@@ -21,6 +21,12 @@ const char *http_param(const struct http_io *io, const char *name);
 ssize_t http_read(struct http_io *io, char *p, size_t n);
 bool http_write(struct http_io *io, const void *p, size_t n);
 bool http_flush(struct http_io *io);
+/*
+ * Where the web server's departure shows as POLLHUP/POLLERR: the FastCGI
+ * connection (unix sockets; over TCP a close shows only when written to),
+ * or in CGI mode stdout, the pipe the server reads.
+ */
+int http_hangup_fd(const struct http_io *io);
 
 /*
  * Read the request body, at most max bytes, whether or not CONTENT_LENGTH

@@ -71,7 +71,7 @@ static const struct family {
 		"Programs run, by language and outcome (cancelled, timeout, oom, truncated, error, ok: the first that holds).",
 		"language", "outcome"},
 	[M_REJECTED] = {"isobox_rejected_requests_total",
-		"Requests refused before anything ran (bad input, forbidden, busy), by error code and status.",
+		"Requests refused before anything ran (bad input, forbidden, busy, client gone), by error code and status.",
 		"code", "status"},
 	[M_SANDBOX_FAILURES] = {"isobox_sandbox_failures_total",
 		"Requests that failed on the server side (5xx: docker unavailable, image missing, start timeout), by error code.",

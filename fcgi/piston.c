@@ -143,7 +143,8 @@ void piston_execute(struct worker *w, struct request *rq)
 	if (!request_parse_execute(rq, &w->conf, &w->reg))
 		goto error;
 	admin_job_accepted(w, rq);
-	if (!sandbox_run(&w->conf, &rq->job, NULL, &rq->result, &rq->fault))
+	struct sandbox_sink watch = {.hangup_fd = http_hangup_fd(&rq->io)};
+	if (!sandbox_run(&w->conf, &rq->job, &watch, &rq->result, &rq->fault))
 		goto error;
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "language", rq->lang->name);

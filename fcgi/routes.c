@@ -40,7 +40,8 @@ static void execute(struct worker *w, struct request *rq)
 	if (strstr(http_param(&rq->io, "HTTP_ACCEPT"), "text/event-stream")) {
 		stream_execute(w, rq);
 	} else {
-		if (!sandbox_run(&w->conf, &rq->job, NULL, &rq->result, &rq->fault))
+		struct sandbox_sink watch = {.hangup_fd = http_hangup_fd(&rq->io)};
+		if (!sandbox_run(&w->conf, &rq->job, &watch, &rq->result, &rq->fault))
 			goto error;
 		cJSON *result = result_to_json(rq->lang, &rq->result, &rq->job.limits);
 		http_send_json(&rq->io, 200, "", result);

@@ -4,8 +4,9 @@
  * Headers go out only when the program has started, so that every error
  * found before that (bad request, image missing, docker down) is still an
  * ordinary JSON error response. From then on each chunk of output is an
- * event, flushed at once; a comment is written during silent stretches, and
- * a failed write means the client left: the sandbox is killed at once.
+ * event, flushed at once; a comment is written during silent stretches. A
+ * failed write, or a hangup on the connection, means the client left: the
+ * sandbox is killed at once.
  */
 #include "worker.h"
 #include "request.h"
@@ -74,7 +75,8 @@ void stream_execute(struct worker *w, struct request *rq)
 	struct stream st = {.rq = rq};
 	struct sandbox_sink sink = {.started = on_started, .compiled = on_compiled,
 				    .output = on_output, .idle = on_idle,
-				    .idle_ms = HEARTBEAT_MS, .ctx = &st};
+				    .idle_ms = HEARTBEAT_MS, .ctx = &st,
+				    .hangup_fd = http_hangup_fd(&rq->io)};
 	bool ok = sandbox_run(&w->conf, &rq->job, &sink, &rq->result, &rq->fault);
 	if (!st.headers_sent) {
 		http_send_fault(&rq->io, &rq->fault, "");

@@ -84,6 +84,16 @@ static void check_idle(struct run *r, int64_t now)
 	}
 }
 
+/* Has the caller's connection hung up? Asked with no events: a web server
+ * that sends nothing more (the body is read) must not look like one. */
+static bool caller_hung_up(const struct sandbox_sink *s)
+{
+	if (!s || s->hangup_fd < 0)
+		return false;
+	struct pollfd p = {.fd = s->hangup_fd};
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
+}
+
 /* Read what is there on out_fd or err_fd; close it at end of file. */
 static void pump(struct run *r, int *fd, int which)
 {
@@ -143,12 +153,17 @@ static void supervise(struct run *r)
 		int64_t wait = (r->killed ? kill_deadline : deadline) - now;
 		if (wait > 200)
 			wait = 200; /* notice a stop request soon */
-		struct pollfd p[3] = {
+		/* The caller's connection, once the sandbox is up (a kill during
+		 * start would race docker creating the container). */
+		bool watch = r->sink && r->sink->hangup_fd >= 0 && !r->killed &&
+			     r->stage != STAGE_STARTING;
+		struct pollfd p[4] = {
 			{.fd = r->out_fd, .events = POLLIN},
 			{.fd = r->err_fd, .events = POLLIN},
 			{.fd = r->in_fd, .events = POLLOUT},
+			{.fd = watch ? r->sink->hangup_fd : -1},
 		};
-		if (poll(p, 3, (int)(wait > 0 ? wait : 0)) < 0 && errno != EINTR)
+		if (poll(p, 4, (int)(wait > 0 ? wait : 0)) < 0 && errno != EINTR)
 			break;
 		if (p[0].revents)
 			pump(r, &r->out_fd, 1);
@@ -156,6 +171,10 @@ static void supervise(struct run *r)
 			pump(r, &r->err_fd, 2);
 		if (p[2].revents)
 			feed_stdin(r);
+		if ((p[3].revents & (POLLHUP | POLLERR)) && !r->killed) {
+			r->res->client_gone = true;
+			run_kill(r);
+		}
 	}
 	if (!r->ended_ms)
 		r->ended_ms = now_ms();
@@ -279,6 +298,8 @@ bool sandbox_run(const struct conf *c, const struct sandbox_job *job,
 	if (!job->lang->image_id)
 		return fail(f, 503, "image_not_built",
 			    "no image is built for %s yet: run deploy/images/build.sh", job->lang->name);
+	if (caller_hung_up(sink))
+		return fail(f, 499, "client_gone", "the client left before the run started");
 	char mode[16];
 	if (job->network && !sandbox_egress_ready(c, mode, sizeof mode, f))
 		return false;

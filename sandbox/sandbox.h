@@ -52,7 +52,7 @@ struct sandbox_phase {
 struct sandbox_result {
 	struct sandbox_phase compile, run;
 	bool has_compile, has_run;
-	bool client_gone; /* a streaming client left; the sandbox was killed */
+	bool client_gone; /* the client left; the sandbox was killed */
 };
 
 /*
@@ -67,6 +67,13 @@ struct sandbox_sink {
 	bool (*idle)(void *ctx);     /* no output for idle_ms: a heartbeat */
 	int64_t idle_ms;
 	void *ctx;
+	/*
+	 * The connection the result goes back on, or -1 (set it: 0 is an fd).
+	 * A hangup there (POLLHUP/POLLERR: the web server gave up or its client
+	 * left) means nobody waits for the result: a run not yet started is
+	 * refused (499 client_gone), a running one is killed at once.
+	 */
+	int hangup_fd;
 };
 
 /* Set from a signal handler: the worker must stop; runs are killed at once. */

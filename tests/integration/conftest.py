@@ -5,11 +5,13 @@ ISOBOX_URL (default http://127.0.0.1:8090), the spawn-fcgi pool, dockerd
 with runsc. They run as root (as `make test` does) so that they can look at
 the host: containers, cgroups, worker processes.
 """
+import http.client
 import json
 import os
 import subprocess
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 import pytest
@@ -42,6 +44,22 @@ def request(method, path, body=None, headers=None, url=URL, timeout=60):
         return status, rheaders, json.loads(raw)
     except ValueError:
         return status, rheaders, raw.decode(errors="replace")
+
+
+def abandon(url, path, body, after):
+    """POST and hang up after `after` seconds without an answer, as a client
+    that gave up does. Returns whether an answer came first."""
+    u = urllib.parse.urlparse(url)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=after)
+    try:
+        conn.request("POST", u.path + path, body=json.dumps(body),
+                     headers={"Content-Type": "application/json"})
+        conn.getresponse()
+        return True
+    except TimeoutError:
+        return False
+    finally:
+        conn.close()
 
 
 def execute(body, url=URL, timeout=90):

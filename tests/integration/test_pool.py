@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from conftest import (INSTANCE, POOL, containers, execute, request, run_ok,
+import webservers
+from conftest import (INSTANCE, POOL, abandon, containers, execute, request, run_ok,
                       wait_until, workers)
 from metrics_util import ConfEdit, restart_pool, scrape, value
 
@@ -141,3 +142,65 @@ def test_hung_worker_is_killed_and_its_container_reaped(pool_with):
         value(before, "isobox_worker_exits_total", reason="hung") == 1
     assert len(workers()) == 2
     assert run_ok("print(4)")["stdout"] == "4\n"
+
+
+
+
+# Two ways a web server stops waiting for a request, each closing its
+# FastCGI connection: nginx when its client leaves (Caddy 2.6, Apache's
+# mod_proxy_fcgi and lighttpd 1.4.69 do not notice that), and any server at
+# its own read timeout (here Caddy's, from the shipped Caddyfile, made 3 s).
+def client_leaves(server, path, body):
+    return not abandon(server.url, path, body, after=3)
+
+
+def server_times_out(server, path, body):
+    status, _, answer = request("POST", path, body, url=server.url)
+    return status == 504 and answer == ""
+
+
+GIVING_UP = {
+    "nginx-client-leaves": (lambda: webservers.start("nginx"), client_leaves),
+    "caddy-read-timeout": (lambda: webservers.caddy(ISOBOX_READ_TIMEOUT="3s"), server_times_out),
+}
+
+
+@pytest.mark.parametrize("front", GIVING_UP)
+def test_what_nobody_waits_for_is_not_run(pool_with, front):
+    start_server, gives_up = GIVING_UP[front]
+    pool_with(workers=1)
+    _, before = scrape()
+    results = []
+    with start_server() as server:  # it asks /healthz: before the pool is busy
+        # Queued behind a slow run: when the worker gets to the request, the
+        # connection is closed; it sees the hangup before it starts a sandbox.
+        t = in_background(SLOW, results)
+        try:
+            assert wait_until(lambda: len(containers()) == 1, 30)
+            late = {"language": "python", "code": "print('late')"}
+            assert gives_up(server, "/execute", late), "it cannot have run yet"
+        finally:
+            t.join(90)
+        assert results[0][0][0] == 200 and results[0][0][1]["run"]["stdout"] == "done\n", results
+        _, queued = scrape()  # queued after the abandoned request, so answered after it
+
+        # Running: the hangup kills it at once, well before its 20 s wall time.
+        sleeper = "import time; time.sleep(30)"
+        for path, body in (
+                ("/execute", {"language": "python", "code": sleeper,
+                              "limits": {"wallTimeMs": 20000}}),
+                ("/api/v2/execute", {"language": "python", "version": "*",
+                                     "run_timeout": 20000, "files": [{"content": sleeper}]})):
+            assert gives_up(server, path, body), "it answered before its wall time"
+            assert wait_until(lambda: not containers(), 12), \
+                f"{path}: the run went on after nobody waited ({server.log_text()})"
+    _, after = scrape()
+
+    def delta(name, since=before, now=after, **labels):
+        return value(now, name, **labels) - value(since, name, **labels)
+    assert delta("isobox_rejected_requests_total", now=queued,
+                 code="client_gone", status="499") == 1, queued
+    assert delta("isobox_http_requests_total", now=queued, route="/execute", status="499") == 1
+    assert delta("isobox_executions_total", language="python", outcome="ok") == 1, \
+        "only the slow run ran to its end"
+    assert delta("isobox_executions_total", language="python", outcome="cancelled") == 2, after

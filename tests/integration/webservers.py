@@ -86,11 +86,12 @@ def _env(**extra):
     return env
 
 
-def caddy():
+def caddy(**extra_env):
     def make(root, port):
         conf = os.path.join(DEPLOY, "caddy", "Caddyfile")
         env = _env(ISOBOX_BIND="127.0.0.1", ISOBOX_PORT=port, ISOBOX_SOCKET=SOCKET,
-                   ISOBOX_LOG=root, HOME=root, XDG_DATA_HOME=root, XDG_CONFIG_HOME=root)
+                   ISOBOX_LOG=root, HOME=root, XDG_DATA_HOME=root, XDG_CONFIG_HOME=root,
+                   **extra_env)
         # As deploy/pool.sh runs it: Caddy itself drops no privileges.
         as_user = ["setpriv", f"--reuid={FCGI_USER}", f"--regid={FCGI_USER}", "--init-groups", "--"]
         args = ["--adapter", "caddyfile", "--config", conf]
