@@ -48,9 +48,11 @@ void admin_done(struct worker *w, struct request *rq, bool route_known, int64_t 
 	struct metrics *m = w->metrics;
 	metrics_release_execution(m, w->slot);
 	int status = rq->fault.code ? rq->fault.status : 200;
-	char st[16];
+	char st[16], sent[16];
 	snprintf(st, sizeof st, "%d", status);
-	metrics_count(m, M_HTTP_REQUESTS, route_known ? rq->path : "other", st);
+	/* Requests by the status the client got: a stream that failed later got 200. */
+	snprintf(sent, sizeof sent, "%d", rq->status_sent ? rq->status_sent : status);
+	metrics_count(m, M_HTTP_REQUESTS, route_known ? rq->path : "other", sent);
 	if (rq->fault.code) {
 		bool server_side = status >= 500 && strcmp(rq->fault.code, "busy");
 		metrics_count(m, server_side ? M_SANDBOX_FAILURES : M_REJECTED, rq->fault.code, st);

@@ -25,6 +25,7 @@ struct request {
 	struct sandbox_job job;
 	struct sandbox_result result;
 	struct fault fault;
+	int status_sent; /* a stream's 200, sent before a later fault; 0: none */
 };
 
 void request_free(struct request *rq);

@@ -37,6 +37,7 @@ static void on_started(void *ctx)
 	buf_printf(&b, "Status: 200 OK\r\nContent-Type: text/event-stream\r\n"
 		       "Cache-Control: no-cache\r\nX-Accel-Buffering: no\r\n\r\n");
 	st->headers_sent = true;
+	st->rq->status_sent = 200;
 	send_buf(st, &b);
 }
 

@@ -1,5 +1,6 @@
 """The pool over time: killed workers, config reloads, pinned images, stop.
 Nothing may be left behind: no container, no work dir, no process."""
+import json
 import os
 import shutil
 import signal
@@ -9,8 +10,10 @@ import time
 
 import pytest
 
-from conftest import (LOG_DIR, POOL, PREFIX, containers, execute, pool_master, request, run_ok,
-                      wait_until, work_dirs, workers)
+from conftest import (LOG_DIR, POOL, PREFIX, URL, containers, execute, pool_master, request,
+                      run_ok, wait_until, work_dirs, workers)
+from metrics_util import scrape, value
+from streaming import events, open_stream
 
 REGISTRY = os.path.join(PREFIX, "registry", "registry.yaml")
 LOCK = "/var/lib/isobox/images.lock"
@@ -141,6 +144,38 @@ def test_stopping_the_pool_kills_runs_in_flight():
     t.join(30)
     assert out and out[0][0] in (502, 503), out
     assert run_ok("print('back')")["stdout"] == "back\n"
+
+
+def test_a_worker_stopped_mid_stream_ends_the_stream_with_an_error():
+    # SIGTERM to one worker (what a pool stop sends) while it streams: the
+    # run is killed at once, the stream ends with an `error` event, and
+    # /metrics counts the request under the 200 the client got, the failure
+    # under its own code.
+    before = scrape()[1]
+    code = "import time\nprint('up', flush=True)\ntime.sleep(30)"
+    conn, resp = open_stream({"language": "python", "code": code}, URL)
+    try:
+        assert resp.status == 200
+        evs = events(resp)
+        assert next(e for e in evs if e[1] == "stdout")[2] == '{"data":"up\\n"}'
+        pid = int(owner_of(containers()[0]).split(".")[0])
+        t0 = time.monotonic()
+        os.kill(pid, signal.SIGTERM)
+        rest = list(evs)
+        assert time.monotonic() - t0 < 10, "the run was not killed at once"
+    finally:
+        conn.close()
+    assert rest and rest[-1][1] == "error", rest
+    assert json.loads(rest[-1][2])["error"]["code"] == "worker_stopping"
+    assert wait_until(lambda: not containers() and not work_dirs(), 15)
+    assert wait_until(lambda: len(workers()) == POOL, 15), "the stopped worker is replaced"
+    after = scrape()[1]
+
+    def delta(name, **labels):
+        return value(after, name, **labels) - value(before, name, **labels)
+    assert delta("isobox_http_requests_total", route="/execute", status="200") == 1
+    assert delta("isobox_http_requests_total", route="/execute", status="503") == 0
+    assert delta("isobox_sandbox_failures_total", code="worker_stopping", status="503") == 1
 
 
 def start_slow_body(body):
