@@ -25,7 +25,7 @@ struct request {
 	struct sandbox_job job;
 	struct sandbox_result result;
 	struct fault fault;
-	int status_sent; /* a stream's 200, sent before a later fault; 0: none */
+	int status_sent; /* a stream's 200, sent before the run ends; 0: not yet */
 };
 
 void request_free(struct request *rq);

@@ -18,7 +18,6 @@
 struct stream {
 	struct request *rq;
 	struct sse_carry carry[3]; /* [1] stdout, [2] stderr */
-	bool headers_sent;
 };
 
 /* Write and flush; false when the client is gone. */
@@ -36,7 +35,6 @@ static void on_started(void *ctx)
 	struct buf b = {0};
 	buf_printf(&b, "Status: 200 OK\r\nContent-Type: text/event-stream\r\n"
 		       "Cache-Control: no-cache\r\nX-Accel-Buffering: no\r\n\r\n");
-	st->headers_sent = true;
 	st->rq->status_sent = 200;
 	send_buf(st, &b);
 }
@@ -79,7 +77,7 @@ void stream_execute(struct worker *w, struct request *rq)
 				    .idle_ms = HEARTBEAT_MS, .ctx = &st,
 				    .hangup_fd = http_hangup_fd(&rq->io)};
 	bool ok = sandbox_run(&w->conf, &rq->job, &sink, &rq->result, &rq->fault);
-	if (!st.headers_sent) {
+	if (!rq->status_sent) {
 		http_send_fault(&rq->io, &rq->fault, "");
 		return;
 	}

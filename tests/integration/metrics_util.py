@@ -33,6 +33,11 @@ def value(samples, name, **labels):
     return samples.get((name, frozenset(labels.items())), 0.0)
 
 
+def deltas(before, after):
+    """delta(name, **labels): how far a sample moved from before to after."""
+    return lambda name, **labels: value(after, name, **labels) - value(before, name, **labels)
+
+
 def pool_env(pool):
     env = dict(os.environ)
     env.update(PREFIX=PREFIX, ISOBOX_RUN=RUN_DIR, ISOBOX_LOG=LOG_DIR, POOL=str(pool))

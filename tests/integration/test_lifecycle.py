@@ -12,7 +12,7 @@ import pytest
 
 from conftest import (LOG_DIR, POOL, PREFIX, URL, containers, execute, pool_master, request,
                       run_ok, wait_until, work_dirs, workers)
-from metrics_util import scrape, value
+from metrics_util import deltas, scrape
 from streaming import events, open_stream
 
 REGISTRY = os.path.join(PREFIX, "registry", "registry.yaml")
@@ -169,10 +169,7 @@ def test_a_worker_stopped_mid_stream_ends_the_stream_with_an_error():
     assert json.loads(rest[-1][2])["error"]["code"] == "worker_stopping"
     assert wait_until(lambda: not containers() and not work_dirs(), 15)
     assert wait_until(lambda: len(workers()) == POOL, 15), "the stopped worker is replaced"
-    after = scrape()[1]
-
-    def delta(name, **labels):
-        return value(after, name, **labels) - value(before, name, **labels)
+    delta = deltas(before, scrape()[1])
     assert delta("isobox_http_requests_total", route="/execute", status="200") == 1
     assert delta("isobox_http_requests_total", route="/execute", status="503") == 0
     assert delta("isobox_sandbox_failures_total", code="worker_stopping", status="503") == 1

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from conftest import (PREFIX, execute, pool_master, request, run_ok, wait_until, workers)
-from metrics_util import CONF, ConfEdit, scrape, value
+from metrics_util import CONF, ConfEdit, deltas, scrape, value
 
 EXEC = "isobox_executions_total"
 HIST = "isobox_execution_duration_seconds_count"
@@ -43,11 +43,7 @@ def test_counters_move_by_outcome():
     assert status == 400, bad
     status, unknown = execute({"language": "no-such-language", "code": "x"})
     assert status == 404, unknown
-    _, after = scrape()
-
-    def delta(name, **labels):
-        return value(after, name, **labels) - value(before, name, **labels)
-
+    delta = deltas(before, scrape()[1])
     assert delta(EXEC, language="python", outcome="ok") == 1
     assert delta(EXEC, language="python", outcome="error") == 1
     assert delta(EXEC, language="python", outcome="timeout") == 1
@@ -103,8 +99,7 @@ def test_counts_survive_killed_workers():
             assert after.get(key, 0) >= v, f"{key} went down from {v} to {after.get(key)}"
     assert value(after, EXEC, language="python", outcome="ok") == \
         value(before, EXEC, language="python", outcome="ok")
-    assert value(after, "isobox_worker_exits_total", reason="killed") - \
-        value(before, "isobox_worker_exits_total", reason="killed") == len(old)
+    assert deltas(before, after)("isobox_worker_exits_total", reason="killed") == len(old)
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import pytest
 import webservers
 from conftest import (INSTANCE, POOL, abandon, containers, execute, request, run_ok,
                       wait_until, workers)
-from metrics_util import ConfEdit, restart_pool, scrape, value
+from metrics_util import ConfEdit, deltas, restart_pool, scrape, value
 
 SLOW = {"language": "python", "code": "import time; time.sleep(5); print('done')",
         "limits": {"wallTimeMs": 15000}}
@@ -138,12 +138,9 @@ def test_hung_worker_is_killed_and_its_container_reaped(pool_with):
         t.join(150)
     assert results and results[0][0][0] >= 500, results  # the web server reports the dead worker
     _, after = scrape()
-    assert value(after, "isobox_worker_exits_total", reason="hung") - \
-        value(before, "isobox_worker_exits_total", reason="hung") == 1
+    assert deltas(before, after)("isobox_worker_exits_total", reason="hung") == 1
     assert len(workers()) == 2
     assert run_ok("print(4)")["stdout"] == "4\n"
-
-
 
 
 # Two ways a web server stops waiting for a request, each closing its
@@ -195,12 +192,10 @@ def test_what_nobody_waits_for_is_not_run(pool_with, front):
             assert wait_until(lambda: not containers(), 12), \
                 f"{path}: the run went on after nobody waited ({server.log_text()})"
     _, after = scrape()
-
-    def delta(name, since=before, now=after, **labels):
-        return value(now, name, **labels) - value(since, name, **labels)
-    assert delta("isobox_rejected_requests_total", now=queued,
-                 code="client_gone", status="499") == 1, queued
-    assert delta("isobox_http_requests_total", now=queued, route="/execute", status="499") == 1
-    assert delta("isobox_executions_total", language="python", outcome="ok") == 1, \
+    while_queued, overall = deltas(before, queued), deltas(before, after)
+    assert while_queued("isobox_rejected_requests_total",
+                        code="client_gone", status="499") == 1, queued
+    assert while_queued("isobox_http_requests_total", route="/execute", status="499") == 1
+    assert overall("isobox_executions_total", language="python", outcome="ok") == 1, \
         "only the slow run ran to its end"
-    assert delta("isobox_executions_total", language="python", outcome="cancelled") == 2, after
+    assert overall("isobox_executions_total", language="python", outcome="cancelled") == 2, after
