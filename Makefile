@@ -23,7 +23,8 @@ LDLIBS   := -lfcgi -lcjson -lyaml -lcap-ng -lm
 
 LIB_SRC  := conf/base.c conf/yaml_tree.c conf/json.c conf/limits.c conf/cidr.c conf/access.c conf/conf.c \
             registry/registry.c \
-            sandbox/argv.c sandbox/subproc.c sandbox/workdir.c sandbox/run.c sandbox/phases.c sandbox/reap.c sandbox/egress.c \
+            sandbox/argv.c sandbox/subproc.c sandbox/workdir.c sandbox/owner.c sandbox/decoder.c sandbox/deadline.c \
+            sandbox/docker.c sandbox/exec.c sandbox/lifecycle.c sandbox/reap.c sandbox/egress.c \
             fcgi/http.c fcgi/result.c fcgi/sse.c fcgi/stream.c fcgi/request.c fcgi/piston.c fcgi/routes.c fcgi/worker.c fcgi/pool.c fcgi/metrics.c fcgi/admin.c \
             fcgi/assets.c
 MAIN_SRC := fcgi/main.c

@@ -166,7 +166,7 @@ static bool parse_pool(const cJSON *o, struct conf_pool *p, struct fault *f)
 	static const char *const keys[] = {"workers", "maxRequests", "whenBusy", "hangMarginMs", NULL};
 	p->max_requests = 0;
 	p->reject_when_busy = false;
-	p->hang_margin_ms = 60000;
+	p->hang_margin_ms = 15000;
 	if (!json_object(o, "pool", f) || !json_known_keys(o, keys, "pool", f) ||
 	    !get_int(o, "pool", "workers", 0, &p->workers, f) ||
 	    !get_optional_int(o, "pool", "maxRequests", 0, &p->max_requests, f) ||

@@ -84,19 +84,19 @@ void admin_metrics(struct worker *w, struct request *rq)
 	buf_free(&out);
 }
 
+/* The sandbox's own bound for the longest run any request may ask for. */
 int64_t admin_hang_bound_ms(const struct worker *w)
 {
-	int64_t compile = 0;
+	struct limits most = w->conf.ceilings;
+	most.compile_time_ms = 0;
 	for (size_t i = 0; i < w->reg.n; i++)
-		if (w->reg.langs[i].defaults.compile_time_ms > compile)
-			compile = w->reg.langs[i].defaults.compile_time_ms;
-	return w->conf.ceilings.wall_time_ms + compile + w->conf.sandbox.start_timeout_ms +
-	       w->conf.pool.hang_margin_ms;
+		if (w->reg.langs[i].defaults.compile_time_ms > most.compile_time_ms)
+			most.compile_time_ms = w->reg.langs[i].defaults.compile_time_ms;
+	return sandbox_bound_ms(&w->conf, &most) + w->conf.pool.hang_margin_ms;
 }
 
 void admin_job_accepted(struct worker *w, const struct request *rq)
 {
-	const struct limits *l = &rq->job.limits;
-	metrics_slot_busy(w->metrics, w->slot, now_ms() + l->wall_time_ms + l->compile_time_ms +
-			  w->conf.sandbox.start_timeout_ms + w->conf.pool.hang_margin_ms);
+	metrics_slot_busy(w->metrics, w->slot,
+			  now_ms() + sandbox_bound_ms(&w->conf, &rq->job.limits) + w->conf.pool.hang_margin_ms);
 }

@@ -11,14 +11,11 @@
  *
  * Arguments: K, then K words of the compile command (K = 0: none), then
  * the program's argv. It copies the read-only code into the writable work
- * dir, and talks to the worker on stderr with the byte \036 (RS):
- *   RS                           the compile starts (only if K > 0)
- *   RS "rc outlen errlen" LF     the compile ended; then outlen bytes of its
- *   <stdout bytes><stderr bytes>   stdout and errlen bytes of its stderr
- *   RS                           the program starts: from here on, stderr
- *                                  is the program's own
- * The worker times each phase from its RS, and everything on stderr before
- * the first RS is docker's own (warnings, errors), never program output.
+ * dir, runs the compile step with its output to files, and tells the worker
+ * where it stands on stderr with the byte \036 (the protocol is in
+ * decoder.h). Code that runs during the compile can write to the same
+ * stderr, so the worker trusts these records for nothing but the result:
+ * the sandbox's life is bounded from outside (deadline.c).
  */
 static const char entry_script[] =
 	"cp -R /src/. /box/ || exit 125\n"
@@ -58,15 +55,23 @@ static bool ends_with(const char *s, const char *suffix)
  *   {file:base}  its name without directory and extension ("main")
  *   {files:EXT}  a whole word: one word per request file ending in EXT,
  *                in request order (several translation units)
+ * In a compile command a word that is only a file becomes "./name": no
+ * tool can read that as an option, whatever the name (request.c refuses
+ * names starting with '-' or '@' as well, for the run command's sake).
  */
-static void push_expanded(struct strv *a, const char *tmpl, const struct sandbox_job *job)
+static void push_expanded(struct strv *a, const char *tmpl, const struct sandbox_job *job, bool compile)
 {
+	const char *prefix = compile ? "./" : "";
 	if (!strncmp(tmpl, "{files:", 7) && ends_with(tmpl, "}")) {
 		char *ext = xstrndup(tmpl + 7, strlen(tmpl) - 8);
 		for (size_t i = 0; i < job->n_files; i++)
 			if (ends_with(job->files[i].name, ext))
-				strv_push(a, job->files[i].name);
+				strv_pushf(a, "%s%s", prefix, job->files[i].name);
 		free(ext);
+		return;
+	}
+	if (!strcmp(tmpl, "{file}")) {
+		strv_pushf(a, "%s%s", prefix, job->files[0].name);
 		return;
 	}
 	char *base = base_name(job->files[0].name);
@@ -153,11 +158,11 @@ void sandbox_docker_argv(const struct conf *c, const struct sandbox_job *job,
 	size_t count_at = a->n;
 	strv_push(a, "0"); /* K, fixed below */
 	for (size_t i = 0; i < l->compile.n; i++)
-		push_expanded(a, l->compile.v[i], job);
+		push_expanded(a, l->compile.v[i], job, true);
 	free(a->v[count_at]);
 	a->v[count_at] = xasprintf("%zu", a->n - count_at - 1);
 	for (size_t i = 0; i < l->run.n; i++)
-		push_expanded(a, l->run.v[i], job);
+		push_expanded(a, l->run.v[i], job, false);
 	for (size_t i = 0; i < job->n_args; i++)
 		strv_push(a, job->args[i]);
 }

@@ -1,10 +1,9 @@
 /*
  * reap.c: remove what dead workers left behind.
  *
- * Every container and work dir carries the instance name and its owner,
- * "PID.STARTTIME" of the worker process that made it. The start time makes
- * the owner unique even when the kernel reuses the pid. The pool master
- * calls sandbox_reap when a worker dies and every few seconds besides (a
+ * Every container and work dir carries the instance name and its owner
+ * (owner.c), "PID.STARTTIME" of the worker process that made it. The pool
+ * master calls sandbox_reap when a worker dies and every few seconds besides (a
  * docker client orphaned by a killed worker may still create its container
  * a moment later); a worker without a master (CGI, or plain spawn-fcgi -F N)
  * calls it when it starts.
@@ -13,54 +12,8 @@
 #include "internal.h"
 
 #include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-
-/* Field 22 of /proc/PID/stat: start time in clock ticks since boot. */
-static bool start_time(pid_t pid, unsigned long long *out)
-{
-	char path[64], data[1024];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	autoclose int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	ssize_t n = read(fd, data, sizeof data - 1);
-	if (n <= 0)
-		return false;
-	data[n] = '\0';
-	char *p = strrchr(data, ')'); /* the command name may hold spaces */
-	if (!p)
-		return false;
-	for (int field = 2; field < 22 && p; field++)
-		p = strchr(p + 1, ' ');
-	return p && sscanf(p + 1, "%llu", out) == 1;
-}
-
-const char *sandbox_owner_id(void)
-{
-	static char id[48];
-	static pid_t for_pid;
-	pid_t self = getpid();
-	if (for_pid != self) {
-		unsigned long long st = 0;
-		start_time(self, &st);
-		snprintf(id, sizeof id, "%d.%llu", (int)self, st);
-		for_pid = self;
-	}
-	return id;
-}
-
-/* Is the process named by "PID.STARTTIME" still the one running? */
-static bool owner_alive(const char *owner)
-{
-	int pid;
-	unsigned long long want, have;
-	if (sscanf(owner, "%d.%llu", &pid, &want) != 2 || pid <= 0)
-		return false;
-	return start_time(pid, &have) && have == want;
-}
 
 static void reap_containers(const struct conf *c)
 {
@@ -72,7 +25,7 @@ static void reap_containers(const struct conf *c)
 	strv_push(&rm, c->docker);
 	strv_push(&rm, "rm");
 	strv_push(&rm, "--force");
-	if (subproc_capture(ps, 15000, &out, NULL) == 0 && out.data) {
+	if (subproc_capture(ps, REAP_LIST_MS, &out, NULL) == 0 && out.data) {
 		for (char *line = strtok(out.data, "\n"); line; line = strtok(NULL, "\n")) {
 			char id[80], owner[64] = "";
 			if (sscanf(line, "%79s %63s", id, owner) >= 1 && !owner_alive(owner))
@@ -82,7 +35,7 @@ static void reap_containers(const struct conf *c)
 	if (rm.n > 3) {
 		log_msg("reaping %zu container(s) of dead workers", rm.n - 3);
 		struct buf ignored = {0};
-		subproc_capture(rm.v, 30000, &ignored, NULL);
+		subproc_capture(rm.v, REAP_REMOVE_MS, &ignored, NULL);
 		buf_free(&ignored);
 	}
 	strv_free(&rm);

@@ -1,14 +1,22 @@
 /*
- * sandbox.h: run one execution safely, and clean up after runs that were
- * cut short. This layer knows docker and gVisor; it knows nothing of HTTP.
+ * sandbox.h: run programs safely in sandboxes, and clean up after runs that
+ * were cut short. This layer knows docker and gVisor; it knows nothing of
+ * HTTP.
  *
- * One execution is one `docker run --runtime=<runsc runtime>` with every
- * hardening flag on (argv.c), the code delivered through a read-only mount
- * of a directory that only the worker writes (workdir.c), output read
- * through pipes with a cap, and wall time enforced here by killing the
- * container (run.c). Containers and work dirs carry the pool instance and
- * the owning worker's identity, so that the reaper (reap.c) can remove what
- * a killed worker left behind.
+ * A sandbox is one hardened container (`docker run --runtime=<runsc
+ * runtime>` with every flag on: argv.c) and the code directory that only
+ * the worker writes, mounted read-only (workdir.c). Its life:
+ *
+ *	sandbox_create   can it run, the code dir, a name
+ *	sandbox_exec     one program in it: stdin, argv, output to a sink,
+ *	                 the deadlines, the result flags (exec.c)
+ *	sandbox_destroy  kill, remove the container and the code dir, always
+ *
+ * A cold run (sandbox_run) is all three in one `docker run`. Containers and
+ * code dirs carry the pool instance and their owner's identity in labels,
+ * so that the reaper (reap.c) can remove what a killed worker left behind;
+ * nothing assumes that the process that made a sandbox is the one that
+ * uses or removes it.
  */
 #ifndef ISOBOX_SANDBOX_H
 #define ISOBOX_SANDBOX_H
@@ -80,12 +88,43 @@ struct sandbox_sink {
 extern volatile int sandbox_stop_requested;
 
 /*
- * Run the job. Returns false (with a fault, 5xx) only when the sandbox could
- * not run the program at all; whatever the program did, it returns true.
+ * One sandbox. Ownership: sandbox_create fills it and sandbox_destroy
+ * releases everything in it; conf must outlive it. Its name is all that
+ * docker needs to find it, from any process.
+ */
+struct sandbox {
+	const struct conf *c;
+	char *name; /* container name, "isobox-<instance>-<random>" */
+	char *dir;  /* the code dir, mounted read-only at /src */
+};
+
+/* Check that the job can run here (image built, egress firewall ready) and
+ * write its code dir. 5xx when it cannot. */
+bool sandbox_create(const struct conf *c, const struct sandbox_job *job, struct sandbox *sb,
+		    struct fault *f);
+/*
+ * Run the job's program in sb. Returns false (with a fault, 5xx) only when
+ * the sandbox could not run the program at all; whatever the program did,
+ * it returns true and res says what happened.
+ */
+bool sandbox_exec(struct sandbox *sb, const struct sandbox_job *job, const struct sandbox_sink *sink,
+		  struct sandbox_result *res, struct fault *f);
+void sandbox_destroy(struct sandbox *sb);
+
+/*
+ * A cold run: create, exec, destroy. A caller whose connection has already
+ * hung up gets 499 client_gone and nothing runs.
  */
 bool sandbox_run(const struct conf *c, const struct sandbox_job *job,
 		 const struct sandbox_sink *sink, struct sandbox_result *res, struct fault *f);
 void sandbox_result_free(struct sandbox_result *res);
+
+/*
+ * The longest sandbox_run can take with these limits: the start, the
+ * compile and run phases, and docker's own teardown. A worker busy longer
+ * than this (plus the pool's margin) is hung. Pure.
+ */
+int64_t sandbox_bound_ms(const struct conf *c, const struct limits *l);
 
 /* Is this a file name a request may use? (relative, no "..", no NUL...) */
 bool sandbox_valid_path(const char *name, size_t max_len, struct fault *f);
@@ -112,7 +151,7 @@ bool sandbox_egress_files(const struct conf *c, struct buf *rules, struct buf *r
  */
 bool sandbox_egress_ready(const struct conf *c, char *mode, size_t mode_len, struct fault *f);
 
-/* "PID.STARTTIME": who owns a container or work dir; unique across pid reuse. */
+/* "PID.STARTTIME" of this process: who owns what it makes (owner.c). */
 const char *sandbox_owner_id(void);
 
 /* Remove containers and work dirs of this instance whose owner is gone. */

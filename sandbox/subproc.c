@@ -44,12 +44,12 @@ pid_t subproc_spawn(char *const argv[], int *fds[3])
 	if (pid == 0) {
 		/* libfcgi sets no close-on-exec: the listening socket and the
 		 * request's connection must not reach the docker client. */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 			_exit(127);
 		sigset_t none;
 		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
+			_exit(127);
 		signal(SIGPIPE, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);
@@ -83,21 +83,40 @@ fail:;
 	return -1;
 }
 
+/* A pidfd polls readable when the child exits: a wait with a timeout
+ * that wakes at once, instead of a sleep loop. */
+static int pidfd_of(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	(void)pid;
+	return -1;
+#endif
+}
+
 int subproc_wait(pid_t pid, int64_t timeout_ms)
 {
 	int status = 0;
 	int64_t deadline = now_ms() + timeout_ms;
+	autoclose int pfd = pidfd_of(pid);
 	for (;;) {
 		pid_t r = waitpid(pid, &status, WNOHANG);
 		if (r == pid || (r < 0 && errno != EINTR))
 			return status;
-		if (now_ms() >= deadline) {
+		int64_t left = deadline - now_ms();
+		if (left <= 0) {
 			kill(pid, SIGKILL);
 			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 				;
 			return status;
 		}
-		usleep(5000);
+		if (pfd >= 0) {
+			struct pollfd p = {.fd = pfd, .events = POLLIN};
+			poll(&p, 1, (int)(left < 1000 ? left : 1000));
+		} else {
+			usleep(5000); /* no pidfd (a kernel before 5.3) */
+		}
 	}
 }
 

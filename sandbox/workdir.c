@@ -36,15 +36,17 @@ bool sandbox_valid_path(const char *name, size_t max_len, struct fault *f)
 	}
 	if (depth > MAX_DEPTH)
 		return fail(f, 400, "bad_file_name", "file name \"%.64s\" is nested too deep", name);
-	/* Each component: not empty, not "." or "..", not an option ("-x"). */
+	/* Each component: not empty, not "." or "..", and nothing a tool could
+	 * read as an option: "-x", or "@file" (more options from a file, for
+	 * gcc, g++, rustc and javac). */
 	for (const char *p = name; *p;) {
 		size_t n = strcspn(p, "/");
 		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
 			return fail(f, 400, "bad_file_name",
 				    "file name \"%.64s\" has an empty, \".\" or \"..\" part", name);
-		if (p[0] == '-')
+		if (p[0] == '-' || p[0] == '@')
 			return fail(f, 400, "bad_file_name",
-				    "file name \"%.64s\" has a part starting with '-'", name);
+				    "file name \"%.64s\" has a part starting with '%c'", name, p[0]);
 		p += n;
 		if (*p == '/' && !*++p)
 			return fail(f, 400, "bad_file_name", "file name \"%.64s\" ends with '/'", name);

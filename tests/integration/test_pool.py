@@ -112,12 +112,13 @@ def test_when_busy_wait_queues_then_runs(pool_with):
 
 
 def test_hung_worker_is_killed_and_its_container_reaped(pool_with):
-    # Once the request is parsed, the bound is its own wallTimeMs (clamped to
-    # the ceiling) + compileTimeMs + startTimeoutMs + hangMarginMs: small
-    # values keep this test short.
+    # Once the request is parsed, the bound is the sandbox's for its own
+    # limits (sandbox_bound_ms: wallTimeMs clamped to the ceiling, no
+    # compile, startTimeoutMs, and docker's teardown budget, 32 s) +
+    # hangMarginMs: small values keep this test short.
     pool_with(("  wallTimeMs: 20000", "  wallTimeMs: 3000"),
               ("startTimeoutMs: 30000", "startTimeoutMs: 5000"),
-              ("hangMarginMs: 60000", "hangMarginMs: 10000"), workers=2)
+              ("hangMarginMs: 15000", "hangMarginMs: 10000"), workers=2)
     _, before = scrape()
     results = []
     t = in_background({"language": "python", "code": "import time; time.sleep(120)"}, results,
@@ -131,7 +132,7 @@ def test_hung_worker_is_killed_and_its_container_reaped(pool_with):
         pid = int(owner.split(".")[0])
         assert pid in workers()
         os.kill(pid, signal.SIGSTOP)  # a hung worker: it will never kill its own run
-        # 3 + 0 (no compile) + 5 + 10 s, the master's 1 s tick, and room.
+        # 3 + 0 (no compile) + 5 + 32 + 10 s, the master's 1 s tick, and room.
         assert wait_until(lambda: pid not in workers(), 90), "the master did not kill the hung worker"
         assert wait_until(lambda: not containers(), 30), "its container was not reaped"
     finally:

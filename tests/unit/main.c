@@ -15,6 +15,8 @@ int main(void)
 	test_access();
 	test_metrics();
 	test_assets();
+	test_decoder();
+	test_deadline();
 	printf("1..%d\n", tap_passed + tap_failed);
 	printf("%d passed, %d failed\n", tap_passed, tap_failed);
 	return tap_failed ? 1 : 0;

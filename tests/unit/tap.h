@@ -38,5 +38,7 @@ void test_egress(void);
 void test_access(void);
 void test_metrics(void);
 void test_assets(void);
+void test_decoder(void);
+void test_deadline(void);
 
 #endif

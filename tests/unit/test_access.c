@@ -118,7 +118,7 @@ void test_access(void)
 
 	text = conf_text_with("maxRequests: 0", "maxRequests: 2");
 	ok(text && conf_parse(text, strlen(text), "/base", &c, err, sizeof err) &&
-	   c.pool.max_requests == 2 && !c.pool.reject_when_busy && c.pool.hang_margin_ms == 60000,
+	   c.pool.max_requests == 2 && !c.pool.reject_when_busy && c.pool.hang_margin_ms == 15000,
 	   "conf: pool.maxRequests read, defaults kept");
 	conf_free(&c);
 	free(text);
@@ -131,7 +131,7 @@ void test_access(void)
 	ok(text && !conf_parse(text, strlen(text), "/base", &c, err, sizeof err) && strstr(err, "whenBusy"),
 	   "conf: pool.whenBusy must be wait or reject (%s)", err);
 	free(text);
-	text = conf_text_with("hangMarginMs: 60000", "hangMarginMs: 5000");
+	text = conf_text_with("hangMarginMs: 15000", "hangMarginMs: 5000");
 	ok(text && !conf_parse(text, strlen(text), "/base", &c, err, sizeof err),
 	   "conf: hangMarginMs below 10 s refused (%s)", err);
 	free(text);

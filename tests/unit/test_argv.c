@@ -99,10 +99,24 @@ void test_argv(void)
 	img = index_of(&a, TEST_ID_PY);
 	ok(img > 0 && !strcmp(a.v[img + 5], "5"), "argv: compile word count (%s)", img > 0 ? a.v[img + 5] : "-");
 	ok(img > 0 && !strcmp(a.v[img + 6], "gcc") && !strcmp(a.v[img + 8], "/box/prog") &&
-	   !strcmp(a.v[img + 9], "src/prog.c") && !strcmp(a.v[img + 10], "util.c"),
-	   "argv: {file:base} and {files:.c} (headers left out)");
+	   !strcmp(a.v[img + 9], "./src/prog.c") && !strcmp(a.v[img + 10], "./util.c"),
+	   "argv: {file:base} and {files:.c} (headers left out), files as ./name for the compiler");
 	ok(img > 0 && !strcmp(a.v[img + 11], "/box/prog") && !strcmp(a.v[img + 12], "--flag") &&
 	   a.v[img + 13] == NULL, "argv: run words, then user args");
+	strv_free(&a);
+
+	/* A compile word that is only {file} is a path too; in the run
+	 * command the name stays as it is (it cannot start with '-' or '@'). */
+	free(compile.v[3]);
+	compile.v[3] = xstrdup("{file}");
+	free(run.v[0]);
+	run.v[0] = xstrdup("{file}");
+	cc.compile = compile;
+	cc.run = run;
+	sandbox_docker_argv(&c, &cjob, "n", "o", "/d", &a);
+	img = index_of(&a, TEST_ID_PY);
+	ok(img > 0 && !strcmp(a.v[img + 9], "./src/prog.c") && !strcmp(a.v[img + 10], "src/prog.c"),
+	   "argv: {file} is ./name when compiling, name when running");
 	strv_free(&a);
 	strv_free(&compile);
 	strv_free(&run);

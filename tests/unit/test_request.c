@@ -145,6 +145,11 @@ void test_request(void)
 		400, "bad_file_name", "newline in file name");
 	refused("{\"language\":\"python\",\"files\":[{\"name\":\"-c\",\"content\":\"1\"}]}",
 		400, "bad_file_name", "option-like file name");
+	refused("{\"language\":\"python\",\"files\":[{\"name\":\"main.c\",\"content\":\"1\"},"
+		"{\"name\":\"@opts.c\",\"content\":\"1\"}]}", 400, "bad_file_name",
+		"an @file name (more options for gcc, rustc, javac)");
+	refused("{\"language\":\"python\",\"files\":[{\"name\":\"a.py\",\"content\":\"1\"},"
+		"{\"name\":\"d/@x\",\"content\":\"1\"}]}", 400, "bad_file_name", "an @ part inside a path");
 	refused("{\"language\":\"python\",\"files\":[{\"name\":\"a//b\",\"content\":\"1\"}]}",
 		400, "bad_file_name", "empty path part");
 	refused("{\"language\":\"python\",\"files\":[{\"name\":\"dir/\",\"content\":\"1\"}]}",

@@ -1,0 +1,70 @@
+/*
+ * docker.c: the docker commands around a run (kill, inspect, the OOM
+ * event, remove), each bounded by a deadline its caller gives, so that the
+ * whole of a run's teardown fits the budget deadline.c sums.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static int64_t left_ms(int64_t deadline)
+{
+	int64_t left = deadline - now_ms();
+	return left > 0 ? left : 0;
+}
+
+pid_t docker_kill_start(const struct conf *c, const char *name)
+{
+	char *argv[] = {c->docker, "kill", (char *)name, NULL};
+	int *none[3] = {NULL, NULL, NULL};
+	pid_t pid = subproc_spawn(argv, none);
+	if (pid < 0)
+		log_msg("cannot start docker kill for %s: %s", name, strerror(errno));
+	return pid;
+}
+
+bool docker_inspect(const struct conf *c, const char *name, int64_t deadline, int *code, bool *oom)
+{
+	struct buf out = {0};
+	char *argv[] = {c->docker, "inspect", "--type=container",
+		"--format={{.State.ExitCode}} {{.State.OOMKilled}}", (char *)name, NULL};
+	char flag[8] = "";
+	int rc = subproc_capture(argv, left_ms(deadline), &out, NULL);
+	bool ok = rc == 0 && sscanf(out.data ? out.data : "", "%d %7s", code, flag) == 2;
+	*oom = ok && !strcmp(flag, "true");
+	buf_free(&out);
+	return ok;
+}
+
+/*
+ * Did dockerd see an OOM kill of this container? Its event log says so even
+ * when the container's state does not: dockerd 20.10 drops OOMKilled when
+ * the `oom` event arrives after the `die` event (70-160 ms later, under load).
+ */
+bool docker_oom_seen(const struct conf *c, const char *name, time_t since, int64_t deadline)
+{
+	struct buf out = {0};
+	autofree char *from = xasprintf("--since=%lld", (long long)since - 1);
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now); /* a whole second ahead would wait for it */
+	autofree char *until = xasprintf("--until=%lld.%09ld", (long long)now.tv_sec, now.tv_nsec);
+	autofree char *filter = xasprintf("--filter=container=%s", name);
+	char *argv[] = {c->docker, "events", from, until, filter, "--filter=event=oom",
+		"--format={{.Action}}", NULL};
+	int rc = subproc_capture(argv, left_ms(deadline), &out, NULL);
+	bool seen = rc == 0 && out.data && strstr(out.data, "oom");
+	buf_free(&out);
+	return seen;
+}
+
+bool docker_remove(const struct conf *c, const char *name, int64_t deadline)
+{
+	struct buf ignored = {0};
+	char *argv[] = {c->docker, "rm", "--force", (char *)name, NULL};
+	int rc = subproc_capture(argv, left_ms(deadline), &ignored, NULL);
+	buf_free(&ignored);
+	return rc == 0;
+}

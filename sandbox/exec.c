@@ -1,0 +1,350 @@
+/*
+ * exec.c: one program run in a sandbox, supervised. Start the docker
+ * client, feed stdin, read both pipes through the decoder (decoder.c) and
+ * act on what it reports: keep output under its cap, tell the sink, and
+ * stop the container at the deadline (deadline.c), at the output cap, when
+ * the caller leaves or the worker stops. Then collect the exit status and
+ * the OOM flag. Everything it holds is released before it returns; the
+ * container itself is the sandbox's, removed by sandbox_destroy.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+
+volatile int sandbox_stop_requested;
+
+/* Why the worker stopped the container (first reason wins). */
+enum stop_reason { STOP_NONE, STOP_DEADLINE, STOP_OUTPUT_CAP, STOP_CLIENT_GONE, STOP_WORKER, STOP_GARBLED };
+
+struct exec {
+	const struct conf *c;
+	const struct sandbox *sb;
+	const struct sandbox_job *job;
+	const struct sandbox_sink *sink;
+	struct sandbox_result *res;
+	struct decoder dec;
+	struct exec_clock clock;
+	pid_t client, killer;
+	int in_fd, out_fd, err_fd;
+	size_t stdin_off;
+	struct buf docker_msg;   /* docker's own stderr, before the sandbox is up */
+	enum stop_reason stopped;
+	int64_t ended_ms;
+	int64_t last_emit_ms;    /* when the sink last heard from us */
+	time_t spawned_at;       /* wall clock, for `docker events --since` */
+};
+
+static void close_fd_at(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/*
+ * Kill the container, once: killing the client would leave it running. In
+ * the background: a program blocked writing output that nobody reads can
+ * hold up its own death (docker's copy of its stdout waits for the client,
+ * the client for us), so supervise() keeps reading, and discarding, until
+ * the client is gone.
+ */
+static void stop(struct exec *x, enum stop_reason why)
+{
+	if (x->stopped)
+		return;
+	x->stopped = why;
+	if (!x->ended_ms)
+		x->ended_ms = now_ms();
+	x->killer = docker_kill_start(x->c, x->sb->name);
+}
+
+/* Keep what fits under outputBytes (stdout and stderr of one phase together). */
+static void keep(struct exec *x, struct sandbox_phase *ph, int fd, const char *p, size_t n, bool emit)
+{
+	struct buf *dst = fd == 1 ? &ph->out : &ph->err;
+	size_t room = (size_t)x->job->limits.output_bytes - (ph->out.len + ph->err.len);
+	if (n > room) {
+		n = room;
+		ph->truncated = true;
+	}
+	if (n) {
+		buf_append(dst, p, n);
+		emit = emit && !x->stopped && x->sink && x->sink->output;
+		if (emit && !x->sink->output(x->sink->ctx, fd, p, n)) {
+			x->res->client_gone = true;
+			stop(x, STOP_CLIENT_GONE);
+		}
+		x->last_emit_ms = now_ms();
+	}
+	if (ph == &x->res->run && ph->truncated)
+		stop(x, STOP_OUTPUT_CAP);
+}
+
+/* The first sign of life: the compile step or the program began. */
+static void sandbox_up(struct exec *x)
+{
+	if (x->clock.up_ms)
+		return;
+	x->clock.up_ms = x->last_emit_ms = now_ms();
+	if (x->sink && x->sink->started)
+		x->sink->started(x->sink->ctx);
+}
+
+static void on_event(struct exec *x, const struct dec_event *ev)
+{
+	struct sandbox_result *res = x->res;
+	switch (ev->kind) {
+	case DEC_MORE:
+		break;
+	case DEC_DOCKER:
+		if (x->docker_msg.len < 4096)
+			buf_append(&x->docker_msg, ev->data, ev->len);
+		break;
+	case DEC_COMPILE_STARTED:
+		res->has_compile = true;
+		sandbox_up(x);
+		x->clock.phase_ms = now_ms();
+		break;
+	case DEC_COMPILE_ENDED:
+		res->compile.exit_code = ev->rc;
+		res->compile.duration_ms = now_ms() - x->clock.phase_ms;
+		break;
+	case DEC_COMPILE_OUTPUT:
+		keep(x, &res->compile, ev->fd, ev->data, ev->len, false);
+		break;
+	case DEC_COMPILE_DONE:
+		x->clock.phase_ms = now_ms();
+		if (x->sink && x->sink->compiled)
+			x->sink->compiled(x->sink->ctx, &res->compile);
+		break;
+	case DEC_PROGRAM_STARTED:
+		res->has_run = true;
+		sandbox_up(x);
+		x->clock.phase_ms = x->last_emit_ms = now_ms();
+		break;
+	case DEC_OUTPUT:
+		keep(x, &res->run, ev->fd, ev->data, ev->len, true);
+		break;
+	case DEC_GARBLED:
+		log_msg("%s from sandbox %s: stopping it", ev->reason, x->sb->name);
+		stop(x, STOP_GARBLED);
+		break;
+	}
+}
+
+static void decode(struct exec *x, int fd, const char *p, size_t n)
+{
+	struct dec_event ev;
+	do {
+		size_t used = decoder_feed(&x->dec, fd, p, n, &ev);
+		on_event(x, &ev);
+		p += used;
+		n -= used;
+	} while (n > 0 || ev.kind != DEC_MORE);
+}
+
+/* Read what is there on one pipe; close it at end of file. */
+static void pump(struct exec *x, int *fd, int which)
+{
+	char chunk[16384];
+	ssize_t n = read(*fd, chunk, sizeof chunk);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		close_fd_at(fd);
+		return;
+	}
+	decode(x, which, chunk, (size_t)n);
+}
+
+static void feed_stdin(struct exec *x)
+{
+	const struct sandbox_job *job = x->job;
+	while (x->in_fd >= 0 && x->stdin_off < job->stdin_len) {
+		ssize_t w = write(x->in_fd, job->stdin_data + x->stdin_off, job->stdin_len - x->stdin_off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno == EAGAIN)
+			return;
+		if (w <= 0) { /* EPIPE: the program stopped reading */
+			close_fd_at(&x->in_fd);
+			return;
+		}
+		x->stdin_off += (size_t)w;
+	}
+	close_fd_at(&x->in_fd); /* all written: the program sees end of file */
+}
+
+/* A heartbeat during silence; how a streaming client's departure is seen. */
+static void check_idle(struct exec *x, int64_t now)
+{
+	const struct sandbox_sink *s = x->sink;
+	if (!s || !s->idle || !x->clock.up_ms || x->stopped || now - x->last_emit_ms < s->idle_ms)
+		return;
+	x->last_emit_ms = now;
+	if (!s->idle(s->ctx)) {
+		x->res->client_gone = true;
+		stop(x, STOP_CLIENT_GONE);
+	}
+}
+
+/* The deadline passed: the phase that was running ran out of time. */
+static void timed_out(struct exec *x)
+{
+	if (x->dec.program_started)
+		x->res->run.timed_out = true;
+	else if (x->res->has_compile)
+		x->res->compile.timed_out = true;
+	stop(x, STOP_DEADLINE);
+}
+
+/* Poll the pipes until both close, enforcing the deadlines. */
+static void supervise(struct exec *x)
+{
+	int64_t drain_until = 0;
+	feed_stdin(x);
+	while (x->out_fd >= 0 || x->err_fd >= 0) {
+		int64_t now = now_ms();
+		int64_t deadline = exec_deadline(x->c, &x->job->limits, &x->dec, &x->clock);
+		if (!x->stopped && now >= deadline)
+			timed_out(x);
+		if (!x->stopped && sandbox_stop_requested)
+			stop(x, STOP_WORKER);
+		check_idle(x, now);
+		if (x->stopped && !drain_until)
+			drain_until = now + DRAIN_AFTER_KILL_MS;
+		if (drain_until && now >= drain_until)
+			break; /* the client lingers; collect() deals with it */
+		int64_t wait = (x->stopped ? drain_until : deadline) - now;
+		if (wait > 200)
+			wait = 200; /* notice a stop request soon */
+		/* The caller's connection, once the sandbox is up (a kill during
+		 * start would race docker creating the container). */
+		bool watch = x->sink && x->sink->hangup_fd >= 0 && !x->stopped && x->clock.up_ms;
+		struct pollfd p[4] = {
+			{.fd = x->out_fd, .events = POLLIN},
+			{.fd = x->err_fd, .events = POLLIN},
+			{.fd = x->in_fd, .events = POLLOUT},
+			{.fd = watch ? x->sink->hangup_fd : -1},
+		};
+		if (poll(p, 4, (int)(wait > 0 ? wait : 0)) < 0 && errno != EINTR)
+			break;
+		if (p[0].revents)
+			pump(x, &x->out_fd, 1);
+		if (p[1].revents)
+			pump(x, &x->err_fd, 2);
+		if (p[2].revents)
+			feed_stdin(x);
+		if ((p[3].revents & (POLLHUP | POLLERR)) && !x->stopped) {
+			x->res->client_gone = true;
+			stop(x, STOP_CLIENT_GONE);
+		}
+	}
+	if (!x->ended_ms)
+		x->ended_ms = now_ms();
+}
+
+/*
+ * Exit code and OOM flag from docker inspect (the client's own status is
+ * ambiguous: 125-127 are docker's). They belong to the last phase that
+ * ran; a compile step that ended by itself reported its own status.
+ */
+static bool inspect(struct exec *x, int64_t deadline)
+{
+	int code = -1;
+	bool oom = false;
+	if (!docker_inspect(x->c, x->sb->name, deadline, &code, &oom))
+		return false;
+	/* An exit by SIGKILL that we did not send: was it the OOM killer?
+	 * dockerd may record that after the exit, or lose it from the state
+	 * (docker_oom_seen); ask again, briefly. */
+	for (int i = 0; i < 3 && code == 137 && !oom && !x->stopped; i++) {
+		usleep(150 * 1000);
+		docker_inspect(x->c, x->sb->name, deadline, &code, &oom);
+		oom = oom || docker_oom_seen(x->c, x->sb->name, x->spawned_at, deadline);
+	}
+	struct sandbox_result *res = x->res;
+	if (x->dec.program_started)
+		res->run.exit_code = code;
+	else if (res->has_compile && !x->dec.compile_ended)
+		res->compile.exit_code = code;
+	(x->dec.program_started ? &res->run : &res->compile)->oom_killed = oom;
+	return true;
+}
+
+/* A short, single-line reason from docker's own messages. */
+static const char *docker_reason(struct exec *x)
+{
+	char *s = x->docker_msg.data ? x->docker_msg.data : "";
+	for (char *p = s; *p; p++)
+		if (*p == '\n' || *p == '\r' || *p == '"')
+			*p = ' ';
+	return s[0] ? s : "docker gave no reason";
+}
+
+static bool start_failed(struct exec *x, struct fault *f)
+{
+	const char *why = docker_reason(x);
+	if (strstr(why, "No such image"))
+		return fail(f, 503, "image_missing",
+			    "the pinned image for %s is not in docker: rebuild images (%.200s)",
+			    x->job->lang->name, why);
+	if (strstr(why, "Cannot connect to the Docker daemon") || strstr(why, "docker.sock"))
+		return fail(f, 503, "docker_unavailable", "docker is not reachable: %.200s", why);
+	if (x->stopped == STOP_DEADLINE)
+		return fail(f, 503, "sandbox_start_timeout", "the sandbox did not start within %lld ms",
+			    (long long)x->c->sandbox.start_timeout_ms);
+	return fail(f, 503, "sandbox_failed", "the sandbox did not start: %.300s", why);
+}
+
+/* The run is over: wait for the client and the kill, read the status. */
+static bool collect(struct exec *x, struct fault *f)
+{
+	int64_t deadline = now_ms() + COLLECT_MS;
+	/* Nothing more is read: a client still writing gets EPIPE and exits. */
+	close_fd_at(&x->in_fd);
+	close_fd_at(&x->out_fd);
+	close_fd_at(&x->err_fd);
+	subproc_wait(x->client, deadline - now_ms());
+	if (x->killer > 0)
+		subproc_wait(x->killer, deadline - now_ms());
+	if (x->stopped == STOP_WORKER)
+		return fail(f, 503, "worker_stopping", "the worker is shutting down; retry");
+	if (!x->clock.up_ms)
+		return start_failed(x, f);
+	if (!inspect(x, deadline))
+		return fail(f, 503, "sandbox_failed", "cannot read the sandbox's exit status");
+	struct sandbox_result *res = x->res;
+	if (x->dec.program_started)
+		res->run.duration_ms = x->ended_ms - x->clock.phase_ms;
+	else if (res->has_compile && !x->dec.compile_ended)
+		res->compile.duration_ms = x->ended_ms - x->clock.phase_ms;
+	return true;
+}
+
+bool exec_cold(const struct sandbox *sb, const struct sandbox_job *job,
+	       const struct sandbox_sink *sink, struct sandbox_result *res, struct fault *f)
+{
+	struct exec x = {.c = sb->c, .sb = sb, .job = job, .sink = sink, .res = res,
+			 .in_fd = -1, .out_fd = -1, .err_fd = -1};
+	struct strv argv = {0};
+	decoder_init(&x.dec, job->lang->compile.n > 0);
+	sandbox_docker_argv(x.c, job, sb->name, sandbox_owner_id(), sb->dir, &argv);
+	int *fds[3] = {&x.in_fd, &x.out_fd, &x.err_fd};
+	x.clock.spawned_ms = now_ms();
+	x.spawned_at = time(NULL);
+	x.client = subproc_spawn(argv.v, fds);
+	strv_free(&argv);
+	if (x.client < 0)
+		return fail(f, 503, "sandbox_unavailable", "cannot start %s: %s", x.c->docker, strerror(errno));
+	if (job->stdin_len == 0)
+		close_fd_at(&x.in_fd);
+	supervise(&x);
+	bool ok = collect(&x, f);
+	buf_free(&x.docker_msg);
+	return ok;
+}

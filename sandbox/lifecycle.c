@@ -1,0 +1,94 @@
+/*
+ * lifecycle.c: a sandbox from creation to removal.
+ *
+ *	sandbox_create   check that it can run, write the code dir, name it
+ *	sandbox_exec     run one program in it (exec.c)
+ *	sandbox_destroy  remove the container and the code dir, always
+ *
+ * A cold run is all three in one `docker run`: the container is created
+ * with the program as its command, so "start" happens inside the exec.
+ * Nothing here ties a sandbox to the process that made it: its name and
+ * labels find it, and the reaper (reap.c) removes what a dead owner left.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <poll.h>
+#include <stdio.h>
+#include <sys/random.h>
+
+/* "isobox-<instance>-<16 hex>": unique, and it says nothing of the host
+ * (the owner is in a label, which the sandbox cannot read). */
+static char *container_name(const struct conf *c)
+{
+	uint64_t rnd = 0;
+	if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd)
+		die("getrandom failed"); /* never happens with a 8-byte request */
+	return xasprintf("isobox-%s-%016llx", c->instance, (unsigned long long)rnd);
+}
+
+bool sandbox_create(const struct conf *c, const struct sandbox_job *job, struct sandbox *sb,
+		    struct fault *f)
+{
+	*sb = (struct sandbox){.c = c};
+	if (!job->lang->image_id)
+		return fail(f, 503, "image_not_built",
+			    "no image is built for %s yet: run deploy/images/build.sh", job->lang->name);
+	char mode[16];
+	if (job->network && !sandbox_egress_ready(c, mode, sizeof mode, f))
+		return false;
+	if (!workdir_create(c, job, &sb->dir, f))
+		return false;
+	sb->name = container_name(c);
+	return true;
+}
+
+bool sandbox_exec(struct sandbox *sb, const struct sandbox_job *job, const struct sandbox_sink *sink,
+		  struct sandbox_result *res, struct fault *f)
+{
+	*res = (struct sandbox_result){.compile.exit_code = -1, .run.exit_code = -1};
+	return exec_cold(sb, job, sink, res, f);
+}
+
+void sandbox_destroy(struct sandbox *sb)
+{
+	if (sb->name && !docker_remove(sb->c, sb->name, now_ms() + REMOVE_MS))
+		log_msg("docker rm %s failed; the reaper removes it when its owner is gone", sb->name);
+	if (sb->dir)
+		workdir_remove(sb->dir);
+	free(sb->name);
+	free(sb->dir);
+	*sb = (struct sandbox){0};
+}
+
+/* Has the caller's connection hung up? Asked with no events: a web server
+ * that sends nothing more (the body is read) must not look like one. */
+static bool caller_hung_up(const struct sandbox_sink *s)
+{
+	if (!s || s->hangup_fd < 0)
+		return false;
+	struct pollfd p = {.fd = s->hangup_fd};
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
+}
+
+bool sandbox_run(const struct conf *c, const struct sandbox_job *job,
+		 const struct sandbox_sink *sink, struct sandbox_result *res, struct fault *f)
+{
+	struct sandbox sb;
+	*res = (struct sandbox_result){.compile.exit_code = -1, .run.exit_code = -1};
+	if (caller_hung_up(sink))
+		return fail(f, 499, "client_gone", "the client left before the run started");
+	if (!sandbox_create(c, job, &sb, f))
+		return false;
+	bool ok = sandbox_exec(&sb, job, sink, res, f);
+	sandbox_destroy(&sb);
+	return ok;
+}
+
+void sandbox_result_free(struct sandbox_result *res)
+{
+	buf_free(&res->compile.out);
+	buf_free(&res->compile.err);
+	buf_free(&res->run.out);
+	buf_free(&res->run.err);
+}

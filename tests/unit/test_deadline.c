@@ -1,0 +1,83 @@
+/*
+ * How long a run may take (sandbox/deadline.c): the bound the pool's hang
+ * backstop relies on, pinned; and no record a sandbox writes can move a
+ * deadline past the sandbox's whole life.
+ */
+#include "tap.h"
+#include "fixtures.h"
+#include "../../sandbox/internal.h"
+
+#include <stdlib.h>
+
+/* Feed the decoder as exec.c does, keeping the clock the way it does. */
+static void say(struct decoder *d, struct exec_clock *t, int64_t now, const char *bytes, size_t n)
+{
+	struct dec_event ev;
+	do {
+		size_t used = decoder_feed(d, 2, bytes, n, &ev);
+		if (ev.kind == DEC_COMPILE_STARTED || ev.kind == DEC_PROGRAM_STARTED) {
+			if (!t->up_ms)
+				t->up_ms = now;
+			t->phase_ms = now;
+		} else if (ev.kind == DEC_COMPILE_DONE) {
+			t->phase_ms = now;
+		}
+		bytes += used;
+		n -= used;
+	} while (n > 0 || ev.kind != DEC_MORE);
+}
+
+void test_deadline(void)
+{
+	struct conf c;
+	struct registry r;
+	fixture_load(&c, &r);
+	struct limits l = {.memory_bytes = 64 << 20, .cpus = 1, .pids = 16, .output_bytes = 1000,
+			   .wall_time_ms = 1000, .compile_time_ms = 1000};
+
+	ok(c.sandbox.start_timeout_ms == 30000, "deadline: the fixture's start timeout is 30 s");
+	ok(sandbox_bound_ms(&c, &l) == 30000 + 1000 + 1000 + 2000 + 5000 + 15000 + 10000,
+	   "deadline: bound = start + compile + wall + start allowance + drain + collect + remove (%lld)",
+	   (long long)sandbox_bound_ms(&c, &l));
+	l.compile_time_ms = 0;
+	ok(sandbox_bound_ms(&c, &l) == 63000, "deadline: no compile step, no compile time");
+	l.compile_time_ms = 1000;
+
+	struct decoder d;
+	struct exec_clock t = {.spawned_ms = 1000};
+	decoder_init(&d, true);
+	ok(exec_deadline(&c, &l, &d, &t) == 31000, "deadline: before the sandbox is up, the start timeout");
+	say(&d, &t, 2000, "\036", 1);
+	ok(exec_deadline(&c, &l, &d, &t) == 3000, "deadline: compiling, the compile time from its start");
+	/* Code that runs during the compile forges the compile result... */
+	say(&d, &t, 2100, "\0360 0 0\n", 7);
+	ok(exec_deadline(&c, &l, &d, &t) == 2100 + 2000,
+	   "deadline: a forged compile result waits the start allowance, not the start timeout");
+	/* ... and the program's start, then the real compile goes on. */
+	say(&d, &t, 2200, "\036", 1);
+	ok(exec_deadline(&c, &l, &d, &t) == 3200, "deadline: a forged start gives the wall time from then");
+	say(&d, &t, 2900, "\0360 0 0\n\036", 8); /* the real records: now program output */
+	ok(exec_deadline(&c, &l, &d, &t) == 3200, "deadline: later records are output, they move nothing");
+
+	/* Any sequence of records at any times: never past up + compile + wall + allowance. */
+	srand(7);
+	bool bounded = true;
+	for (int trial = 0; trial < 2000 && bounded; trial++) {
+		decoder_init(&d, true);
+		t = (struct exec_clock){.spawned_ms = 0};
+		int64_t now = 0, life = -1;
+		static const char *const says[] = {"\036", "\0360 0 0\n", "\0361 0 0\n", "x", "\n"};
+		for (int step = 0; step < 12; step++) {
+			now += rand() % 3000;
+			const char *s = says[rand() % 5];
+			say(&d, &t, now, s, strlen(s));
+			if (t.up_ms && life < 0)
+				life = t.up_ms + l.compile_time_ms + l.wall_time_ms + START_ALLOWANCE_MS;
+			if (life >= 0 && exec_deadline(&c, &l, &d, &t) > life)
+				bounded = false;
+		}
+	}
+	ok(bounded, "deadline: no record moves the deadline past the sandbox's life");
+	conf_free(&c);
+	registry_free(&r);
+}

@@ -1,0 +1,177 @@
+/*
+ * The sandbox's stderr protocol (sandbox/decoder.c): every transcript gives
+ * the same events however its bytes are split, and a broken record is
+ * reported, never guessed at.
+ */
+#include "tap.h"
+#include "../../sandbox/decoder.h"
+
+#include <stdio.h>
+
+#define RS "\036"
+
+struct chunk {
+	int fd;
+	const char *bytes;
+	size_t len;
+};
+
+struct transcript {
+	const char *what;
+	bool compiles;
+	struct chunk chunks[6];
+	const char *want; /* the events, normalised (see describe) */
+};
+
+/* Events as text: output of one kind and fd is merged, whatever the split. */
+struct log {
+	struct buf text;
+	enum dec_kind last;
+	int last_fd;
+};
+
+static void describe(struct log *l, const struct dec_event *ev)
+{
+	static const char *const names[] = {
+		[DEC_DOCKER] = "docker", [DEC_COMPILE_STARTED] = "compile-started",
+		[DEC_COMPILE_ENDED] = "compile-ended", [DEC_COMPILE_OUTPUT] = "compile-out",
+		[DEC_COMPILE_DONE] = "compile-done", [DEC_PROGRAM_STARTED] = "program-started",
+		[DEC_OUTPUT] = "out", [DEC_GARBLED] = "garbled",
+	};
+	bool data = ev->kind == DEC_DOCKER || ev->kind == DEC_COMPILE_OUTPUT || ev->kind == DEC_OUTPUT;
+	if (ev->kind == DEC_MORE)
+		return;
+	if (!(data && l->last == ev->kind && l->last_fd == ev->fd)) {
+		buf_printf(&l->text, "%s%s", l->text.len ? " " : "", names[ev->kind]);
+		if (data)
+			buf_printf(&l->text, "%d:", ev->fd);
+		if (ev->kind == DEC_COMPILE_ENDED)
+			buf_printf(&l->text, ":%d", ev->rc);
+	}
+	for (size_t i = 0; data && i < ev->len; i++) {
+		unsigned char c = (unsigned char)ev->data[i];
+		if (c < 0x20)
+			buf_printf(&l->text, "\\%02x", c);
+		else
+			buf_append(&l->text, &c, 1);
+	}
+	l->last = ev->kind;
+	l->last_fd = ev->fd;
+}
+
+/* Feed p[0..n) the way exec.c does. */
+static void feed(struct decoder *d, struct log *l, int fd, const char *p, size_t n)
+{
+	struct dec_event ev;
+	int guard = 0;
+	do {
+		size_t used = decoder_feed(d, fd, p, n, &ev);
+		describe(l, &ev);
+		p += used;
+		n -= used;
+	} while ((n > 0 || ev.kind != DEC_MORE) && ++guard < 100000);
+}
+
+static size_t len_of(const struct chunk *c)
+{
+	return c->len;
+}
+
+/* Feed the transcript, cutting chunk `cut` at `at` (or every chunk into
+ * single bytes when cut is -1). */
+static char *run(const struct transcript *t, int cut, size_t at)
+{
+	struct decoder d;
+	struct log l = {0};
+	decoder_init(&d, t->compiles);
+	for (int i = 0; i < 6 && t->chunks[i].bytes; i++) {
+		const struct chunk *c = &t->chunks[i];
+		size_t n = len_of(c);
+		if (cut == -1) {
+			for (size_t k = 0; k < n; k++)
+				feed(&d, &l, c->fd, c->bytes + k, 1);
+		} else if (cut == i) {
+			feed(&d, &l, c->fd, c->bytes, at);
+			feed(&d, &l, c->fd, c->bytes + at, n - at);
+		} else {
+			feed(&d, &l, c->fd, c->bytes, n);
+		}
+	}
+	buf_append(&l.text, "", 0);
+	return l.text.data;
+}
+
+/* A chunk of literal bytes (NULs included). */
+#define C(fd, s) {fd, s, sizeof(s) - 1}
+
+static const struct transcript transcripts[] = {
+	{"interpreted: docker's warning, then the program (which may write RS)", false,
+	 {C(2, "WARNING: no swap\n" RS "err" RS "!"), C(1, "out")},
+	 "docker2:WARNING: no swap\\0a program-started out2:err\\1e! out1:out"},
+	{"compiled: compile output, then the program", true,
+	 {C(2, RS), C(2, RS "0 3 2\nabcde" RS), C(1, "hi\n"), C(2, "warn")},
+	 "compile-started compile-ended:0 compile-out1:abc compile-out2:de compile-done "
+	 "program-started out1:hi\\0a out2:warn"},
+	{"compiled: a failed compile has no program", true,
+	 {C(2, RS RS "1 0 4\noops")},
+	 "compile-started compile-ended:1 compile-out2:oops compile-done"},
+	{"compiled: an empty compile result", true,
+	 {C(2, RS "noise from the script" RS "0 0 0\n" RS "e")},
+	 "compile-started compile-ended:0 compile-done program-started out2:e"},
+	{"stdout first: the program started before stderr said so", false,
+	 {C(1, "early"), C(2, "docker says" RS "late")},
+	 "program-started out1:early docker2:docker says out2:late"},
+	{"a garbled compile result", true,
+	 {C(2, RS RS "x 1 2\n"), C(2, "more" RS), C(1, "out")},
+	 "compile-started garbled"},
+	{"a compile status out of range", true,
+	 {C(2, RS RS "256 0 0\n" RS)},
+	 "compile-started garbled"},
+	{"a negative length", true,
+	 {C(2, RS RS "0 -1 0\n")},
+	 "compile-started garbled"},
+	{"an overlong compile result", true,
+	 {C(2, RS RS "0 00000000000000000000000000000000000000000000000000000000000000000000000 0\n")},
+	 "compile-started garbled"},
+	{"NUL bytes are output like any other", false,
+	 {C(2, RS "a\0b"), C(1, "\0")},
+	 "program-started out2:a\\00b out1:\\00"},
+};
+
+void test_decoder(void)
+{
+	for (size_t t = 0; t < sizeof transcripts / sizeof transcripts[0]; t++) {
+		const struct transcript *tr = &transcripts[t];
+		char *whole = run(tr, -2, 0);
+		is_str(whole, tr->want, "decoder: %s (got \"%s\")", tr->what, whole);
+		char *bytes = run(tr, -1, 0);
+		is_str(bytes, tr->want, "decoder: %s, one byte at a time", tr->what);
+		free(bytes);
+		bool same = true;
+		for (int i = 0; i < 6 && tr->chunks[i].bytes; i++) {
+			for (size_t at = 0; at <= len_of(&tr->chunks[i]); at++) {
+				char *split = run(tr, i, at);
+				if (strcmp(split, tr->want)) {
+					same = false;
+					printf("#   split chunk %d at %zu: %s\n", i, at, split);
+				}
+				free(split);
+			}
+		}
+		ok(same, "decoder: %s, split at every offset", tr->what);
+		free(whole);
+	}
+
+	/* What the supervisor reads off the decoder. */
+	struct decoder d;
+	struct dec_event ev;
+	decoder_init(&d, true);
+	decoder_feed(&d, 2, RS, 1, &ev);
+	ok(ev.kind == DEC_COMPILE_STARTED && decoder_compiling(&d) && !d.program_started,
+	   "decoder: compiling after the first RS of a compiled language");
+	struct log l = {0};
+	feed(&d, &l, 2, RS "0 0 0\n", 7);
+	ok(!decoder_compiling(&d) && d.compile_ended && !d.program_started,
+	   "decoder: a compile result ends compiling; the program has not started");
+	buf_free(&l.text);
+}
