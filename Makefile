@@ -21,11 +21,13 @@ WFLAGS   := -std=c11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -D_FORTIFY_SOURCE
 LDFLAGS  += -pie -Wl,-z,relro,-z,now
 LDLIBS   := -lfcgi -lcjson -lyaml -lcap-ng -lm
 
-LIB_SRC  := conf/base.c conf/yaml_tree.c conf/json.c conf/limits.c conf/cidr.c conf/access.c conf/conf.c \
+LIB_SRC  := conf/base.c conf/fault.c conf/yaml_tree.c conf/json.c conf/limits.c conf/cidr.c conf/access.c conf/conf.c \
             registry/registry.c \
             sandbox/argv.c sandbox/subproc.c sandbox/workdir.c sandbox/owner.c sandbox/decoder.c sandbox/deadline.c \
             sandbox/docker.c sandbox/exec.c sandbox/lifecycle.c sandbox/reap.c sandbox/egress.c \
-            fcgi/http.c fcgi/result.c fcgi/sse.c fcgi/stream.c fcgi/request.c fcgi/piston.c fcgi/routes.c fcgi/worker.c fcgi/pool.c fcgi/metrics.c fcgi/admin.c \
+            fcgi/http.c fcgi/errors.c fcgi/result.c fcgi/sse.c fcgi/stream.c fcgi/request.c fcgi/execute.c \
+            fcgi/piston.c fcgi/routes.c fcgi/worker.c fcgi/pool.c fcgi/scoreboard.c fcgi/metrics.c fcgi/queue.c \
+            fcgi/admin.c \
             fcgi/assets.c
 MAIN_SRC := fcgi/main.c
 UNIT_SRC := $(wildcard tests/unit/test_*.c) tests/unit/fixtures.c tests/unit/main.c
@@ -33,7 +35,7 @@ HEADERS  := $(wildcard conf/*.h registry/*.h sandbox/*.h fcgi/*.h tests/unit/*.h
 # Served by the worker from inside its binary (fcgi/assets.c).
 ASSETS   := fcgi/www/index.html docs/openapi.yaml docs/llms.txt
 
-FUZZERS      := request config output
+FUZZERS      := request config output decoder
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS  := -std=c11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
                 -DISOBOX_DEFAULT_CONF='"$(PREFIX)/conf/isobox.yaml"'

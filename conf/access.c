@@ -3,8 +3,37 @@
 #include "access.h"
 #include "json.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
+
+/* A host name or address as a Host header carries it, without the port. */
+static bool valid_host(const char *h)
+{
+	size_t n = strlen(h);
+	if (n == 0 || n > 253)
+		return false;
+	if (h[0] == '[')
+		return h[n - 1] == ']' && strspn(h + 1, "0123456789abcdef:.") == n - 2;
+	return strspn(h, "abcdefghijklmnopqrstuvwxyz0123456789.-") == n;
+}
+
+bool access_host_allowed(const struct access *a, const char *host)
+{
+	if (!host || !host[0] || !a->hosts.n)
+		return true;
+	/* "name:port", "[v6]:port": the port is the web server's business. */
+	size_t n = host[0] == '[' ? strcspn(host, "]") + 1 : strcspn(host, ":");
+	if (n > strlen(host))
+		return false;
+	if (n > 1 && host[n - 1] == '.') /* "localhost." is "localhost" */
+		n--;
+	for (size_t i = 0; i < a->hosts.n; i++)
+		if (strlen(a->hosts.v[i]) == n && !strncasecmp(a->hosts.v[i], host, n))
+			return true;
+	return false;
+}
 
 bool cidr_list_allows(const struct cidr_list *l, const char *addr)
 {
@@ -19,7 +48,7 @@ static bool parse_list(const cJSON *v, const char *what, struct cidr_list *l, st
 	*l = (struct cidr_list){.v = xcalloc(items.n + 1, sizeof *l->v)};
 	for (size_t i = 0; ok && i < items.n; i++) {
 		if (!cidr_parse(items.v[i], &l->v[l->n], why, sizeof why))
-			ok = fail(f, 400, "invalid_value", "%s: %s", what, why);
+			ok = fail(f, E_INVALID_VALUE, "%s: %s", what, why);
 		else
 			l->n++;
 	}
@@ -35,12 +64,36 @@ static void set_loopback(struct cidr_list *l)
 	cidr_parse("::1/128", &l->v[1], err, sizeof err);
 }
 
+static bool parse_hosts(const cJSON *v, struct strv *hosts, struct fault *f)
+{
+	struct strv items = {0};
+	bool ok = json_strings(v, "access.hosts", 256, &items, f);
+	strv_free(hosts);
+	for (size_t i = 0; ok && i < items.n; i++) {
+		char *h = items.v[i];
+		for (char *p = h; *p; p++)
+			*p = (char)tolower((unsigned char)*p);
+		if (!strcmp(h, "*") && items.n == 1)
+			break; /* any Host: an empty list */
+		if (!valid_host(h))
+			ok = fail(f, E_INVALID_VALUE, "access.hosts: \"%.64s\" is not a host name, "
+				  "an IPv4 address or a [bracketed] IPv6 address (or \"*\" alone)", h);
+		else
+			strv_push(hosts, h);
+	}
+	strv_free(&items);
+	return ok;
+}
+
 bool access_parse(const cJSON *section, struct access *a, struct fault *f)
 {
-	static const char *const keys[] = {"metrics", "healthz", NULL};
+	static const char *const keys[] = {"metrics", "healthz", "hosts", NULL};
 	*a = (struct access){0};
 	set_loopback(&a->metrics);
 	a->healthz.open = true;
+	strv_push(&a->hosts, "localhost");
+	strv_push(&a->hosts, "127.0.0.1");
+	strv_push(&a->hosts, "[::1]");
 	if (!section)
 		return true;
 	if (!json_object(section, "access", f) || !json_known_keys(section, keys, "access", f))
@@ -55,12 +108,14 @@ bool access_parse(const cJSON *section, struct access *a, struct fault *f)
 	v = cJSON_GetObjectItemCaseSensitive(section, "healthz");
 	if (v && !parse_list(v, "access.healthz", &a->healthz, f))
 		return false;
-	return true;
+	v = cJSON_GetObjectItemCaseSensitive(section, "hosts");
+	return !v || parse_hosts(v, &a->hosts, f);
 }
 
 void access_free(struct access *a)
 {
 	free(a->metrics.v);
 	free(a->healthz.v);
+	strv_free(&a->hosts);
 	*a = (struct access){0};
 }

@@ -178,14 +178,3 @@ void strv_free(struct strv *s)
 	free(s->v);
 	*s = (struct strv){0};
 }
-
-bool fail(struct fault *f, int status, const char *code, const char *fmt, ...)
-{
-	va_list ap;
-	f->status = status;
-	f->code = code;
-	va_start(ap, fmt);
-	vsnprintf(f->message, sizeof f->message, fmt, ap);
-	va_end(ap);
-	return false;
-}

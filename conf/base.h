@@ -4,10 +4,12 @@
  * die() and the x*alloc() family are for the truly fatal (start-up errors,
  * out of memory): a worker that cannot allocate has nothing better to do.
  * Everything that can go wrong because of a request is reported through a
- * struct fault instead, and answered.
+ * struct fault (fault.h) instead, and answered.
  */
 #ifndef ISOBOX_BASE_H
 #define ISOBOX_BASE_H
+
+#include "fault.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -56,17 +58,5 @@ struct strv {
 void strv_push(struct strv *s, const char *str);
 void strv_pushf(struct strv *s, const char *fmt, ...) PRINTF(2, 3);
 void strv_free(struct strv *s);
-
-/*
- * Why a request could not be served: an HTTP status, a stable machine code
- * for clients ("unknown_language"), and a message for people.
- */
-struct fault {
-	int status;
-	const char *code;
-	char message[400];
-};
-/* Fill *f and return false, so that callers can write `return fail(...)`. */
-bool fail(struct fault *f, int status, const char *code, const char *fmt, ...) PRINTF(4, 5);
 
 #endif

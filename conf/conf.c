@@ -34,7 +34,7 @@ static bool get_path(const cJSON *o, const char *key, const char *base_dir, char
 	if (!json_string(cJSON_GetObjectItemCaseSensitive(o, key), key, &s, f))
 		return false;
 	if (!s[0])
-		return fail(f, 400, "invalid_value", "%s must not be empty", key);
+		return fail(f, E_INVALID_VALUE, "%s must not be empty", key);
 	*out = path_join(base_dir, s);
 	return true;
 }
@@ -52,7 +52,7 @@ static bool get_limits(const cJSON *root, const char *key, struct limits *l, str
 	if (!limits_parse(cJSON_GetObjectItemCaseSensitive(root, key), key, l, &set, f))
 		return false;
 	if (set != LIMIT_ALL)
-		return fail(f, 400, "missing_field", "%s must set every limit but compileTimeMs", key);
+		return fail(f, E_MISSING_FIELD, "%s must set every limit but compileTimeMs", key);
 	return true;
 }
 
@@ -76,9 +76,9 @@ static bool get_cidrs(const cJSON *o, const char *key, bool hosts_only, struct c
 	*out = xcalloc(list.n + 1, sizeof **out);
 	for (size_t i = 0; ok && i < list.n; i++) {
 		if (!cidr_parse(list.v[i], &(*out)[i], why, sizeof why))
-			ok = fail(f, 400, "invalid_value", "%s: %s", name, why);
+			ok = fail(f, E_INVALID_VALUE, "%s: %s", name, why);
 		else if (hosts_only && ((*out)[i].family != AF_INET || (*out)[i].prefix != 32))
-			ok = fail(f, 400, "invalid_value", "%s: %s must be one IPv4 address", name, list.v[i]);
+			ok = fail(f, E_INVALID_VALUE, "%s: %s must be one IPv4 address", name, list.v[i]);
 		*n = i + 1;
 	}
 	strv_free(&list);
@@ -105,26 +105,26 @@ static bool get_network(const cJSON *root, struct conf_network *n, struct fault 
 		return false;
 	if (!s[0] || strlen(s) > 64 || s[0] == '-' ||
 	    strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_.-") != strlen(s))
-		return fail(f, 400, "invalid_value", "network.dockerNetwork must be 1-64 of [a-z0-9_.-]");
+		return fail(f, E_INVALID_VALUE, "network.dockerNetwork must be 1-64 of [a-z0-9_.-]");
 	n->docker_network = xstrdup(s);
 	if (!json_string(cJSON_GetObjectItemCaseSensitive(o, "bridge"), "network.bridge", &s, f))
 		return false;
 	if (!valid_ifname(s))
-		return fail(f, 400, "invalid_value", "network.bridge must be an interface name (1-15 of [A-Za-z0-9_.-])");
+		return fail(f, E_INVALID_VALUE, "network.bridge must be an interface name (1-15 of [A-Za-z0-9_.-])");
 	n->bridge = xstrdup(s);
 	if (!json_string(cJSON_GetObjectItemCaseSensitive(o, "subnet"), "network.subnet", &s, f))
 		return false;
 	if (!cidr_parse(s, &n->subnet, why, sizeof why))
-		return fail(f, 400, "invalid_value", "network.subnet: %s", why);
+		return fail(f, E_INVALID_VALUE, "network.subnet: %s", why);
 	if (n->subnet.family != AF_INET || n->subnet.prefix < 8 || n->subnet.prefix > 29)
-		return fail(f, 400, "invalid_value", "network.subnet must be an IPv4 range from /8 to /29");
+		return fail(f, E_INVALID_VALUE, "network.subnet must be an IPv4 range from /8 to /29");
 	if (!json_string(cJSON_GetObjectItemCaseSensitive(o, "runtime"), "network.runtime", &s, f))
 		return false;
 	n->runtime = xstrdup(s);
 	if (!json_string(cJSON_GetObjectItemCaseSensitive(o, "stateDir"), "network.stateDir", &s, f))
 		return false;
 	if (s[0] != '/')
-		return fail(f, 400, "invalid_value", "network.stateDir must be an absolute path");
+		return fail(f, E_INVALID_VALUE, "network.stateDir must be an absolute path");
 	n->state_dir = xstrdup(s);
 	if (!get_cidrs(o, "dns", true, &n->dns, &n->n_dns, f) ||
 	    !get_cidrs(o, "deny", false, &n->deny, &n->n_deny, f))
@@ -132,9 +132,9 @@ static bool get_network(const cJSON *root, struct conf_network *n, struct fault 
 
 	v = cJSON_GetObjectItemCaseSensitive(o, "denyTcpPorts");
 	if (!cJSON_IsArray(v))
-		return fail(f, 400, "invalid_type", "network.denyTcpPorts must be an array of ports");
+		return fail(f, E_INVALID_TYPE, "network.denyTcpPorts must be an array of ports");
 	if ((size_t)cJSON_GetArraySize(v) > sizeof n->deny_tcp_ports / sizeof n->deny_tcp_ports[0])
-		return fail(f, 400, "too_many", "network.denyTcpPorts has more than 32 entries");
+		return fail(f, E_TOO_MANY, "network.denyTcpPorts has more than 32 entries");
 	const cJSON *p;
 	cJSON_ArrayForEach(p, v)
 		if (!json_int(p, "network.denyTcpPorts[]", 1, 65535, &n->deny_tcp_ports[n->n_deny_tcp_ports++], f))
@@ -145,7 +145,7 @@ static bool get_network(const cJSON *root, struct conf_network *n, struct fault 
 		return false;
 	for (size_t i = 0; i < n->out_interfaces.n; i++)
 		if (!valid_ifname(n->out_interfaces.v[i]))
-			return fail(f, 400, "invalid_value", "network.outInterfaces: \"%.20s\" is not an interface name",
+			return fail(f, E_INVALID_VALUE, "network.outInterfaces: \"%.20s\" is not an interface name",
 				    n->out_interfaces.v[i]);
 	return true;
 }
@@ -159,7 +159,7 @@ static bool get_optional_int(const cJSON *o, const char *section, const char *ke
 
 /*
  * pool: the master's settings. Only `workers` is required; the rest keep
- * php-fpm-like defaults (never recycle, wait when busy, 60 s hang margin).
+ * php-fpm-like defaults (never recycle, wait when busy, 15 s hang margin).
  */
 static bool parse_pool(const cJSON *o, struct conf_pool *p, struct fault *f)
 {
@@ -179,7 +179,7 @@ static bool parse_pool(const cJSON *o, struct conf_pool *p, struct fault *f)
 		if (!json_string(v, "pool.whenBusy", &s, f))
 			return false;
 		if (strcmp(s, "wait") && strcmp(s, "reject"))
-			return fail(f, 400, "invalid_value", "pool.whenBusy must be \"wait\" or \"reject\"");
+			return fail(f, E_INVALID_VALUE, "pool.whenBusy must be \"wait\" or \"reject\"");
 		p->reject_when_busy = !strcmp(s, "reject");
 	}
 	return true;
@@ -191,7 +191,7 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 		"runtime", "cgroupParent", "pool", "ceilings", "floors", "request", "sandbox", "access",
 		"network", NULL};
 	static const char *const request_keys[] = {"maxBodyBytes", "maxFiles", "maxFileBytes",
-		"maxPathBytes", "maxArgs", "maxArgBytes", "maxStdinBytes", NULL};
+		"maxPathBytes", "maxArgs", "maxArgBytes", "maxStdinBytes", "maxJsonValues", NULL};
 	static const char *const sandbox_keys[] = {"tmpBytes", "workBytes", "pidsBackstop",
 		"startTimeoutMs", NULL};
 	const char *s;
@@ -202,7 +202,7 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 	if (!json_string(cJSON_GetObjectItemCaseSensitive(root, "instance"), "instance", &s, f))
 		return false;
 	if (!valid_instance(s))
-		return fail(f, 400, "invalid_value", "instance must be 1-32 of [a-z0-9-]");
+		return fail(f, E_INVALID_VALUE, "instance must be 1-32 of [a-z0-9-]");
 	c->instance = xstrdup(s);
 	if (!get_path(root, "registry", base_dir, &c->registry, f) ||
 	    !get_path(root, "imagesLock", base_dir, &c->images_lock, f) ||
@@ -225,7 +225,7 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 	const struct limits *lo = &c->floors, *hi = &c->ceilings;
 	if (lo->memory_bytes > hi->memory_bytes || lo->cpus > hi->cpus || lo->pids > hi->pids ||
 	    lo->output_bytes > hi->output_bytes || lo->wall_time_ms > hi->wall_time_ms)
-		return fail(f, 400, "invalid_value", "every floor must be at most its ceiling");
+		return fail(f, E_INVALID_VALUE, "every floor must be at most its ceiling");
 
 	o = cJSON_GetObjectItemCaseSensitive(root, "request");
 	if (!json_object(o, "request", f) || !json_known_keys(o, request_keys, "request", f) ||
@@ -236,6 +236,9 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 	    !get_int(o, "request", "maxArgs", 0, &c->request.max_args, f) ||
 	    !get_int(o, "request", "maxArgBytes", 1, &c->request.max_arg_bytes, f) ||
 	    !get_int(o, "request", "maxStdinBytes", 0, &c->request.max_stdin_bytes, f))
+		return false;
+	c->request.max_json_values = 50000;
+	if (!get_optional_int(o, "request", "maxJsonValues", 100, &c->request.max_json_values, f))
 		return false;
 
 	o = cJSON_GetObjectItemCaseSensitive(root, "sandbox");

@@ -34,6 +34,7 @@ struct conf {
 	struct {
 		int64_t max_body_bytes, max_files, max_file_bytes, max_path_bytes;
 		int64_t max_args, max_arg_bytes, max_stdin_bytes;
+		int64_t max_json_values; /* values in a body, counted before parsing */
 	} request;
 	struct {
 		int64_t tmp_bytes, work_bytes, pids_backstop, start_timeout_ms;

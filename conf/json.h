@@ -22,9 +22,13 @@ bool json_number(const cJSON *v, const char *what, double *out, struct fault *f)
 bool json_strings(const cJSON *v, const char *what, size_t max, struct strv *out, struct fault *f);
 
 /*
- * cJSON cuts a string at an escaped NUL ("\u0000"), silently. Scan the raw
- * text for such an escape first, so that it is refused instead.
+ * Parse a request body strictly: no escaped NUL ("\u0000", which cJSON
+ * would cut a string at, silently), at most max_values values (checked on
+ * the raw text, before parsing: cJSON's memory grows with their number),
+ * nothing after the value, and no object with the same key twice (parsers
+ * disagree on which one wins: "network" false to one, true to another).
+ * *out is the caller's to cJSON_Delete.
  */
-bool json_text_has_nul_escape(const char *text, size_t len);
+bool json_parse_strict(const char *text, size_t len, size_t max_values, cJSON **out, struct fault *f);
 
 #endif

@@ -33,7 +33,7 @@ bool limits_parse(const cJSON *obj, const char *what, struct limits *out, unsign
 		if (!json_number(v, name, &out->cpus, f))
 			return false;
 		if (!(out->cpus > 0) || out->cpus > 1024)
-			return fail(f, 400, "invalid_value", "%s must be above 0", name);
+			return fail(f, E_INVALID_VALUE, "%s must be above 0", name);
 		*set |= LIMIT_CPUS;
 	}
 	return true;

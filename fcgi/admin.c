@@ -1,87 +1,78 @@
 /*
- * admin.c: the pool's own concerns around each request: who may read
- * /metrics and /healthz, the whenBusy gate in front of executions, counting
- * every request into the pool's shared metrics, and GET /metrics itself.
+ * admin.c: the pool's own concerns around each request (admin.h): who may
+ * call the status endpoints, the whenBusy gate, counting, the hang
+ * backstop's deadline, and GET /healthz and GET /metrics.
  */
 #define _GNU_SOURCE
-#include "worker.h"
-#include "request.h"
+#include "admin.h"
+#include "errors.h"
 #include "metrics.h"
+#include "queue.h"
+#include "request.h"
+#include "routes.h"
+#include "scoreboard.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static bool runs_program(const char *path)
+static const struct cidr_list *acl_of(const struct worker *w, enum route_acl acl)
 {
-	return !strcmp(path, "/execute") || !strcmp(path, "/api/v2/execute");
+	switch (acl) {
+	case ACL_METRICS:
+		return &w->conf.access.metrics;
+	case ACL_HEALTHZ:
+		return &w->conf.access.healthz;
+	case ACL_ANYONE:
+		break;
+	}
+	return NULL;
 }
 
 bool admin_admit(struct worker *w, struct request *rq)
 {
-	const struct cidr_list *acl = NULL;
-	if (!strcmp(rq->path, "/metrics"))
-		acl = &w->conf.access.metrics;
-	else if (!strcmp(rq->path, "/healthz"))
-		acl = &w->conf.access.healthz;
+	const struct route *r = rq->route;
+	const struct cidr_list *acl = acl_of(w, r->acl);
 	if (acl && !cidr_list_allows(acl, http_param(&rq->io, "REMOTE_ADDR"))) {
-		fail(&rq->fault, 403, "forbidden", "%s is not open to this address (access: in isobox.yaml)",
+		fail(&rq->fault, E_FORBIDDEN, "%s is not open to this address (access: in isobox.yaml)",
 		     rq->path);
-		http_send_fault(&rq->io, &rq->fault, "");
+		route_answer_fault(rq, "");
 		return false;
 	}
-	if (runs_program(rq->path) && !metrics_claim_execution(w->metrics, w->slot, w->busy_limit)) {
-		fail(&rq->fault, 503, "busy", "all %d workers are running programs; retry shortly",
+	/* The status socket's worker answers the status routes only: it must
+	 * never be the one that runs a program (or waits for one). */
+	if (w->status_only && !(r->flags & ROUTE_STATUS)) {
+		fail(&rq->fault, E_NOT_FOUND, "%s is not served on the status socket", rq->path);
+		route_answer_fault(rq, "");
+		return false;
+	}
+	if ((r->flags & ROUTE_RUNS_PROGRAM) &&
+	    !scoreboard_claim_execution(w->board, w->slot, w->busy_limit)) {
+		fail(&rq->fault, E_BUSY, "all %d workers are running programs; retry shortly",
 		     w->busy_limit);
-		/* Piston clients read {"message": ...}, as piston.c answers them. */
-		cJSON *e = fault_to_json(&rq->fault);
-		if (!strncmp(rq->path, "/api/v2/", 8))
-			cJSON_AddStringToObject(e, "message", rq->fault.message);
-		http_send_json(&rq->io, 503, "Retry-After: 1\r\n", e);
-		cJSON_Delete(e);
+		route_answer_fault(rq, "Retry-After: 1\r\n");
 		return false;
 	}
 	return true;
 }
 
-void admin_done(struct worker *w, struct request *rq, bool route_known, int64_t started_ms)
+void admin_done(struct worker *w, struct request *rq, int64_t started_ms)
 {
 	struct metrics *m = w->metrics;
-	metrics_release_execution(m, w->slot);
-	int status = rq->fault.code ? rq->fault.status : 200;
+	scoreboard_release_execution(w->board, w->slot);
+	const struct error_info *e = rq->fault.code ? error_info(rq->fault.code) : NULL;
+	bool piston = rq->route && (rq->route->flags & ROUTE_PISTON);
+	int status = e ? (piston ? e->piston_status : e->status) : 200;
 	char st[16], sent[16];
 	snprintf(st, sizeof st, "%d", status);
 	/* Requests by the status the client got: a stream that failed later got 200. */
 	snprintf(sent, sizeof sent, "%d", rq->status_sent ? rq->status_sent : status);
-	metrics_count(m, M_HTTP_REQUESTS, route_known ? rq->path : "other", sent);
-	if (rq->fault.code) {
-		bool server_side = status >= 500 && strcmp(rq->fault.code, "busy");
-		metrics_count(m, server_side ? M_SANDBOX_FAILURES : M_REJECTED, rq->fault.code, st);
+	metrics_count(m, M_HTTP_REQUESTS, rq->route ? rq->route->path : "other", sent);
+	if (e) {
+		metrics_count(m, e->server_side ? M_SANDBOX_FAILURES : M_REJECTED, e->name, st);
 	} else if (rq->lang && (rq->result.has_run || rq->result.has_compile)) {
 		metrics_count(m, M_EXECUTIONS, rq->lang->name, metrics_outcome(&rq->result));
 		metrics_observe_ms(m, rq->lang->name, now_ms() - started_ms);
 	}
-}
-
-void admin_metrics(struct worker *w, struct request *rq)
-{
-	if (!w->metrics) {
-		/* A CGI process lives for one request: it has no pool to report on. */
-		if (w->pooled)
-			fail(&rq->fault, 503, "metrics_unavailable",
-			     "the pool could not map its metrics at start (see the log)");
-		else
-			fail(&rq->fault, 404, "not_found",
-			     "/metrics is served by the FastCGI pool, not by a CGI process");
-		http_send_fault(&rq->io, &rq->fault, "");
-		return;
-	}
-	struct buf out = {0};
-	buf_printf(&out, "Status: 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
-			 "Cache-Control: no-store\r\n\r\n");
-	if (strcmp(rq->method, "HEAD"))
-		metrics_render(w->metrics, w->exec_slots, &out);
-	http_write(&rq->io, out.data, out.len);
-	buf_free(&out);
 }
 
 /* The sandbox's own bound for the longest run any request may ask for. */
@@ -97,6 +88,59 @@ int64_t admin_hang_bound_ms(const struct worker *w)
 
 void admin_job_accepted(struct worker *w, const struct request *rq)
 {
-	metrics_slot_busy(w->metrics, w->slot,
-			  now_ms() + sandbox_bound_ms(&w->conf, &rq->job.limits) + w->conf.pool.hang_margin_ms);
+	scoreboard_busy(w->board, w->slot,
+			now_ms() + sandbox_bound_ms(&w->conf, &rq->job.limits) + w->conf.pool.hang_margin_ms);
+}
+
+/*
+ * GET /healthz: alive, and how loaded. Served by the status socket's own
+ * worker, it answers at once even while every worker runs a program, which
+ * is when a load balancer most needs to hear that the node is busy, not
+ * dead.
+ */
+void admin_healthz(struct worker *w, struct request *rq)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "status", "ok");
+	cJSON_AddNumberToObject(o, "pid", getpid());
+	cJSON_AddNumberToObject(o, "served", (double)w->served);
+	cJSON_AddNumberToObject(o, "uptimeMs", (double)(now_ms() - w->started_ms));
+	cJSON_AddNumberToObject(o, "languages", (double)w->reg.n);
+	if (w->board) {
+		struct scoreboard_counts n = scoreboard_count(w->board);
+		cJSON *pool = cJSON_AddObjectToObject(o, "pool");
+		cJSON_AddNumberToObject(pool, "workers", w->exec_slots);
+		cJSON_AddNumberToObject(pool, "busy", n.executing);
+		int queued = fcgi_queue_length(w->pool_fd);
+		if (queued >= 0)
+			cJSON_AddNumberToObject(pool, "queued", queued);
+		else
+			cJSON_AddNullToObject(pool, "queued");
+	}
+	if (w->reload_error[0])
+		cJSON_AddStringToObject(o, "reloadError", w->reload_error);
+	http_send_json(&rq->io, 200, "", o);
+	cJSON_Delete(o);
+}
+
+void admin_metrics(struct worker *w, struct request *rq)
+{
+	if (!w->metrics) {
+		/* A CGI process lives for one request: it has no pool to report on. */
+		if (w->pooled)
+			fail(&rq->fault, E_METRICS_UNAVAILABLE,
+			     "the pool could not map its metrics at start (see the log)");
+		else
+			fail(&rq->fault, E_NOT_FOUND,
+			     "/metrics is served by the FastCGI pool, not by a CGI process");
+		route_answer_fault(rq, "");
+		return;
+	}
+	struct buf out = {0};
+	buf_printf(&out, "Status: 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
+			 "Cache-Control: no-store\r\n\r\n");
+	if (strcmp(rq->method, "HEAD"))
+		metrics_render(w->metrics, w->board, w->exec_slots, &out);
+	http_write(&rq->io, out.data, out.len);
+	buf_free(&out);
 }

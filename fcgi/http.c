@@ -1,6 +1,7 @@
 /* http.c: FastCGI/CGI I/O, bodies with a cap, JSON responses. */
 #define _GNU_SOURCE
 #include "http.h"
+#include "errors.h"
 #include "result.h"
 
 #include <errno.h>
@@ -83,19 +84,19 @@ bool http_read_body(struct http_io *io, size_t max, struct buf *body, struct fau
 	errno = 0;
 	unsigned long long n = strtoull(cl, &end, 10);
 	if (cl[0] >= '0' && cl[0] <= '9' && !*end && !errno && n > max)
-		return fail(f, 413, "body_too_large", "request body is over %zu bytes", max);
+		return fail(f, E_BODY_TOO_LARGE, "request body is over %zu bytes", max);
 	/* Read to end of stream, one byte past the cap to notice a liar. */
 	char chunk[16384];
 	for (;;) {
 		size_t want = max + 1 - body->len;
 		ssize_t got = http_read(io, chunk, want < sizeof chunk ? want : sizeof chunk);
 		if (got < 0)
-			return fail(f, 400, "bad_request", "cannot read the request body");
+			return fail(f, E_BAD_REQUEST, "cannot read the request body");
 		if (got == 0)
 			break;
 		buf_append(body, chunk, (size_t)got);
 		if (body->len > max)
-			return fail(f, 413, "body_too_large", "request body is over %zu bytes", max);
+			return fail(f, E_BODY_TOO_LARGE, "request body is over %zu bytes", max);
 	}
 	return true;
 }
@@ -110,7 +111,9 @@ const char *http_status_text(int status)
 	case 405: return "Method Not Allowed";
 	case 413: return "Payload Too Large";
 	case 415: return "Unsupported Media Type";
+	case 421: return "Misdirected Request";
 	case 499: return "Client Closed Request"; /* nginx's; nobody reads it */
+	case 500: return "Internal Server Error";
 	case 503: return "Service Unavailable";
 	default: return "Internal Server Error";
 	}
@@ -137,15 +140,8 @@ cJSON *fault_to_json(const struct fault *f)
 {
 	cJSON *body = cJSON_CreateObject();
 	cJSON *err = cJSON_AddObjectToObject(body, "error");
-	cJSON_AddStringToObject(err, "code", f->code ? f->code : "internal");
+	cJSON_AddStringToObject(err, "code", error_info(f->code)->name);
 	/* Messages may quote what the client sent: keep the JSON valid UTF-8. */
 	json_add_bytes(err, "message", f->message, strlen(f->message));
 	return body;
-}
-
-void http_send_fault(struct http_io *io, const struct fault *f, const char *extra_headers)
-{
-	cJSON *body = fault_to_json(f);
-	http_send_json(io, f->status ? f->status : 500, extra_headers, body);
-	cJSON_Delete(body);
 }

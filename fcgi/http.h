@@ -39,9 +39,7 @@ const char *http_status_text(int status);
 
 /* Send a whole JSON response; `extra_headers` is "" or "Name: v\r\n"... */
 void http_send_json(struct http_io *io, int status, const char *extra_headers, const cJSON *body);
-/* {"error": {"code": ..., "message": ...}} */
+/* {"error": {"code": ..., "message": ...}} (routes.c answers it) */
 cJSON *fault_to_json(const struct fault *f);
-/* That object as a response, with the fault's status. */
-void http_send_fault(struct http_io *io, const struct fault *f, const char *extra_headers);
 
 #endif

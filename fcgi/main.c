@@ -1,23 +1,31 @@
 /*
  * main.c: isobox-fcgi start-up.
  *
- *   isobox-fcgi [--conf FILE] [--workers N] [--check]
+ *   isobox-fcgi [--conf FILE] [--workers N] [--status-socket PATH] [--check]
  *   isobox-fcgi [--conf FILE] --egress plan|rules|resolv
+ *   isobox-fcgi --errors
  *
  * Started with a listening socket on fd 0 (spawn-fcgi), or handed one by
  * systemd socket activation (LISTEN_FDS, moved to fd 0 here), it is a
  * FastCGI pool: a master and N workers (--workers 0: this process serves
- * alone). Started as a plain CGI program, it answers the one request in its
- * environment. --check loads the settings and the registry, and exits.
- * --egress prints what deploy/setup.sh --egress installs (see
+ * alone). --status-socket (or a second activated socket named "status")
+ * adds a worker that serves GET /healthz and /metrics there and never runs
+ * a program. Started as a plain CGI program, it answers the one request in
+ * its environment. --check loads the settings and the registry, and
+ * exits. --egress prints what deploy/egress.sh installs (see
  * sandbox/egress.c): the network settings as shell-safe KEY=VALUE lines,
  * the firewall as iptables-restore input, or the sandboxes' resolv.conf.
+ * --errors prints the error codes with their statuses (fcgi/errors.c), for
+ * the docs' tests.
  *
  * Start-up errors exit; after start-up, nothing a request does can.
  */
 #define _GNU_SOURCE
 #include "worker.h"
+#include "errors.h"
 #include "metrics.h"
+#include "pool.h"
+#include "scoreboard.h"
 #include "../sandbox/sandbox.h"
 
 #include <arpa/inet.h>
@@ -26,7 +34,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 
 #ifndef ISOBOX_DEFAULT_CONF
 #define ISOBOX_DEFAULT_CONF "/opt/isobox/conf/isobox.yaml"
@@ -52,28 +62,68 @@ static void drop_privileges(void)
 }
 
 /*
- * systemd socket activation passes the listening socket as fd 3 with
- * LISTEN_PID/LISTEN_FDS; libfcgi accepts on fd 0, as under spawn-fcgi.
+ * systemd socket activation passes the listening sockets from fd 3 with
+ * LISTEN_PID/LISTEN_FDS (and their names in LISTEN_FDNAMES); libfcgi
+ * accepts on fd 0, as under spawn-fcgi. A second socket must be named
+ * "status" (FileDescriptorName=status): its fd is returned, else -1.
  */
-static void adopt_activated_socket(void)
+static int adopt_activated_sockets(void)
 {
 	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+	const char *names = getenv("LISTEN_FDNAMES");
+	int status_fd = -1, main_fd = 3;
 	if (!pid || !fds || atol(pid) != (long)getpid())
-		return;
-	if (strcmp(fds, "1"))
-		die("socket activation passed %s sockets; isobox takes exactly one", fds);
-	if (dup2(3, STDIN_FILENO) < 0)
+		return -1;
+	if (!strcmp(fds, "2")) {
+		/* "name3:name4": which one is the status socket? */
+		const char *colon = names ? strchr(names, ':') : NULL;
+		if (colon && !strcmp(colon + 1, "status"))
+			status_fd = 4;
+		else if (colon && !strncmp(names, "status:", 7))
+			status_fd = 3, main_fd = 4;
+		else
+			die("socket activation passed 2 sockets; name one of them \"status\"");
+	} else if (strcmp(fds, "1")) {
+		die("socket activation passed %s sockets; isobox takes one, or two with one named status",
+		    fds);
+	}
+	if (dup2(main_fd, STDIN_FILENO) < 0)
 		die("cannot move the activated socket to fd 0: %s", strerror(errno));
-	close(3);
+	close(main_fd);
 	unsetenv("LISTEN_PID");
 	unsetenv("LISTEN_FDS");
 	unsetenv("LISTEN_FDNAMES");
+	return status_fd;
+}
+
+/*
+ * The status socket at path: mode 0660, owned by us, its group the
+ * directory's (pool.sh makes the directory setgid to the web server's
+ * group, as spawn-fcgi does for the main socket).
+ */
+static int open_status_socket(const char *path)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof a.sun_path)
+		die("--status-socket: the path is too long");
+	memcpy(a.sun_path, path, strlen(path));
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		die("status socket: %s", strerror(errno));
+	unlink(path); /* a stale socket of an earlier pool */
+	mode_t old = umask(0117);
+	int rc = bind(fd, (struct sockaddr *)&a, sizeof a);
+	umask(old);
+	if (rc < 0 || listen(fd, 128) < 0)
+		die("status socket %s: %s", path, strerror(errno));
+	return fd;
 }
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: isobox-fcgi [--conf FILE] [--workers N] [--check]\n"
-			"       isobox-fcgi [--conf FILE] --egress plan|rules|resolv\n");
+	fprintf(stderr, "usage: isobox-fcgi [--conf FILE] [--workers N] [--status-socket PATH] [--check]\n"
+			"       isobox-fcgi [--conf FILE] --egress plan|rules|resolv\n"
+			"       isobox-fcgi --errors\n");
 	exit(2);
 }
 
@@ -106,11 +156,14 @@ static int print_egress(const struct conf *c, const char *what)
 int main(int argc, char **argv)
 {
 	struct worker w = {.slot = -1};
+	/* cJSON allocates with our policy: out of memory is fatal, as for
+	 * every other allocation (base.h), never a NULL that a caller misses. */
+	cJSON_InitHooks(&(cJSON_Hooks){.malloc_fn = xmalloc, .free_fn = free});
 	const char *env_conf = getenv("ISOBOX_CONF");
 	const char *conf_path = env_conf && env_conf[0] ? env_conf : ISOBOX_DEFAULT_CONF;
 	long workers = -1;
 	bool check = false;
-	const char *egress = NULL;
+	const char *egress = NULL, *status_path = NULL;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--conf") && i + 1 < argc) {
@@ -124,6 +177,11 @@ int main(int argc, char **argv)
 			check = true;
 		} else if (!strcmp(argv[i], "--egress") && i + 1 < argc) {
 			egress = argv[++i];
+		} else if (!strcmp(argv[i], "--status-socket") && i + 1 < argc) {
+			status_path = argv[++i];
+		} else if (!strcmp(argv[i], "--errors")) {
+			errors_print();
+			return 0;
 		} else {
 			usage();
 		}
@@ -145,23 +203,32 @@ int main(int argc, char **argv)
 	}
 	drop_privileges();
 	umask(022);
-	adopt_activated_socket();
+	int status_fd = adopt_activated_sockets();
+	if (status_path && status_fd < 0)
+		status_fd = open_status_socket(status_path);
+	if (workers < 0)
+		workers = w.conf.pool.workers;
 
 	if (FCGX_IsCGI()) {
 		/* One request; no master will reap after us, so reap first. */
+		w.pool_fd = -1;
 		sandbox_reap(&w.conf);
 		worker_serve_cgi(&w);
-	} else if ((workers < 0 ? w.conf.pool.workers : workers) == 0) {
-		/* Alone: a one-slot region, so that /metrics works here too. */
+	} else if (workers == 0) {
+		/* Alone: a one-slot pool, so that /metrics works here too. */
+		if (status_fd >= 0)
+			die("a status socket needs a pool (--workers 1 or more)");
 		sandbox_reap(&w.conf);
-		w.metrics = metrics_create(1);
+		w.board = scoreboard_create(1);
+		w.metrics = metrics_create();
 		w.slot = 0;
 		w.exec_slots = 1;
-		metrics_slot_spawned(w.metrics, 0, getpid());
+		scoreboard_spawned(w.board, 0, getpid());
 		status = worker_serve(&w);
 		metrics_destroy(w.metrics);
+		scoreboard_destroy(w.board);
 	} else {
-		status = pool_run(&w, (int)(workers < 0 ? w.conf.pool.workers : workers));
+		status = pool_run(&w, (int)workers, status_fd);
 	}
 out:
 	worker_free(&w);

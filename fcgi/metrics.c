@@ -46,19 +46,10 @@ struct histogram {
 	_Atomic uint64_t sum_ms;
 };
 
-struct slot {
-	_Atomic int pid;
-	_Atomic int executing;
-	_Atomic int64_t deadline_ms;
-};
-
 struct metrics {
-	size_t size; /* of the mapping */
-	int n_slots;
 	_Atomic uint64_t dropped;
 	struct counter counters[N_COUNTERS];
 	struct histogram histograms[N_HISTOGRAMS];
-	struct slot slots[];
 };
 
 static const struct family {
@@ -81,24 +72,22 @@ static const struct family {
 		"reason", NULL},
 };
 
-struct metrics *metrics_create(int n_slots)
+struct metrics *metrics_create(void)
 {
-	size_t size = sizeof(struct metrics) + (size_t)n_slots * sizeof(struct slot);
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	void *p = mmap(NULL, sizeof(struct metrics), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED) {
-		log_msg("metrics: cannot map %zu bytes: %s; /metrics is off", size, strerror(errno));
+		log_msg("metrics: cannot map %zu bytes: %s; /metrics is off", sizeof(struct metrics),
+			strerror(errno));
 		return NULL;
 	}
-	struct metrics *m = p; /* zero-filled by the kernel: every entry empty */
-	m->size = size;
-	m->n_slots = n_slots;
-	return m;
+	return p; /* zero-filled by the kernel: every entry empty */
 }
 
 void metrics_destroy(struct metrics *m)
 {
 	if (m)
-		munmap(m, m->size);
+		munmap(m, sizeof *m);
 }
 
 static void copy_label(char *dst, size_t n, const char *src)
@@ -203,68 +192,6 @@ const char *metrics_outcome(const struct sandbox_result *res)
 	return "ok";
 }
 
-static bool has_slot(const struct metrics *m, int slot)
-{
-	return m && slot >= 0 && slot < m->n_slots;
-}
-
-/* Only the pid: the new worker may already have claimed the slot for a
- * request (the fork returns to both at once); metrics_slot_gone cleared the
- * rest when the previous worker died, and a new map starts zeroed. */
-void metrics_slot_spawned(struct metrics *m, int slot, pid_t pid)
-{
-	if (has_slot(m, slot))
-		atomic_store(&m->slots[slot].pid, (int)pid);
-}
-
-void metrics_slot_gone(struct metrics *m, int slot)
-{
-	if (!has_slot(m, slot))
-		return;
-	atomic_store(&m->slots[slot].executing, 0);
-	atomic_store(&m->slots[slot].deadline_ms, 0);
-	atomic_store(&m->slots[slot].pid, 0);
-}
-
-void metrics_slot_busy(struct metrics *m, int slot, int64_t deadline_ms)
-{
-	if (has_slot(m, slot))
-		atomic_store(&m->slots[slot].deadline_ms, deadline_ms);
-}
-
-int64_t metrics_slot_deadline(const struct metrics *m, int slot)
-{
-	return has_slot(m, slot) ? atomic_load(&m->slots[slot].deadline_ms) : 0;
-}
-
-static int executing(const struct metrics *m)
-{
-	int n = 0;
-	for (int i = 0; i < m->n_slots; i++)
-		n += atomic_load(&m->slots[i].executing) != 0;
-	return n;
-}
-
-bool metrics_claim_execution(struct metrics *m, int slot, int max)
-{
-	if (!has_slot(m, slot))
-		return true;
-	/* Store, then count (both sequentially consistent): of two racing
-	 * workers, at least one sees the other's mark. */
-	atomic_store(&m->slots[slot].executing, 1);
-	if (max > 0 && executing(m) > max) {
-		atomic_store(&m->slots[slot].executing, 0);
-		return false;
-	}
-	return true;
-}
-
-void metrics_release_execution(struct metrics *m, int slot)
-{
-	if (has_slot(m, slot))
-		atomic_store(&m->slots[slot].executing, 0);
-}
-
 /* A label value with \, " and newline escaped, as the format requires. */
 static void put_label(struct buf *out, const char *name, const char *value)
 {
@@ -361,15 +288,14 @@ static void render_histograms(const struct metrics *m, struct buf *out)
 	}
 }
 
-void metrics_render(const struct metrics *m, int exec_slots, struct buf *out)
+void metrics_render(const struct metrics *m, const struct scoreboard *sb, int exec_slots,
+		    struct buf *out)
 {
-	int alive = 0;
-	for (int i = 0; i < m->n_slots; i++)
-		alive += atomic_load(&m->slots[i].pid) > 0;
+	struct scoreboard_counts n = scoreboard_count(sb);
 	header(out, "isobox_workers", "gauge", "Worker processes alive in the pool.");
-	buf_printf(out, "isobox_workers %d\n", alive);
+	buf_printf(out, "isobox_workers %d\n", n.alive);
 	header(out, "isobox_workers_busy", "gauge", "Workers running a program now.");
-	buf_printf(out, "isobox_workers_busy %d\n", executing(m));
+	buf_printf(out, "isobox_workers_busy %d\n", n.executing);
 	header(out, "isobox_execution_slots", "gauge", "Programs the pool runs at once (pool.workers).");
 	buf_printf(out, "isobox_execution_slots %d\n", exec_slots);
 	for (int fam = 0; fam < M_FAMILIES; fam++)

@@ -9,9 +9,8 @@
  * claimed in fixed tables (see metrics.c). A pool restart starts from zero,
  * which Prometheus handles as a counter reset.
  *
- * Besides counters the region holds one slot per worker process: its pid,
- * whether it runs a program now (the busy gauge and the whenBusy gate), and
- * the time by which its current request must be done (the hang backstop).
+ * The gauges (workers alive, busy) are read off the pool's scoreboard
+ * (scoreboard.h), which is the one place that knows who runs what.
  *
  * Every function accepts m == NULL (no pool: CGI) and does nothing.
  */
@@ -20,6 +19,7 @@
 
 #include "../conf/base.h"
 #include "../sandbox/sandbox.h"
+#include "scoreboard.h"
 #include <sys/types.h>
 
 /* Counter families; each has two labels (worker exits: one). */
@@ -34,8 +34,8 @@ enum metrics_family {
 
 struct metrics;
 
-/* Map a region for n_slots worker processes; NULL (logged) on failure. */
-struct metrics *metrics_create(int n_slots);
+/* Map the counters' region (the master, before it forks); NULL (logged) on failure. */
+struct metrics *metrics_create(void);
 void metrics_destroy(struct metrics *m);
 
 /* Add one to the counter of family fam with these label values. */
@@ -50,23 +50,8 @@ void metrics_observe_ms(struct metrics *m, const char *language, int64_t ms);
  */
 const char *metrics_outcome(const struct sandbox_result *res);
 
-/* Worker slots. The master sets pid when it forks and clears the slot when
- * the worker is gone (a dead worker runs nothing and owes nothing). */
-void metrics_slot_spawned(struct metrics *m, int slot, pid_t pid);
-void metrics_slot_gone(struct metrics *m, int slot);
-/* The worker's current request must end by deadline_ms (monotonic); 0: idle. */
-void metrics_slot_busy(struct metrics *m, int slot, int64_t deadline_ms);
-int64_t metrics_slot_deadline(const struct metrics *m, int slot);
-
-/*
- * Mark this slot as running a program. With max > 0, refuse (false) when
- * that would make more than max slots run at once. Two workers racing for
- * the last place may both be refused, never both admitted.
- */
-bool metrics_claim_execution(struct metrics *m, int slot, int max);
-void metrics_release_execution(struct metrics *m, int slot);
-
 /* The whole text exposition; exec_slots is the pool's size (pool.workers). */
-void metrics_render(const struct metrics *m, int exec_slots, struct buf *out);
+void metrics_render(const struct metrics *m, const struct scoreboard *sb, int exec_slots,
+		    struct buf *out);
 
 #endif

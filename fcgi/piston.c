@@ -1,14 +1,10 @@
 /*
- * piston.c: a Piston-compatible API (POST /api/v2/execute, GET
- * /api/v2/runtimes), so that existing Piston clients work unchanged.
- *
- * A Piston request is translated into an isobox request body and goes
- * through the same parser and validator as POST /execute; the result is
- * translated back into Piston's shape: run/compile with stdout, stderr,
- * output, code and signal.
+ * piston.c: Piston's shapes (piston.h): its request translated into ours,
+ * our result into its run/compile objects with stdout, stderr, output, code
+ * and signal, and its runtimes list.
  */
 #define _GNU_SOURCE
-#include "worker.h"
+#include "piston.h"
 #include "request.h"
 #include "result.h"
 #include "sse.h"
@@ -31,17 +27,14 @@ static bool copy_limit(const cJSON *piston, const char *from, cJSON *limits, con
 	return true;
 }
 
-/* Piston request JSON -> isobox request JSON (text in *out). */
-static bool translate(const struct buf *body, struct buf *out, struct fault *f)
+bool piston_translate(const struct buf *body, size_t max_values, struct buf *out, struct fault *f)
 {
 	static const char *const known[] = {"language", "version", "files", "stdin", "args",
 		"compile_timeout", "run_timeout", "compile_memory_limit", "run_memory_limit",
 		"compile_cpu_time", "run_cpu_time", NULL};
-	if (json_text_has_nul_escape(body->data, body->len))
-		return fail(f, 400, "invalid_value", "strings must not contain NUL (\\u0000)");
-	cJSON *in = cJSON_ParseWithLength(body->data, body->len);
-	if (!in)
-		return fail(f, 400, "bad_json", "the body is not valid JSON");
+	cJSON *in;
+	if (!json_parse_strict(body->data, body->len, max_values, &in, f))
+		return false;
 	cJSON *o = cJSON_CreateObject(), *limits = cJSON_CreateObject();
 	bool ok = false;
 	const cJSON *v, *file;
@@ -78,11 +71,11 @@ static bool translate(const struct buf *body, struct buf *out, struct fault *f)
 				cJSON_AddStringToObject(of, "content", raw.data);
 			buf_free(&raw);
 			if (!decoded) {
-				fail(f, 400, "invalid_value", "a base64 file is not valid or holds NUL bytes");
+				fail(f, E_INVALID_VALUE, "a base64 file is not valid or holds NUL bytes");
 				goto done;
 			}
 		} else if (enc && !(cJSON_IsString(enc) && !strcmp(enc->valuestring, "utf8"))) {
-			fail(f, 400, "invalid_value", "files[].encoding must be \"utf8\" or \"base64\"");
+			fail(f, E_INVALID_VALUE, "files[].encoding must be \"utf8\" or \"base64\"");
 			goto done;
 		} else {
 			cJSON_AddItemToObject(of, "content", cJSON_Duplicate(content, true));
@@ -100,7 +93,7 @@ static bool translate(const struct buf *body, struct buf *out, struct fault *f)
 	ok = true;
 	goto done;
 bad_files:
-	fail(f, 400, "invalid_type", "files must be an array of {name, content, encoding}");
+	fail(f, E_INVALID_TYPE, "files must be an array of {name, content, encoding}");
 done:
 	cJSON_Delete(limits);
 	cJSON_Delete(o);
@@ -131,21 +124,8 @@ static cJSON *piston_phase(const struct sandbox_phase *p)
 	return o;
 }
 
-void piston_execute(struct worker *w, struct request *rq)
+cJSON *piston_result(const struct request *rq)
 {
-	struct buf body = {0};
-	if (!http_read_body(&rq->io, (size_t)w->conf.request.max_body_bytes, &rq->body, &rq->fault) ||
-	    !translate(&rq->body, &body, &rq->fault))
-		goto error;
-	buf_free(&rq->body);
-	rq->body = body;
-	body = (struct buf){0};
-	if (!request_parse_execute(rq, &w->conf, &w->reg))
-		goto error;
-	admin_job_accepted(w, rq);
-	struct sandbox_sink watch = {.hangup_fd = http_hangup_fd(&rq->io)};
-	if (!sandbox_run(&w->conf, &rq->job, &watch, &rq->result, &rq->fault))
-		goto error;
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "language", rq->lang->name);
 	cJSON_AddStringToObject(o, "version", rq->lang->full_version);
@@ -153,16 +133,7 @@ void piston_execute(struct worker *w, struct request *rq)
 		cJSON_AddItemToObject(o, "compile", piston_phase(&rq->result.compile));
 	if (rq->result.has_run)
 		cJSON_AddItemToObject(o, "run", piston_phase(&rq->result.run));
-	http_send_json(&rq->io, 200, "", o);
-	cJSON_Delete(o);
-	return;
-error:
-	buf_free(&body);
-	/* Piston clients read {"message": ...}; ours read {"error": {...}}. */
-	cJSON *e = fault_to_json(&rq->fault);
-	cJSON_AddStringToObject(e, "message", rq->fault.message);
-	http_send_json(&rq->io, rq->fault.status ? rq->fault.status : 500, "", e);
-	cJSON_Delete(e);
+	return o;
 }
 
 void piston_runtimes(struct worker *w, struct request *rq)

@@ -7,39 +7,46 @@
  * a request; its signals are handled synchronously with sigtimedwait, which
  * also paces the periodic reap and the hang check.
  *
- * Before forking, the master maps the pool's shared metrics (metrics.h):
- * one slot per worker process. With pool.whenBusy: reject it runs one
- * worker more than pool.workers, so that while every execution slot is
- * taken a free worker still answers 503 busy at once. A worker that serves
- * pool.maxRequests exits with WORKER_EXIT_RECYCLED and is replaced at once;
- * one still busy past its request's bound (its deadline in its slot) is
- * hung: the master SIGKILLs it and the reaper removes its container.
+ * Before forking, the master makes the pool's scoreboard (scoreboard.h:
+ * one slot per worker process) and shared metrics. With pool.whenBusy:
+ * reject it runs one worker more than pool.workers, so that while every
+ * execution slot is taken a free worker still answers 503 busy at once.
+ * With a status socket, one more worker serves /healthz and /metrics on
+ * it and never runs a program, so that they answer while every other
+ * worker is busy. A worker that serves pool.maxRequests exits with
+ * WORKER_EXIT_RECYCLED and is replaced at once; one still busy past its
+ * request's bound (its deadline in its slot) is hung: the master SIGKILLs
+ * it and the reaper removes its container.
  */
 #define _GNU_SOURCE
-#include "worker.h"
+#include "pool.h"
 #include "metrics.h"
+#include "scoreboard.h"
 #include "../sandbox/sandbox.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #define REAP_EVERY_MS 10000
 #define STOP_GRACE_MS 10000
 #define RESPAWN_BACKOFF_MS 1000
 
-struct slot {
-	pid_t pid;
-	int64_t started_ms;
-	bool killed_hung; /* we SIGKILLed it: the hang backstop */
+/* The pool's shape: which slots serve what. */
+struct shape {
+	int n;         /* slots in all */
+	int status;    /* the status socket's slot; -1: none */
+	int status_fd; /* its listening socket */
 };
 
-static pid_t spawn_worker(struct worker *w, int index, const sigset_t *orig)
+static pid_t spawn_worker(struct worker *w, const struct shape *p, int index, const sigset_t *orig)
 {
 	pid_t pid = fork();
 	if (pid < 0) {
 		log_msg("fork: %s", strerror(errno));
+		scoreboard_spawned(w->board, index, 0); /* try again after the backoff */
 		return -1;
 	}
 	if (pid == 0) {
@@ -48,46 +55,51 @@ static pid_t spawn_worker(struct worker *w, int index, const sigset_t *orig)
 		w->started_ms = now_ms();
 		w->served = 0;
 		w->slot = index;
+		w->status_only = index == p->status;
+		w->listen_fd = w->status_only ? p->status_fd : 0;
+		if (w->status_only) /* so that ps (and the tests) tell it apart */
+			prctl(PR_SET_NAME, "isobox-status");
+		if (!w->status_only && p->status_fd >= 0)
+			close(p->status_fd);
 		_exit(worker_serve(w));
 	}
-	metrics_slot_spawned(w->metrics, index, pid);
+	scoreboard_spawned(w->board, index, pid);
 	return pid;
 }
 
-static void signal_all(struct slot *slots, int n, int sig)
+static void signal_all(const struct scoreboard *sb, int sig)
 {
-	for (int i = 0; i < n; i++)
-		if (slots[i].pid > 0)
-			kill(slots[i].pid, sig);
+	for (int i = 0; i < scoreboard_slots(sb); i++)
+		if (scoreboard_pid(sb, i) > 0)
+			kill(scoreboard_pid(sb, i), sig);
 }
 
-static int live_count(const struct slot *slots, int n)
+static int live_count(const struct scoreboard *sb)
 {
 	int live = 0;
-	for (int i = 0; i < n; i++)
-		live += slots[i].pid > 0;
+	for (int i = 0; i < scoreboard_slots(sb); i++)
+		live += scoreboard_pid(sb, i) > 0;
 	return live;
 }
 
 /* Collect dead workers; true if any died. */
-static bool collect(struct worker *w, struct slot *slots, int n)
+static bool collect(struct worker *w)
 {
+	struct scoreboard *sb = w->board;
 	bool any = false;
 	pid_t pid;
 	int status;
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		for (int i = 0; i < n; i++) {
-			if (slots[i].pid != pid)
+		for (int i = 0; i < scoreboard_slots(sb); i++) {
+			if (scoreboard_pid(sb, i) != pid)
 				continue;
-			slots[i].pid = 0;
-			metrics_slot_gone(w->metrics, i);
 			any = true;
 			const char *reason;
-			if (slots[i].killed_hung) {
+			if (scoreboard_hung(sb, i)) {
 				reason = "hung";
 			} else if (WIFEXITED(status) && WEXITSTATUS(status) == WORKER_EXIT_RECYCLED) {
 				reason = "recycled";
-				slots[i].started_ms = 0; /* planned: no respawn backoff */
+				scoreboard_planned_exit(sb, i); /* no respawn backoff */
 			} else if (WIFSIGNALED(status)) {
 				reason = "killed";
 				log_msg("worker %d killed by signal %d", (int)pid, WTERMSIG(status));
@@ -95,7 +107,7 @@ static bool collect(struct worker *w, struct slot *slots, int n)
 				reason = "exited";
 				log_msg("worker %d exited with %d", (int)pid, WEXITSTATUS(status));
 			}
-			slots[i].killed_hung = false;
+			scoreboard_gone(sb, i);
 			metrics_count(w->metrics, M_WORKER_EXITS, reason, NULL);
 		}
 	}
@@ -103,40 +115,42 @@ static bool collect(struct worker *w, struct slot *slots, int n)
 }
 
 /* The backstop: a worker still busy past its request's deadline is hung. */
-static void kill_hung(struct worker *w, struct slot *slots, int n)
+static void kill_hung(struct scoreboard *sb)
 {
 	int64_t now = now_ms();
-	for (int i = 0; i < n; i++) {
-		int64_t deadline = metrics_slot_deadline(w->metrics, i);
-		if (slots[i].pid <= 0 || slots[i].killed_hung || !deadline || now <= deadline)
+	for (int i = 0; i < scoreboard_slots(sb); i++) {
+		int64_t deadline = scoreboard_deadline(sb, i);
+		pid_t pid = scoreboard_pid(sb, i);
+		if (pid <= 0 || scoreboard_hung(sb, i) || !deadline || now <= deadline)
 			continue;
 		log_msg("worker %d is hung (busy %lld ms past its request's bound): killing it",
-			(int)slots[i].pid, (long long)(now - deadline));
-		kill(slots[i].pid, SIGKILL);
-		slots[i].killed_hung = true;
+			(int)pid, (long long)(now - deadline));
+		kill(pid, SIGKILL);
+		scoreboard_mark_hung(sb, i);
 	}
 }
 
-static void stop(struct worker *w, struct slot *slots, int n, sigset_t *set)
+static void stop(struct worker *w, sigset_t *set)
 {
-	log_msg("stopping %d worker(s)", live_count(slots, n));
-	signal_all(slots, n, SIGTERM);
+	struct scoreboard *sb = w->board;
+	log_msg("stopping %d worker(s)", live_count(sb));
+	signal_all(sb, SIGTERM);
 	int64_t deadline = now_ms() + STOP_GRACE_MS;
-	while (live_count(slots, n) > 0 && now_ms() < deadline) {
+	while (live_count(sb) > 0 && now_ms() < deadline) {
 		struct timespec ts = {0, 100 * 1000000};
 		sigtimedwait(set, NULL, &ts);
-		collect(w, slots, n);
+		collect(w);
 	}
-	signal_all(slots, n, SIGKILL);
+	signal_all(sb, SIGKILL);
 	deadline = now_ms() + STOP_GRACE_MS;
-	while (live_count(slots, n) > 0 && now_ms() < deadline) {
-		collect(w, slots, n);
+	while (live_count(sb) > 0 && now_ms() < deadline) {
+		collect(w);
 		usleep(10000);
 	}
 	sandbox_reap(&w->conf);
 }
 
-int pool_run(struct worker *w, int workers)
+int pool_run(struct worker *w, int workers, int status_fd)
 {
 	sigset_t set, orig;
 	sigemptyset(&set);
@@ -153,25 +167,28 @@ int pool_run(struct worker *w, int workers)
 	w->exec_slots = workers;
 	w->busy_limit = reject ? workers : 0;
 	w->pooled = true;
-	int n = workers + (reject ? 1 : 0);
-	w->metrics = metrics_create(n);
-	if (!w->metrics && reject)
-		die("pool.whenBusy: reject needs the shared metrics map, which could not be made");
+	w->pool_fd = 0;
+	struct shape p = {.n = workers + (reject ? 1 : 0), .status = -1, .status_fd = status_fd};
+	if (status_fd >= 0)
+		p.status = p.n++;
+	w->board = scoreboard_create(p.n);
+	if (!w->board)
+		die("cannot make the pool's scoreboard");
+	w->metrics = metrics_create();
 	if (!w->metrics)
-		log_msg("no shared metrics map: /metrics answers 503 and the hung-worker backstop is off");
-	struct slot *slots = xcalloc((size_t)n, sizeof *slots);
-	log_msg("pool of %d workers on fd 0 (instance %s, when busy: %s%s)", workers,
-		w->conf.instance, reject ? "reject" : "wait", reject ? ", +1 to answer busy" : "");
+		log_msg("no shared metrics map: /metrics answers 503");
+	log_msg("pool of %d workers on fd 0 (instance %s, when busy: %s%s%s)", workers,
+		w->conf.instance, reject ? "reject" : "wait", reject ? ", +1 to answer busy" : "",
+		status_fd >= 0 ? ", +1 on the status socket" : "");
 	int64_t next_reap = now_ms() + REAP_EVERY_MS;
 	for (;;) {
-		for (int i = 0; i < n; i++) {
-			if (slots[i].pid > 0)
+		for (int i = 0; i < p.n; i++) {
+			if (scoreboard_pid(w->board, i) > 0)
 				continue;
 			/* A worker that dies at once would otherwise spin the CPU. */
-			if (now_ms() - slots[i].started_ms < RESPAWN_BACKOFF_MS)
+			if (now_ms() - scoreboard_started_ms(w->board, i) < RESPAWN_BACKOFF_MS)
 				continue;
-			slots[i].started_ms = now_ms();
-			slots[i].pid = spawn_worker(w, i, &orig);
+			spawn_worker(w, &p, i, &orig);
 		}
 		int64_t wait = next_reap - now_ms();
 		if (wait > RESPAWN_BACKOFF_MS)
@@ -180,10 +197,11 @@ int pool_run(struct worker *w, int workers)
 				      .tv_nsec = wait > 0 ? (wait % 1000) * 1000000 : 0};
 		int sig = sigtimedwait(&set, NULL, &ts);
 		if (sig == SIGTERM || sig == SIGINT) {
-			stop(w, slots, n, &set);
-			free(slots);
+			stop(w, &set);
 			metrics_destroy(w->metrics);
+			scoreboard_destroy(w->board);
 			w->metrics = NULL;
+			w->board = NULL;
 			return 0;
 		}
 		if (sig == SIGHUP) {
@@ -192,10 +210,10 @@ int pool_run(struct worker *w, int workers)
 				log_msg("reloaded %s", w->conf_path);
 			else
 				log_msg("reload failed, keeping the previous config: %s", err);
-			signal_all(slots, n, SIGHUP);
+			signal_all(w->board, SIGHUP);
 		}
-		kill_hung(w, slots, n);
-		if (collect(w, slots, n) || now_ms() >= next_reap) {
+		kill_hung(w->board);
+		if (collect(w) || now_ms() >= next_reap) {
 			sandbox_reap(&w->conf);
 			next_reap = now_ms() + REAP_EVERY_MS;
 		}

@@ -36,10 +36,10 @@ static bool check_name_clash(const struct sandbox_file *files, size_t n, const c
 		const char *o = files[i].name;
 		size_t olen = strlen(o);
 		if (!strcmp(o, name))
-			return fail(f, 400, "bad_file_name", "file name \"%.64s\" is used twice", name);
+			return fail(f, E_BAD_FILE_NAME, "file name \"%.64s\" is used twice", name);
 		if ((olen < len && !strncmp(o, name, olen) && name[olen] == '/') ||
 		    (len < olen && !strncmp(o, name, len) && o[len] == '/'))
-			return fail(f, 400, "bad_file_name",
+			return fail(f, E_BAD_FILE_NAME,
 				    "\"%.64s\" is both a file and a directory", olen < len ? o : name);
 	}
 	return true;
@@ -50,12 +50,12 @@ static bool parse_files(struct request *rq, const cJSON *arr, const struct conf 
 	static const char *const known[] = {"name", "content", NULL};
 	struct fault *f = &rq->fault;
 	if (!cJSON_IsArray(arr))
-		return fail(f, 400, "invalid_type", "files must be an array of {name, content}");
+		return fail(f, E_INVALID_TYPE, "files must be an array of {name, content}");
 	int n = cJSON_GetArraySize(arr);
 	if (n == 0)
-		return fail(f, 400, "empty_code", "files is empty");
+		return fail(f, E_EMPTY_CODE, "files is empty");
 	if (n > c->request.max_files)
-		return fail(f, 400, "too_many_files", "at most %lld files are allowed",
+		return fail(f, E_TOO_MANY_FILES, "at most %lld files are allowed",
 			    (long long)c->request.max_files);
 	rq->files = xcalloc((size_t)n, sizeof *rq->files);
 	const cJSON *o;
@@ -80,12 +80,12 @@ static bool parse_files(struct request *rq, const cJSON *arr, const struct conf 
 			return false;
 		size_t len = strlen(content);
 		if (len > (size_t)c->request.max_file_bytes)
-			return fail(f, 413, "file_too_large", "file \"%.64s\" is over %lld bytes",
+			return fail(f, E_FILE_TOO_LARGE, "file \"%.64s\" is over %lld bytes",
 				    name, (long long)c->request.max_file_bytes);
 		rq->files[i++] = (struct sandbox_file){.name = name, .data = content, .len = len};
 	}
 	if (rq->files[0].len == 0)
-		return fail(f, 400, "empty_code", "the entry file \"%.64s\" is empty", rq->files[0].name);
+		return fail(f, E_EMPTY_CODE, "the entry file \"%.64s\" is empty", rq->files[0].name);
 	rq->job.n_files = i;
 	return true;
 }
@@ -98,25 +98,16 @@ bool request_parse_execute(struct request *rq, const struct conf *c, const struc
 	const char *language, *version = NULL, *code = NULL, *stdin_data = "";
 	const cJSON *v;
 
-	if (json_text_has_nul_escape(rq->body.data, rq->body.len))
-		return fail(f, 400, "invalid_value",
-			    "strings must not contain NUL (\\u0000); send binary data in files");
-	const char *end = NULL;
-	rq->json = cJSON_ParseWithLengthOpts(rq->body.data, rq->body.len, &end, false);
-	if (!rq->json) {
-		size_t at = end ? (size_t)(end - rq->body.data) : 0;
-		return fail(f, 400, "bad_json", "the body is not valid JSON (near byte %zu)", at);
-	}
-	for (; end && *end; end++)
-		if (!strchr(" \t\r\n", *end))
-			return fail(f, 400, "bad_json", "the body has data after the JSON value");
+	if (!json_parse_strict(rq->body.data, rq->body.len, (size_t)c->request.max_json_values,
+			       &rq->json, f))
+		return false;
 	const cJSON *root = rq->json;
 	if (!json_object(root, "the request body", f) ||
 	    !json_known_keys(root, known, "the request", f))
 		return false;
 
 	if (!(v = cJSON_GetObjectItemCaseSensitive(root, "language")))
-		return fail(f, 400, "missing_field", "language is required");
+		return fail(f, E_MISSING_FIELD, "language is required");
 	if (!json_string(v, "language", &language, f))
 		return false;
 	if ((v = cJSON_GetObjectItemCaseSensitive(root, "version")) && !cJSON_IsNull(v) &&
@@ -129,16 +120,16 @@ bool request_parse_execute(struct request *rq, const struct conf *c, const struc
 	const cJSON *code_v = cJSON_GetObjectItemCaseSensitive(root, "code");
 	const cJSON *files_v = cJSON_GetObjectItemCaseSensitive(root, "files");
 	if (code_v && files_v)
-		return fail(f, 400, "invalid_request", "send code or files, not both");
+		return fail(f, E_INVALID_REQUEST, "send code or files, not both");
 	if (!code_v && !files_v)
-		return fail(f, 400, "missing_field", "code or files is required");
+		return fail(f, E_MISSING_FIELD, "code or files is required");
 	if (code_v) {
 		if (!json_string(code_v, "code", &code, f))
 			return false;
 		if (!code[0])
-			return fail(f, 400, "empty_code", "code is empty");
+			return fail(f, E_EMPTY_CODE, "code is empty");
 		if (strlen(code) > (size_t)c->request.max_file_bytes)
-			return fail(f, 413, "file_too_large", "code is over %lld bytes",
+			return fail(f, E_FILE_TOO_LARGE, "code is over %lld bytes",
 				    (long long)c->request.max_file_bytes);
 		rq->files = xcalloc(1, sizeof *rq->files);
 		rq->files[0] = (struct sandbox_file){.name = rq->lang->file, .data = code,
@@ -155,7 +146,7 @@ bool request_parse_execute(struct request *rq, const struct conf *c, const struc
 	rq->job.stdin_data = stdin_data;
 	rq->job.stdin_len = strlen(stdin_data);
 	if (rq->job.stdin_len > (size_t)c->request.max_stdin_bytes)
-		return fail(f, 413, "stdin_too_large", "stdin is over %lld bytes",
+		return fail(f, E_STDIN_TOO_LARGE, "stdin is over %lld bytes",
 			    (long long)c->request.max_stdin_bytes);
 
 	if ((v = cJSON_GetObjectItemCaseSensitive(root, "args")) && !cJSON_IsNull(v) &&
@@ -163,7 +154,7 @@ bool request_parse_execute(struct request *rq, const struct conf *c, const struc
 		return false;
 	for (size_t i = 0; i < rq->args.n; i++)
 		if (strlen(rq->args.v[i]) > (size_t)c->request.max_arg_bytes)
-			return fail(f, 400, "invalid_value", "args[%zu] is over %lld bytes", i,
+			return fail(f, E_INVALID_VALUE, "args[%zu] is over %lld bytes", i,
 				    (long long)c->request.max_arg_bytes);
 	rq->job.args = rq->args.v;
 	rq->job.n_args = rq->args.n;
@@ -181,7 +172,7 @@ bool request_parse_execute(struct request *rq, const struct conf *c, const struc
 	/* Off unless asked; asking works only where the operator allows it
 	 * (the firewall itself is checked when the run starts). */
 	if (rq->network && !c->network.enabled)
-		return fail(f, 403, "network_disabled",
+		return fail(f, E_NETWORK_DISABLED,
 			    "network access is turned off on this server; omit \"network\" or set it to false");
 	rq->job.network = rq->network;
 	return true;

@@ -12,10 +12,13 @@
 #include "http.h"
 #include "../sandbox/sandbox.h"
 
+struct route;
+
 struct request {
 	struct http_io io;
 	const char *method; /* borrowed from the server's params */
 	char *path;         /* route: "/execute" */
+	const struct route *route; /* NULL until routed (routes.c) */
 	struct buf body;
 	cJSON *json;
 	const struct language *lang;

@@ -109,17 +109,14 @@ cJSON *language_to_json(const struct language *l)
 	return r;
 }
 
-cJSON *network_to_json(const struct conf *c)
+cJSON *network_to_json(bool enabled, bool ready, const char *mode, const struct fault *why)
 {
 	cJSON *o = cJSON_CreateObject();
-	struct fault f = {0};
-	char mode[16] = "none";
-	bool ready = c->network.enabled && sandbox_egress_ready(c, mode, sizeof mode, &f);
-	cJSON_AddBoolToObject(o, "enabled", c->network.enabled);
+	cJSON_AddBoolToObject(o, "enabled", enabled);
 	cJSON_AddBoolToObject(o, "available", ready);
 	cJSON_AddStringToObject(o, "mode", mode);
-	if (c->network.enabled && !ready)
-		cJSON_AddStringToObject(o, "reason", f.message);
+	if (enabled && !ready)
+		cJSON_AddStringToObject(o, "reason", why->message);
 	return o;
 }
 

@@ -30,11 +30,12 @@ cJSON *language_to_json(const struct language *l);
 
 /*
  * {"enabled", "available", "mode", "reason"}: may a request ask for
- * "network": true here, does the installed firewall match (checked now),
- * and which gVisor network stack egress runs use ("host": the host
- * kernel's, in the container's own namespace; "sandbox": gVisor's own).
+ * "network": true here, does the installed firewall match (the caller
+ * asked sandbox_egress_ready: ready and why not), and which gVisor network
+ * stack egress runs use ("host": the host kernel's, in the container's own
+ * namespace; "sandbox": gVisor's own).
  */
-cJSON *network_to_json(const struct conf *c);
+cJSON *network_to_json(bool enabled, bool ready, const char *mode, const struct fault *why);
 
 /* One phase: {"stdout", "stderr", "exitCode", "timedOut", ...} */
 cJSON *phase_to_json(const struct sandbox_phase *p);

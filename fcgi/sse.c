@@ -13,11 +13,20 @@ static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0
 
 bool base64_decode(const char *in, struct buf *out)
 {
+	/* Strict RFC 4648: the alphabet only, '=' only as the padding that
+	 * completes the last group (or none at all), and no bits left over:
+	 * one text, one meaning. */
+	size_t n = strlen(in), pad = 0;
+	while (pad < 2 && n > pad && in[n - 1 - pad] == '=')
+		pad++;
+	size_t body = n - pad;
+	if (body % 4 == 1 || (pad && body % 4 + pad != 4))
+		return false;
 	uint32_t acc = 0;
 	int bits = 0;
 	buf_append(out, "", 0);
-	for (; *in && *in != '='; in++) {
-		const char *p = strchr(abc, *in);
+	for (size_t i = 0; i < body; i++) {
+		const char *p = strchr(abc, in[i]);
 		if (!p)
 			return false;
 		acc = acc << 6 | (uint32_t)(p - abc);
@@ -28,7 +37,7 @@ bool base64_decode(const char *in, struct buf *out)
 			buf_append(out, &c, 1);
 		}
 	}
-	return true;
+	return (acc & ((1u << bits) - 1)) == 0;
 }
 
 char *base64_encode(const char *s, size_t n)

@@ -8,9 +8,10 @@
  * failed write, or a hangup on the connection, means the client left: the
  * sandbox is killed at once.
  */
-#include "worker.h"
+#include "stream.h"
 #include "request.h"
 #include "result.h"
+#include "routes.h"
 #include "sse.h"
 
 #define HEARTBEAT_MS 1000
@@ -78,7 +79,7 @@ void stream_execute(struct worker *w, struct request *rq)
 				    .hangup_fd = http_hangup_fd(&rq->io)};
 	bool ok = sandbox_run(&w->conf, &rq->job, &sink, &rq->result, &rq->fault);
 	if (!rq->status_sent) {
-		http_send_fault(&rq->io, &rq->fault, "");
+		route_answer_fault(rq, "");
 		return;
 	}
 	struct buf b = {0};

@@ -1,7 +1,9 @@
 /* worker.c: the request loop of one worker process, and config reloads. */
 #define _GNU_SOURCE
 #include "worker.h"
-#include "metrics.h"
+#include "admin.h"
+#include "routes.h"
+#include "scoreboard.h"
 #include "../sandbox/sandbox.h"
 
 #include <errno.h>
@@ -108,7 +110,7 @@ int worker_serve(struct worker *w)
 	worker_install_handlers();
 	if (FCGX_Init() != 0)
 		die("FCGX_Init failed");
-	FCGX_InitRequest(&req, 0, 0);
+	FCGX_InitRequest(&req, w->listen_fd, 0);
 	/*
 	 * A reload happens between requests, so SIGHUP is held while one is
 	 * served: a socket read or write with a timeout is never restarted
@@ -127,11 +129,11 @@ int worker_serve(struct worker *w)
 		    setsockopt(req.ipcFd, SOL_SOCKET, SO_RCVTIMEO, &rt, sizeof rt) < 0)
 			log_msg("cannot bound reads and writes to the web server: %s", strerror(errno));
 		/* Published for the master's hang backstop (pool.c). */
-		metrics_slot_busy(w->metrics, w->slot, now_ms() + admin_hang_bound_ms(w));
+		scoreboard_busy(w->board, w->slot, now_ms() + admin_hang_bound_ms(w));
 		struct http_io io = {.fcgi = &req};
 		route_request(w, &io);
 		FCGX_Finish_r(&req);
-		metrics_slot_busy(w->metrics, w->slot, 0);
+		scoreboard_busy(w->board, w->slot, 0);
 		sigprocmask(SIG_UNBLOCK, &hup, NULL);
 	}
 	FCGX_Free(&req, 1);

@@ -75,9 +75,9 @@ static bool parse_language(const cJSON *o, const char *what, struct registry *r,
 	if (!json_string(cJSON_GetObjectItemCaseSensitive(o, "name"), name, &s, f))
 		return false;
 	if (!valid_name(s))
-		return fail(f, 400, "invalid_value", "%s \"%.40s\" must be 1-32 of [a-z0-9+#._-]", name, s);
+		return fail(f, E_INVALID_VALUE, "%s \"%.40s\" must be 1-32 of [a-z0-9+#._-]", name, s);
 	if (name_taken(r, r->n, s))
-		return fail(f, 400, "invalid_value", "%s \"%s\" is already used", name, s);
+		return fail(f, E_INVALID_VALUE, "%s \"%s\" is already used", name, s);
 	l->name = xstrdup(s);
 	/* From here on, l is part of r, so registry_free releases it on failure. */
 	r->n++;
@@ -89,38 +89,38 @@ static bool parse_language(const cJSON *o, const char *what, struct registry *r,
 	for (size_t i = 0; i < l->aliases.n; i++) {
 		const char *a = l->aliases.v[i];
 		if (!valid_name(a))
-			return fail(f, 400, "invalid_value", "%s: bad alias \"%.40s\"", name, a);
+			return fail(f, E_INVALID_VALUE, "%s: bad alias \"%.40s\"", name, a);
 		/* Compare with the languages before this one, and with its own. */
 		bool taken = name_taken(r, r->n - 1, a) || !strcasecmp(a, l->name);
 		for (size_t j = 0; j < i; j++)
 			taken = taken || !strcasecmp(a, l->aliases.v[j]);
 		if (taken)
-			return fail(f, 400, "invalid_value", "%s: alias \"%s\" is already used", name, a);
+			return fail(f, E_INVALID_VALUE, "%s: alias \"%s\" is already used", name, a);
 	}
 	if (!json_string(cJSON_GetObjectItemCaseSensitive(o, "version"), "version", &s, f) ||
 	    !s[0])
-		return fail(f, 400, "invalid_value", "%s: version must be a non-empty string", name);
+		return fail(f, E_INVALID_VALUE, "%s: version must be a non-empty string", name);
 	l->version = xstrdup(s);
 	if (!json_string(cJSON_GetObjectItemCaseSensitive(o, "image"), "image", &s, f) ||
 	    !valid_name(s))
-		return fail(f, 400, "invalid_value", "%s: image must be a recipe name", name);
+		return fail(f, E_INVALID_VALUE, "%s: image must be a recipe name", name);
 	l->image = xstrdup(s);
 	if (!json_string(cJSON_GetObjectItemCaseSensitive(o, "file"), "file", &s, f) ||
 	    !s[0] || strchr(s, '/') || !strcmp(s, ".") || !strcmp(s, ".."))
-		return fail(f, 400, "invalid_value", "%s: file must be a plain file name", name);
+		return fail(f, E_INVALID_VALUE, "%s: file must be a plain file name", name);
 	l->file = xstrdup(s);
 	if (!json_strings(cJSON_GetObjectItemCaseSensitive(o, "run"), "run", 64, &l->run, f))
 		return false;
 	if (l->run.n == 0)
-		return fail(f, 400, "invalid_value", "%s: run must not be empty", name);
+		return fail(f, E_INVALID_VALUE, "%s: run must not be empty", name);
 	const cJSON *compile = cJSON_GetObjectItemCaseSensitive(o, "compile");
 	if (compile && !json_strings(compile, "compile", 64, &l->compile, f))
 		return false;
 	if (compile && l->compile.n == 0)
-		return fail(f, 400, "invalid_value", "%s: compile must not be empty", name);
+		return fail(f, E_INVALID_VALUE, "%s: compile must not be empty", name);
 	const cJSON *ctime = cJSON_GetObjectItemCaseSensitive(o, "compileTimeMs");
 	if (ctime && !compile)
-		return fail(f, 400, "invalid_value", "%s: compileTimeMs without compile", name);
+		return fail(f, E_INVALID_VALUE, "%s: compileTimeMs without compile", name);
 	int64_t compile_time_ms = compile ? 10000 : 0;
 	if (ctime && !json_int(ctime, "compileTimeMs", 100, 600000, &compile_time_ms, f))
 		return false;
@@ -130,7 +130,7 @@ static bool parse_language(const cJSON *o, const char *what, struct registry *r,
 		return false;
 	cJSON_ArrayForEach(e, env) {
 		if (!valid_env_key(e->string) || !cJSON_IsString(e))
-			return fail(f, 400, "invalid_value", "%s: env %.40s must be KEY: \"text\"",
+			return fail(f, E_INVALID_VALUE, "%s: env %.40s must be KEY: \"text\"",
 				    name, e->string);
 		strv_pushf(&l->env, "%s=%s", e->string, e->valuestring);
 	}
@@ -138,7 +138,7 @@ static bool parse_language(const cJSON *o, const char *what, struct registry *r,
 	if (!limits_parse(cJSON_GetObjectItemCaseSensitive(o, "limits"), name, &l->defaults, &set, f))
 		return false;
 	if ((set & LIMIT_ALL) != LIMIT_ALL || (set & LIMIT_COMPILE))
-		return fail(f, 400, "missing_field",
+		return fail(f, E_MISSING_FIELD,
 			    "%s must set every limit (and the compile time as compileTimeMs)", name);
 	l->defaults.compile_time_ms = compile_time_ms;
 	return true;
@@ -164,7 +164,7 @@ static bool apply_lock(const cJSON *lock, struct registry *r, struct fault *f)
 		    !json_string(cJSON_GetObjectItemCaseSensitive(img, "version"), "version", &version, f))
 			return false;
 		if (!valid_image_id(id))
-			return fail(f, 400, "invalid_value", "image %.40s: id must be sha256:<64 hex>",
+			return fail(f, E_INVALID_VALUE, "image %.40s: id must be sha256:<64 hex>",
 				    img->string);
 		for (size_t i = 0; i < r->n; i++) {
 			struct language *l = &r->langs[i];
@@ -186,7 +186,7 @@ static bool parse(const cJSON *root, const cJSON *lock, struct registry *r, stru
 		return false;
 	const cJSON *langs = cJSON_GetObjectItemCaseSensitive(root, "languages"), *o;
 	if (!cJSON_IsArray(langs) || cJSON_GetArraySize(langs) == 0)
-		return fail(f, 400, "invalid_value", "languages must be a non-empty list");
+		return fail(f, E_INVALID_VALUE, "languages must be a non-empty list");
 	r->langs = xcalloc((size_t)cJSON_GetArraySize(langs), sizeof *r->langs);
 	int i = 0;
 	cJSON_ArrayForEach(o, langs) {
@@ -285,12 +285,12 @@ const struct language *registry_find(const struct registry *r, const char *name,
 				found = l;
 	}
 	if (!found) {
-		fail(f, 404, "unknown_language", "unknown language \"%.64s\"; GET /runtimes lists them",
+		fail(f, E_UNKNOWN_LANGUAGE, "unknown language \"%.64s\"; GET /runtimes lists them",
 		     name);
 		return NULL;
 	}
 	if (version && !version_matches(version, found->full_version)) {
-		fail(f, 404, "unknown_version", "%s has version %s, not \"%.32s\"", found->name,
+		fail(f, E_UNKNOWN_VERSION, "%s has version %s, not \"%.32s\"", found->name,
 		     found->full_version, version);
 		return NULL;
 	}

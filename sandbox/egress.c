@@ -230,31 +230,31 @@ bool sandbox_egress_ready(const struct conf *c, char *mode, size_t mode_len, str
 	bool ok = false;
 	snprintf(mode, mode_len, "none");
 	if (!sandbox_egress_files(c, &want, NULL, err, sizeof err)) {
-		fail(f, 503, "network_unavailable", "egress firewall: %s", err);
+		fail(f, E_NETWORK_UNAVAILABLE, "egress firewall: %s", err);
 		goto out;
 	}
 	if (!state_file(c, "rules.v4", &have) || !state_file(c, "boot", &boot) ||
 	    !state_file(c, "mode", &m)) {
-		fail(f, 503, "network_unavailable",
+		fail(f, E_NETWORK_UNAVAILABLE,
 		     "the egress firewall is not installed: run deploy/egress.sh install");
 		goto out;
 	}
 	if (!read_file("/proc/sys/kernel/random/boot_id", 64, &now, err, sizeof err) ||
 	    strncmp(now.data, boot.data, boot.len) || boot.len < 32) {
-		fail(f, 503, "network_unavailable",
+		fail(f, E_NETWORK_UNAVAILABLE,
 		     "the egress firewall was installed before the last boot: run deploy/egress.sh install");
 		goto out;
 	}
 	while (want.len && want.data[want.len - 1] == '\n')
 		want.data[--want.len] = '\0';
 	if (want.len != have.len || memcmp(want.data, have.data, want.len)) {
-		fail(f, 503, "network_unavailable",
+		fail(f, E_NETWORK_UNAVAILABLE,
 		     "the egress firewall does not match the settings or the host's interfaces: "
 		     "run deploy/egress.sh install");
 		goto out;
 	}
 	if (!bridge_present(&c->network)) {
-		fail(f, 503, "network_unavailable",
+		fail(f, E_NETWORK_UNAVAILABLE,
 		     "the egress bridge %s is not up with its gateway address: run deploy/egress.sh install",
 		     c->network.bridge);
 		goto out;

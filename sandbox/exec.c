@@ -32,6 +32,10 @@ struct exec {
 	int in_fd, out_fd, err_fd;
 	size_t stdin_off;
 	struct buf docker_msg;   /* docker's own stderr, before the sandbox is up */
+	/* The program's stdout that overtook the compile result: the two pipes
+	 * keep no common order, but the sink hears the compile first. */
+	struct buf held;
+	bool compile_told;       /* the sink heard the compile result */
 	enum stop_reason stopped;
 	int64_t ended_ms;
 	int64_t last_emit_ms;    /* when the sink last heard from us */
@@ -62,8 +66,25 @@ static void stop(struct exec *x, enum stop_reason why)
 	x->killer = docker_kill_start(x->c, x->sb->name);
 }
 
+/* Tell the sink about output; a sink that fails has lost its client. */
+static void emit(struct exec *x, int fd, const char *p, size_t n)
+{
+	if (!n || x->stopped || !x->sink || !x->sink->output)
+		return;
+	if (!x->sink->output(x->sink->ctx, fd, p, n)) {
+		x->res->client_gone = true;
+		stop(x, STOP_CLIENT_GONE);
+	}
+}
+
+static void emit_held(struct exec *x)
+{
+	emit(x, 1, x->held.data, x->held.len);
+	buf_free(&x->held);
+}
+
 /* Keep what fits under outputBytes (stdout and stderr of one phase together). */
-static void keep(struct exec *x, struct sandbox_phase *ph, int fd, const char *p, size_t n, bool emit)
+static void keep(struct exec *x, struct sandbox_phase *ph, int fd, const char *p, size_t n, bool tell)
 {
 	struct buf *dst = fd == 1 ? &ph->out : &ph->err;
 	size_t room = (size_t)x->job->limits.output_bytes - (ph->out.len + ph->err.len);
@@ -73,11 +94,10 @@ static void keep(struct exec *x, struct sandbox_phase *ph, int fd, const char *p
 	}
 	if (n) {
 		buf_append(dst, p, n);
-		emit = emit && !x->stopped && x->sink && x->sink->output;
-		if (emit && !x->sink->output(x->sink->ctx, fd, p, n)) {
-			x->res->client_gone = true;
-			stop(x, STOP_CLIENT_GONE);
-		}
+		if (tell && x->dec.compiles && !x->compile_told)
+			buf_append(&x->held, p, n); /* only the program writes stdout */
+		else if (tell)
+			emit(x, fd, p, n);
 		x->last_emit_ms = now_ms();
 	}
 	if (ph == &x->res->run && ph->truncated)
@@ -120,6 +140,8 @@ static void on_event(struct exec *x, const struct dec_event *ev)
 		x->clock.phase_ms = now_ms();
 		if (x->sink && x->sink->compiled)
 			x->sink->compiled(x->sink->ctx, &res->compile);
+		x->compile_told = true;
+		emit_held(x);
 		break;
 	case DEC_PROGRAM_STARTED:
 		res->has_run = true;
@@ -246,6 +268,8 @@ static void supervise(struct exec *x)
 	}
 	if (!x->ended_ms)
 		x->ended_ms = now_ms();
+	x->compile_told = true; /* a compile that never reported: nothing to wait for */
+	emit_held(x);
 }
 
 /*
@@ -290,15 +314,15 @@ static bool start_failed(struct exec *x, struct fault *f)
 {
 	const char *why = docker_reason(x);
 	if (strstr(why, "No such image"))
-		return fail(f, 503, "image_missing",
+		return fail(f, E_IMAGE_MISSING,
 			    "the pinned image for %s is not in docker: rebuild images (%.200s)",
 			    x->job->lang->name, why);
 	if (strstr(why, "Cannot connect to the Docker daemon") || strstr(why, "docker.sock"))
-		return fail(f, 503, "docker_unavailable", "docker is not reachable: %.200s", why);
+		return fail(f, E_DOCKER_UNAVAILABLE, "docker is not reachable: %.200s", why);
 	if (x->stopped == STOP_DEADLINE)
-		return fail(f, 503, "sandbox_start_timeout", "the sandbox did not start within %lld ms",
+		return fail(f, E_SANDBOX_START_TIMEOUT, "the sandbox did not start within %lld ms",
 			    (long long)x->c->sandbox.start_timeout_ms);
-	return fail(f, 503, "sandbox_failed", "the sandbox did not start: %.300s", why);
+	return fail(f, E_SANDBOX_FAILED, "the sandbox did not start: %.300s", why);
 }
 
 /* The run is over: wait for the client and the kill, read the status. */
@@ -313,11 +337,11 @@ static bool collect(struct exec *x, struct fault *f)
 	if (x->killer > 0)
 		subproc_wait(x->killer, deadline - now_ms());
 	if (x->stopped == STOP_WORKER)
-		return fail(f, 503, "worker_stopping", "the worker is shutting down; retry");
+		return fail(f, E_WORKER_STOPPING, "the worker is shutting down; retry");
 	if (!x->clock.up_ms)
 		return start_failed(x, f);
 	if (!inspect(x, deadline))
-		return fail(f, 503, "sandbox_failed", "cannot read the sandbox's exit status");
+		return fail(f, E_SANDBOX_FAILED, "cannot read the sandbox's exit status");
 	struct sandbox_result *res = x->res;
 	if (x->dec.program_started)
 		res->run.duration_ms = x->ended_ms - x->clock.phase_ms;
@@ -340,11 +364,12 @@ bool exec_cold(const struct sandbox *sb, const struct sandbox_job *job,
 	x.client = subproc_spawn(argv.v, fds);
 	strv_free(&argv);
 	if (x.client < 0)
-		return fail(f, 503, "sandbox_unavailable", "cannot start %s: %s", x.c->docker, strerror(errno));
+		return fail(f, E_SANDBOX_UNAVAILABLE, "cannot start %s: %s", x.c->docker, strerror(errno));
 	if (job->stdin_len == 0)
 		close_fd_at(&x.in_fd);
 	supervise(&x);
 	bool ok = collect(&x, f);
 	buf_free(&x.docker_msg);
+	buf_free(&x.held);
 	return ok;
 }

@@ -32,7 +32,7 @@ bool sandbox_create(const struct conf *c, const struct sandbox_job *job, struct 
 {
 	*sb = (struct sandbox){.c = c};
 	if (!job->lang->image_id)
-		return fail(f, 503, "image_not_built",
+		return fail(f, E_IMAGE_NOT_BUILT,
 			    "no image is built for %s yet: run deploy/images/build.sh", job->lang->name);
 	char mode[16];
 	if (job->network && !sandbox_egress_ready(c, mode, sizeof mode, f))
@@ -77,7 +77,7 @@ bool sandbox_run(const struct conf *c, const struct sandbox_job *job,
 	struct sandbox sb;
 	*res = (struct sandbox_result){.compile.exit_code = -1, .run.exit_code = -1};
 	if (caller_hung_up(sink))
-		return fail(f, 499, "client_gone", "the client left before the run started");
+		return fail(f, E_CLIENT_GONE, "the client left before the run started");
 	if (!sandbox_create(c, job, &sb, f))
 		return false;
 	bool ok = sandbox_exec(&sb, job, sink, res, f);

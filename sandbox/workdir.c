@@ -22,34 +22,34 @@ bool sandbox_valid_path(const char *name, size_t max_len, struct fault *f)
 {
 	size_t len = strlen(name), depth = 1;
 	if (len == 0)
-		return fail(f, 400, "bad_file_name", "file name is empty");
+		return fail(f, E_BAD_FILE_NAME, "file name is empty");
 	if (len > max_len)
-		return fail(f, 400, "bad_file_name", "file name is longer than %zu bytes", max_len);
+		return fail(f, E_BAD_FILE_NAME, "file name is longer than %zu bytes", max_len);
 	if (name[0] == '/')
-		return fail(f, 400, "bad_file_name", "file name \"%.64s\" is absolute", name);
+		return fail(f, E_BAD_FILE_NAME, "file name \"%.64s\" is absolute", name);
 	for (const char *p = name; *p; p++) {
 		unsigned char ch = (unsigned char)*p;
 		if (ch < 0x20 || ch == 0x7f || ch == '\\')
-			return fail(f, 400, "bad_file_name",
+			return fail(f, E_BAD_FILE_NAME,
 				    "a file name has a control character or backslash");
 		depth += ch == '/';
 	}
 	if (depth > MAX_DEPTH)
-		return fail(f, 400, "bad_file_name", "file name \"%.64s\" is nested too deep", name);
+		return fail(f, E_BAD_FILE_NAME, "file name \"%.64s\" is nested too deep", name);
 	/* Each component: not empty, not "." or "..", and nothing a tool could
 	 * read as an option: "-x", or "@file" (more options from a file, for
 	 * gcc, g++, rustc and javac). */
 	for (const char *p = name; *p;) {
 		size_t n = strcspn(p, "/");
 		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-			return fail(f, 400, "bad_file_name",
+			return fail(f, E_BAD_FILE_NAME,
 				    "file name \"%.64s\" has an empty, \".\" or \"..\" part", name);
 		if (p[0] == '-' || p[0] == '@')
-			return fail(f, 400, "bad_file_name",
+			return fail(f, E_BAD_FILE_NAME,
 				    "file name \"%.64s\" has a part starting with '%c'", name, p[0]);
 		p += n;
 		if (*p == '/' && !*++p)
-			return fail(f, 400, "bad_file_name", "file name \"%.64s\" ends with '/'", name);
+			return fail(f, E_BAD_FILE_NAME, "file name \"%.64s\" ends with '/'", name);
 	}
 	return true;
 }
@@ -102,7 +102,7 @@ bool workdir_create(const struct conf *c, const struct sandbox_job *job, char **
 	char *dir = xasprintf("%s/%s.%s.XXXXXX", c->work_dir, c->instance, sandbox_owner_id());
 	*dir_out = NULL;
 	if (!mkdtemp(dir)) {
-		fail(f, 503, "sandbox_unavailable", "cannot make a work directory: %s", strerror(errno));
+		fail(f, E_SANDBOX_UNAVAILABLE, "cannot make a work directory: %s", strerror(errno));
 		free(dir);
 		return false;
 	}
@@ -112,7 +112,7 @@ bool workdir_create(const struct conf *c, const struct sandbox_job *job, char **
 	for (size_t i = 0; ok && i < job->n_files; i++)
 		ok = write_file(dirfd, &job->files[i]);
 	if (!ok) {
-		fail(f, 503, "sandbox_unavailable", "cannot write the code: %s", strerror(errno));
+		fail(f, E_SANDBOX_UNAVAILABLE, "cannot write the code: %s", strerror(errno));
 		workdir_remove(dir);
 		free(dir);
 		return false;

@@ -1,7 +1,10 @@
 /* libFuzzer: POST /execute bodies through the parser, the validator, the
- * clamping and the docker argv builder. Nothing may crash or leak, and an
- * accepted request must respect every ceiling. */
+ * clamping and the docker argv builder, and the same bytes as a Piston body
+ * through its translation first. Nothing may crash or leak, an accepted
+ * request must respect every ceiling, and a refusal is a 4xx. */
 #include "../unit/fixtures.h"
+#include "../../fcgi/errors.h"
+#include "../../fcgi/piston.h"
 #include "../../fcgi/request.h"
 
 #include <stdlib.h>
@@ -17,10 +20,17 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void refused_4xx(const struct fault *f)
+{
+	int status = error_info(f->code)->status;
+	if (!f->code || status < 400 || status > 499)
+		abort(); /* a refusal is always a 4xx with a code */
+}
+
+static void check(const char *body, size_t size)
 {
 	struct request rq = {0};
-	buf_append(&rq.body, data, size);
+	buf_append(&rq.body, body, size);
 	if (request_parse_execute(&rq, &conf, &reg)) {
 		const struct limits *l = &rq.job.limits, *hi = &conf.ceilings, *lo = &conf.floors;
 		if (l->memory_bytes > hi->memory_bytes || l->memory_bytes < lo->memory_bytes ||
@@ -34,9 +44,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct strv argv = {0};
 		sandbox_docker_argv(&conf, &rq.job, "isobox-fuzz", "1.1", "/nonexistent", &argv);
 		strv_free(&argv);
-	} else if (!rq.fault.code || rq.fault.status < 400 || rq.fault.status > 499) {
-		abort(); /* a refusal is always a 4xx with a code */
+	} else {
+		refused_4xx(&rq.fault);
 	}
 	request_free(&rq);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	check((const char *)data, size);
+	struct buf in = {0}, out = {0};
+	struct fault f = {0};
+	buf_append(&in, data, size);
+	if (piston_translate(&in, (size_t)conf.request.max_json_values, &out, &f))
+		check(out.data, out.len);
+	else
+		refused_4xx(&f);
+	buf_free(&in);
+	buf_free(&out);
 	return 0;
 }

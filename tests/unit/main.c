@@ -1,10 +1,13 @@
 /* Unit tests: pure logic only, no docker, no network. */
 #include "tap.h"
+#include "../../conf/base.h"
+#include <cjson/cJSON.h>
 
 int tap_passed, tap_failed;
 
 int main(void)
 {
+	cJSON_InitHooks(&(cJSON_Hooks){.malloc_fn = xmalloc, .free_fn = free});
 	test_conf();
 	test_registry();
 	test_request();

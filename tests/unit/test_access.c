@@ -135,4 +135,31 @@ void test_access(void)
 	ok(text && !conf_parse(text, strlen(text), "/base", &c, err, sizeof err),
 	   "conf: hangMarginMs below 10 s refused (%s)", err);
 	free(text);
+
+	/* The Host header: only this service's own names (DNS rebinding). */
+	struct registry reg;
+	fixture_load(&c, &reg);
+	registry_free(&reg);
+	const struct access *ac = &c.access;
+	ok(access_host_allowed(ac, "127.0.0.1:8090") && access_host_allowed(ac, "localhost") &&
+	   access_host_allowed(ac, "LocalHost.:80") && access_host_allowed(ac, "[::1]:8090"),
+	   "hosts: the defaults, with or without a port, any case, a trailing dot");
+	ok(access_host_allowed(ac, "") && access_host_allowed(ac, NULL),
+	   "hosts: no Host header (HTTP/1.0, never a browser) is served");
+	ok(!access_host_allowed(ac, "evil.example:8090") && !access_host_allowed(ac, "127.0.0.1.evil.example") &&
+	   !access_host_allowed(ac, "[::1") && !access_host_allowed(ac, "localhostx") &&
+	   !access_host_allowed(ac, "127.0.0.10"), "hosts: other names are refused");
+	conf_free(&c);
+	text = conf_text_with("hosts: [\"localhost\", \"127.0.0.1\", \"[::1]\"]", "hosts: [\"*\"]");
+	ok(text && conf_parse(text, strlen(text), "/base", &c, err, sizeof err) &&
+	   access_host_allowed(&c.access, "anything.example"), "hosts: [\"*\"] serves any name (%s)", err);
+	conf_free(&c);
+	free(text);
+	text = conf_text_with("hosts: [\"localhost\", \"127.0.0.1\", \"[::1]\"]", "hosts: [\"api.example\", \"*\"]");
+	ok(text && !conf_parse(text, strlen(text), "/base", &c, err, sizeof err) && strstr(err, "hosts"),
+	   "hosts: \"*\" only alone (%s)", err);
+	free(text);
+	text = conf_text_with("hosts: [\"localhost\", \"127.0.0.1\", \"[::1]\"]", "hosts: [\"a b\"]");
+	ok(text && !conf_parse(text, strlen(text), "/base", &c, err, sizeof err), "hosts: a bad name is a config error");
+	free(text);
 }

@@ -1,7 +1,10 @@
 /* The pool's shared metrics: counting, aggregation and the text format. */
 #include "tap.h"
 #include "fixtures.h"
+#include "../../fcgi/admin.h"
+#include "../../fcgi/errors.h"
 #include "../../fcgi/metrics.h"
+#include "../../fcgi/scoreboard.h"
 #include "../../fcgi/worker.h"
 
 #include <sys/wait.h>
@@ -46,12 +49,13 @@ static void test_outcomes(void)
 
 static void test_counting(void)
 {
-	struct metrics *m = metrics_create(3);
-	ok(m != NULL, "metrics: region mapped");
-	if (!m)
+	struct metrics *m = metrics_create();
+	struct scoreboard *sb = scoreboard_create(3);
+	ok(m != NULL && sb != NULL, "metrics: regions mapped");
+	if (!m || !sb)
 		return;
-	metrics_slot_spawned(m, 0, 101);
-	metrics_slot_spawned(m, 1, 102);
+	scoreboard_spawned(sb, 0, 101);
+	scoreboard_spawned(sb, 1, 102);
 	metrics_count(m, M_EXECUTIONS, "python", "ok");
 	metrics_count(m, M_EXECUTIONS, "python", "ok");
 	metrics_count(m, M_EXECUTIONS, "python", "timeout");
@@ -74,21 +78,33 @@ static void test_counting(void)
 	int status;
 	waitpid(pid, &status, 0);
 
-	ok(metrics_claim_execution(m, 0, 2), "claim: first of 2 admitted");
-	ok(metrics_claim_execution(m, 1, 2), "claim: second of 2 admitted");
-	ok(!metrics_claim_execution(m, 2, 2), "claim: third refused at max 2");
-	ok(metrics_claim_execution(m, 2, 0), "claim: max 0 never refuses");
-	metrics_release_execution(m, 2);
-	metrics_slot_gone(m, 1); /* a dead worker runs nothing */
-	ok(metrics_claim_execution(m, 2, 2), "claim: a gone worker's place is free again");
-	metrics_release_execution(m, 2);
-	metrics_slot_busy(m, 0, 12345);
-	ok(metrics_slot_deadline(m, 0) == 12345, "slot: deadline published");
-	ok(metrics_slot_deadline(m, 7) == 0, "slot: out of range reads as idle");
+	ok(scoreboard_claim_execution(sb, 0, 2), "claim: first of 2 admitted");
+	ok(scoreboard_claim_execution(sb, 1, 2), "claim: second of 2 admitted");
+	ok(!scoreboard_claim_execution(sb, 2, 2), "claim: third refused at max 2");
+	ok(scoreboard_claim_execution(sb, 2, 0), "claim: max 0 never refuses");
+	scoreboard_release_execution(sb, 2);
+	scoreboard_gone(sb, 1); /* a dead worker runs nothing */
+	ok(scoreboard_pid(sb, 1) == 0 && scoreboard_pid(sb, 0) == 101, "slot: the master's pids");
+	ok(scoreboard_claim_execution(sb, 2, 2), "claim: a gone worker's place is free again");
+	scoreboard_release_execution(sb, 2);
+	scoreboard_busy(sb, 0, 12345);
+	ok(scoreboard_deadline(sb, 0) == 12345, "slot: deadline published");
+	ok(scoreboard_deadline(sb, 7) == 0, "slot: out of range reads as idle");
+	struct scoreboard_counts n = scoreboard_count(sb);
+	ok(n.alive == 1 && n.executing == 1 && n.serving == 1, "slot: counts (alive, executing, serving)");
+
+	/* A worker writes its slot; the master's pid for it stays its own. */
+	pid = fork();
+	if (pid == 0) {
+		scoreboard_spawned(sb, 0, 999); /* as a misbehaving worker could */
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	ok(scoreboard_pid(sb, 0) == 101, "slot: the master never takes a pid from shared memory");
 
 	struct buf b = {0};
 	buf_append(&b, "\n", 1); /* so that has_line can match the first line */
-	metrics_render(m, 2, &b);
+	metrics_render(m, sb, 2, &b);
 	ok(has_line(&b, "isobox_workers 1"), "render: live workers counted");
 	ok(has_line(&b, "isobox_workers_busy 1"), "render: busy workers counted");
 	ok(has_line(&b, "isobox_execution_slots 2"), "render: execution slots");
@@ -128,15 +144,40 @@ static void test_counting(void)
 		metrics_count(m, M_EXECUTIONS, name, "ok");
 	}
 	buf_append(&b, "\n", 1);
-	metrics_render(m, 2, &b);
+	metrics_render(m, sb, 2, &b);
 	/* 6 label sets were there: 506 of the 600 fit in 512 entries. */
 	ok(has_line(&b, "isobox_metrics_dropped_total 94"), "render: a full table drops and counts");
 	ok(count_lines_with(&b, "{language=\"python\",outcome=\"ok\"}") == 1, "render: each label set once");
 	buf_free(&b);
 	metrics_destroy(m);
+	scoreboard_destroy(sb);
 
 	metrics_count(NULL, M_EXECUTIONS, "python", "ok");
-	ok(metrics_claim_execution(NULL, 0, 1), "no pool (CGI): calls are no-ops");
+	ok(scoreboard_claim_execution(NULL, 0, 1), "no pool (CGI): calls are no-ops");
+}
+
+/* Every fault code has its row: a name, a status, a side. */
+static void test_error_table(void)
+{
+	bool all = true, unique = true;
+	for (int c = E_NONE + 1; c < E_COUNT; c++) {
+		const struct error_info *e = error_info((enum fault_code)c);
+		if (c != E_INTERNAL && e == error_info(E_INTERNAL))
+			all = false, printf("#   code %d has no row\n", c);
+		if (e->status < 400 || e->status > 599 || e->piston_status < 400)
+			all = false;
+		if (e->server_side != (e->status >= 500 && c != E_BUSY))
+			all = false, printf("#   %s: side does not follow its status\n", e->name);
+		for (int d = E_NONE + 1; d < c; d++)
+			if (!strcmp(error_info((enum fault_code)d)->name, e->name))
+				unique = false;
+	}
+	ok(all, "errors: every code has a row with a 4xx/5xx status and its side");
+	ok(unique, "errors: every name is used once");
+	ok(error_info(E_COUNT) == error_info(E_INTERNAL) && error_info(E_NONE) == error_info(E_INTERNAL),
+	   "errors: out of range reads as internal");
+	ok(error_info(E_UNKNOWN_LANGUAGE)->status == 404 && error_info(E_UNKNOWN_LANGUAGE)->piston_status == 400,
+	   "errors: unknown language is 404 here, 400 on the Piston route (as Piston answers)");
 }
 
 /* The hang backstop's bound: the longest run the settings allow + margin. */
@@ -160,4 +201,5 @@ void test_metrics(void)
 	test_outcomes();
 	test_counting();
 	test_hang_bound();
+	test_error_table();
 }

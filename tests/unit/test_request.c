@@ -1,6 +1,7 @@
 /* POST /execute parsing, validation and clamping. */
 #include "tap.h"
 #include "fixtures.h"
+#include "../../fcgi/errors.h"
 #include "../../fcgi/request.h"
 
 #include <stdlib.h>
@@ -21,9 +22,10 @@ static void refused(const char *body, int status, const char *code, const char *
 {
 	struct request rq;
 	bool parsed = parse(&rq, body);
-	ok(!parsed && rq.fault.status == status && rq.fault.code && !strcmp(rq.fault.code, code),
-	   "request: %s -> %d %s (got %d %s: %s)", what, status, code, rq.fault.status,
-	   rq.fault.code ? rq.fault.code : "-", rq.fault.message);
+	const struct error_info *e = error_info(rq.fault.code);
+	ok(!parsed && rq.fault.code && e->status == status && !strcmp(e->name, code),
+	   "request: %s -> %d %s (got %d %s: %s)", what, status, code, e->status, e->name,
+	   rq.fault.message);
 	request_free(&rq);
 }
 
@@ -129,6 +131,20 @@ void test_request(void)
 	refused("{\"language\":\"python\",\"code\":\"1\",\"network\":true}", 403, "network_disabled",
 		"network true with network.enabled false");
 	conf.network.enabled = true;
+	refused("{\"language\":\"python\",\"network\":true,\"network\":false,\"code\":\"1\"}", 400,
+		"duplicate_key", "a key twice: parsers disagree on which one wins");
+	refused("{\"language\":\"python\",\"files\":[{\"name\":\"a.py\",\"content\":\"1\",\"content\":\"2\"}]}",
+		400, "duplicate_key", "a key twice in a nested object");
+	refused("{\"language\":\"python\",\"code\":\"1\"} {}", 400, "bad_json", "data after the value");
+	{
+		struct buf big = {0};
+		buf_printf(&big, "{\"language\":\"python\",\"code\":\"1\",\"args\":[");
+		for (int i = 0; i < 60000; i++)
+			buf_printf(&big, "%s0", i ? "," : "");
+		buf_printf(&big, "]}");
+		refused(big.data, 400, "too_many", "60000 values: refused before parsing");
+		buf_free(&big);
+	}
 	refused("{\"language\":\"cobol\",\"code\":\"1\"}", 404, "unknown_language", "unknown language");
 	refused("{\"language\":\"python\",\"version\":\"2.7\",\"code\":\"1\"}", 404, "unknown_version",
 		"unknown version");

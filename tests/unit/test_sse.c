@@ -30,6 +30,16 @@ void test_sse(void)
 	buf_free(&dec);
 	ok(!base64_decode("no!", &dec), "base64: refuses a non-base64 character");
 	buf_free(&dec);
+	ok(!base64_decode("Zm9v=YmFy", &dec), "base64: refuses data after '=' (it used to stop there)");
+	buf_free(&dec);
+	ok(!base64_decode("Zm9vYh==", &dec), "base64: refuses bits left over in the last group");
+	buf_free(&dec);
+	ok(!base64_decode("Zm9vY===", &dec) && !base64_decode("Z", &dec) && !base64_decode("Zg=", &dec),
+	   "base64: refuses padding that does not complete a group");
+	buf_free(&dec);
+	ok(base64_decode("Zm9vYg", &dec) && dec.len == 4 && !memcmp(dec.data, "foob", 4),
+	   "base64: takes an unpadded last group");
+	buf_free(&dec);
 
 	char *j = sse_chunk_json("a\0b\n", 4);
 	is_str(j, "{\"data\":\"a\\u0000b\\n\"}", "chunk: valid UTF-8 as text, NUL escaped");

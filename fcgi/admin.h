@@ -1,0 +1,30 @@
+/*
+ * admin.h: the pool's own concerns around each request: who may call the
+ * status endpoints, the whenBusy gate in front of programs, counting every
+ * request into the shared metrics, the hang backstop's deadline, and the
+ * status endpoints themselves (GET /healthz, GET /metrics).
+ */
+#ifndef ISOBOX_ADMIN_H
+#define ISOBOX_ADMIN_H
+
+#include "worker.h"
+
+struct request;
+
+/*
+ * Before the handler: the route's access list, and for routes that run
+ * programs the whenBusy gate. false: it has answered (403, 503 busy).
+ */
+bool admin_admit(struct worker *w, struct request *rq);
+/* After it: count the request (started_ms: when it began). */
+void admin_done(struct worker *w, struct request *rq, int64_t started_ms);
+
+/* How long any request may take before its worker counts as hung (ms). */
+int64_t admin_hang_bound_ms(const struct worker *w);
+/* Once the job is parsed: its own limits replace that pool-wide bound. */
+void admin_job_accepted(struct worker *w, const struct request *rq);
+
+void admin_healthz(struct worker *w, struct request *rq);
+void admin_metrics(struct worker *w, struct request *rq);
+
+#endif

@@ -1,0 +1,62 @@
+/* errors.c: the HTTP meaning of each fault code (see errors.h). */
+#include "errors.h"
+
+#include <stdio.h>
+
+#define ROW(code, name, status, piston, server) \
+	[code] = {name, status, piston ? piston : status, server}
+
+static const struct error_info table[E_COUNT] = {
+	ROW(E_BAD_REQUEST, "bad_request", 400, 0, false),
+	ROW(E_BAD_JSON, "bad_json", 400, 0, false),
+	ROW(E_DUPLICATE_KEY, "duplicate_key", 400, 0, false),
+	ROW(E_UNKNOWN_FIELD, "unknown_field", 400, 0, false),
+	ROW(E_MISSING_FIELD, "missing_field", 400, 0, false),
+	ROW(E_INVALID_TYPE, "invalid_type", 400, 0, false),
+	ROW(E_INVALID_VALUE, "invalid_value", 400, 0, false),
+	ROW(E_INVALID_REQUEST, "invalid_request", 400, 0, false),
+	ROW(E_TOO_MANY, "too_many", 400, 0, false),
+	ROW(E_TOO_MANY_FILES, "too_many_files", 400, 0, false),
+	ROW(E_EMPTY_CODE, "empty_code", 400, 0, false),
+	ROW(E_BAD_FILE_NAME, "bad_file_name", 400, 0, false),
+	ROW(E_BODY_TOO_LARGE, "body_too_large", 413, 0, false),
+	ROW(E_FILE_TOO_LARGE, "file_too_large", 413, 0, false),
+	ROW(E_STDIN_TOO_LARGE, "stdin_too_large", 413, 0, false),
+	ROW(E_UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type", 415, 0, false),
+	/* Piston says "<language>-<version> runtime is unknown" with a 400. */
+	ROW(E_UNKNOWN_LANGUAGE, "unknown_language", 404, 400, false),
+	ROW(E_UNKNOWN_VERSION, "unknown_version", 404, 400, false),
+	ROW(E_NOT_FOUND, "not_found", 404, 0, false),
+	ROW(E_METHOD_NOT_ALLOWED, "method_not_allowed", 405, 0, false),
+	ROW(E_MISDIRECTED, "misdirected_request", 421, 0, false),
+	ROW(E_FORBIDDEN, "forbidden", 403, 0, false),
+	ROW(E_NETWORK_DISABLED, "network_disabled", 403, 0, false),
+	ROW(E_CLIENT_GONE, "client_gone", 499, 0, false),
+	ROW(E_BUSY, "busy", 503, 0, false),
+	ROW(E_INTERNAL, "internal", 500, 0, true),
+	ROW(E_IMAGE_NOT_BUILT, "image_not_built", 503, 0, true),
+	ROW(E_IMAGE_MISSING, "image_missing", 503, 0, true),
+	ROW(E_DOCKER_UNAVAILABLE, "docker_unavailable", 503, 0, true),
+	ROW(E_SANDBOX_START_TIMEOUT, "sandbox_start_timeout", 503, 0, true),
+	ROW(E_SANDBOX_FAILED, "sandbox_failed", 503, 0, true),
+	ROW(E_SANDBOX_UNAVAILABLE, "sandbox_unavailable", 503, 0, true),
+	ROW(E_WORKER_STOPPING, "worker_stopping", 503, 0, true),
+	ROW(E_NETWORK_UNAVAILABLE, "network_unavailable", 503, 0, true),
+	ROW(E_METRICS_UNAVAILABLE, "metrics_unavailable", 503, 0, true),
+};
+
+const struct error_info *error_info(enum fault_code code)
+{
+	if (code <= E_NONE || code >= E_COUNT || !table[code].name)
+		return &table[E_INTERNAL];
+	return &table[code];
+}
+
+void errors_print(void)
+{
+	for (int c = E_NONE + 1; c < E_COUNT; c++) {
+		const struct error_info *e = error_info((enum fault_code)c);
+		printf("{\"code\": \"%s\", \"status\": %d, \"pistonStatus\": %d, \"serverSide\": %s}\n",
+		       e->name, e->status, e->piston_status, e->server_side ? "true" : "false");
+	}
+}

@@ -1,0 +1,16 @@
+/*
+ * execute.h: the one pipeline that runs a program for a request, for both
+ * POST /execute and Piston's POST /api/v2/execute: read the body, (for
+ * Piston: translate it), parse and validate it, run it (as a stream when
+ * asked), answer in the route's shape.
+ */
+#ifndef ISOBOX_EXECUTE_H
+#define ISOBOX_EXECUTE_H
+
+#include "worker.h"
+
+struct request;
+
+void execute_handler(struct worker *w, struct request *rq);
+
+#endif
