@@ -18,6 +18,9 @@ PREFIX=${PREFIX:-/opt/isobox}
 RUN=${ISOBOX_RUN:-/run/isobox}
 LOG=${ISOBOX_LOG:-/var/log/isobox}
 SOCKET=$RUN/isobox.sock
+# /healthz and /metrics on a socket of their own, served by a worker that
+# never runs a program; its directory gives it the web server's group.
+STATUS_SOCKET=$RUN/status/isobox.sock
 
 say() { printf 'pool: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
@@ -64,12 +67,14 @@ start() {
 		die "configuration check failed"
 
 	if ! alive $RUN/pool.pid isobox-fcgi; then
-		rm -f "$SOCKET"
+		rm -f "$SOCKET" "$STATUS_SOCKET"
+		install -d -m 2750 -o isobox -g caddy "$RUN/status"
 		# -n: spawn-fcgi makes the socket, drops to isobox and becomes
 		# the pool master (no fork), so its pid is the master's.
 		setsid spawn-fcgi -n -s "$SOCKET" -M 0660 -U isobox -G caddy \
 			-u isobox -g isobox -- \
 			"$PREFIX/bin/isobox-fcgi" --conf "$PREFIX/conf/isobox.yaml" --workers "$POOL" \
+			--status-socket "$STATUS_SOCKET" \
 			>>"$LOG/isobox.log" 2>&1 </dev/null &
 		echo $! >$RUN/pool.pid
 		say "pool of $POOL workers started (log: $LOG/isobox.log)"
@@ -77,7 +82,8 @@ start() {
 	if ! alive $RUN/caddy.pid caddy; then
 		install -d -m 0750 -o caddy -g caddy /var/lib/caddy
 		touch "$LOG/caddy-access.log" && chown caddy:caddy "$LOG/caddy-access.log"
-		ISOBOX_PORT=$PORT ISOBOX_BIND=$BIND ISOBOX_SOCKET=$SOCKET ISOBOX_LOG=$LOG HOME=/var/lib/caddy \
+		ISOBOX_PORT=$PORT ISOBOX_BIND=$BIND ISOBOX_SOCKET=$SOCKET ISOBOX_STATUS_SOCKET=$STATUS_SOCKET \
+			ISOBOX_LOG=$LOG HOME=/var/lib/caddy \
 			XDG_DATA_HOME=/var/lib/caddy XDG_CONFIG_HOME=/var/lib/caddy \
 			setsid setpriv --reuid=caddy --regid=caddy --init-groups -- \
 			caddy run --adapter caddyfile --config "$PREFIX/caddy/Caddyfile" \

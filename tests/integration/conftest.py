@@ -119,13 +119,14 @@ def children(pid):
     return kids
 
 
-def workers():
-    """The pool's worker pids (isobox-fcgi children of the master)."""
+def workers(comm="isobox-fcgi"):
+    """The pool's worker pids (isobox-fcgi children of the master); with
+    comm="isobox-status", its status socket's worker."""
     out = []
     for pid in children(pool_master()):
         try:
             with open(f"/proc/{pid}/comm") as f:
-                if f.read().strip() == "isobox-fcgi":
+                if f.read().strip() == comm:
                     out.append(pid)
         except OSError:
             pass

@@ -187,7 +187,7 @@ def start_slow_body(body):
     u = urlparse(URL)
     data = json.dumps(body).encode()
     s = socket.create_connection((u.hostname, u.port), timeout=60)
-    s.sendall(b"POST /execute HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    s.sendall(b"POST /execute HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
               b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(data))
     s.sendall(data[:len(data) // 2])
     return s, data[len(data) // 2:]

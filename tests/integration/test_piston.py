@@ -48,7 +48,7 @@ def test_piston_runtimes_shape():
 
 def test_piston_errors_carry_message():
     status, got = piston({"language": "cobol", "version": "*", "files": [{"content": "x"}]})
-    assert status == 404 and "unknown language" in got["message"]
+    assert status == 400 and "unknown language" in got["message"]  # as Piston answers
     status, got = piston({"language": "python", "version": "*", "files": "nope"})
     assert status == 400 and got["error"]["code"] == "invalid_type"
     status, got = piston({"language": "python", "version": "*",

@@ -16,6 +16,7 @@ from conftest import PREFIX, RUN_DIR, healthy, wait_until
 DEPLOY = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "deploy")
 SOCKET = os.path.join(RUN_DIR, "isobox.sock")
+STATUS_SOCKET = os.path.join(RUN_DIR, "status", "isobox.sock")  # /healthz, /metrics
 # deploy/pool.sh gives the pool's socket to group caddy (mode 0660): the
 # servers in front of it run their workers as caddy. CGI mode runs the
 # binary itself, so that server runs as isobox.
@@ -90,6 +91,7 @@ def caddy(**extra_env):
     def make(root, port):
         conf = os.path.join(DEPLOY, "caddy", "Caddyfile")
         env = _env(ISOBOX_BIND="127.0.0.1", ISOBOX_PORT=port, ISOBOX_SOCKET=SOCKET,
+                   ISOBOX_STATUS_SOCKET=STATUS_SOCKET,
                    ISOBOX_LOG=root, HOME=root, XDG_DATA_HOME=root, XDG_CONFIG_HOME=root,
                    **extra_env)
         # As deploy/pool.sh runs it: Caddy itself drops no privileges.
