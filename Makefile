@@ -112,6 +112,9 @@ install: bin/isobox-fcgi
 	install -m 0644 deploy/caddy/Caddyfile $(PREFIX)/caddy/Caddyfile
 	install -d -m 0755 $(PREFIX)/deploy
 	install -m 0755 deploy/egress.sh $(PREFIX)/deploy/egress.sh
+	install -d -m 0755 $(PREFIX)/deploy/apache $(PREFIX)/deploy/lighttpd
+	install -m 0644 deploy/apache/isobox-errors.conf $(PREFIX)/deploy/apache/isobox-errors.conf
+	install -m 0644 deploy/lighttpd/isobox-errors.lua $(PREFIX)/deploy/lighttpd/isobox-errors.lua
 
 # The egress network and firewall, from the installed conf (deploy/egress.sh).
 egress: install
