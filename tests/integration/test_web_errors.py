@@ -29,10 +29,11 @@ EXPECTED = {
               "chunked": (413, "body_too_large"),
               "headers": (431, "headers_too_large"),
               "request_line": (400, "bad_request")},
-    # Apache: %00 in a path is a 404, an over-long header line a 400.
+    # Apache: %00 in a path is a 404, an over-long header line a 400, and a
+    # body without a length is refused (deploy/apache/isobox-fcgi.conf).
     "apache": {"nul": (404, "not_found"),
-               "body": (413, "body_too_large"),   # the worker's: Apache passes the stated length on
-               "chunked": (413, "body_too_large"),
+               "body": (413, "body_too_large"),
+               "chunked": (411, "length_required"),
                "headers": (400, "bad_request"),
                "request_line": (400, "bad_request")},
     "lighttpd": {"nul": (400, "bad_request"),
