@@ -1,7 +1,9 @@
 """Logs (issue 10, item 17): isobox.log lines carry a timestamp, a request
 with huge headers or a huge URI adds a bounded, small entry to each web
 server's logs, and the shipped rotation works while the pool writes."""
+import concurrent.futures
 import datetime
+import http.client
 import json
 import os
 import re
@@ -101,13 +103,16 @@ def test_huge_requests_add_bounded_log_entries(kind, pool_up):
                     if f.endswith(".log")] + [ISOBOX_LOG]
         assert_bounded(server.url, log_files, LOG_MAX_BYTES.get(kind, LOG_MAX_BYTES_DEFAULT))
         if kind in ("caddy", "nginx"):  # the two with an access log: it was written to
-            access = "caddy-access.log" if kind == "caddy" else "access.log"
+            access = "caddy/access.log" if kind == "caddy" else "access.log"
             assert os.path.getsize(os.path.join(server.root, access)) > 0
+
+
+DEPLOYED_ACCESS_LOG = os.path.join(LOG_DIR, "caddy", "access.log")
 
 
 def test_deployed_caddy_access_log_is_bounded():
     # The Caddy that deploy/pool.sh runs, logging to ISOBOX_LOG.
-    access = os.path.join(LOG_DIR, "caddy-access.log")
+    access = DEPLOYED_ACCESS_LOG
     assert os.path.exists(access)
     assert_bounded(URL, lambda: [access, ISOBOX_LOG, os.path.join(LOG_DIR, "caddy.log")],
                    LOG_MAX_BYTES_DEFAULT)
@@ -123,11 +128,42 @@ def test_caddy_rolls_its_own_access_log():
                          env=env, check=True, capture_output=True, text=True).stdout
     logs = json.loads(out)["logging"]["logs"]
     writers = [log["writer"] for log in logs.values() if "writer" in log]
-    assert writers and all(w["filename"] == "/var/log/isobox/caddy-access.log" for w in writers)
+    assert writers and all(w["filename"] == "/var/log/isobox/caddy/access.log" for w in writers)
     assert all(w.get("roll", True) is not False and w["roll_size_mb"] > 0 and w["roll_keep"] > 0
                for w in writers), writers
     with open(os.path.join(DEPLOY, "logrotate", "isobox")) as f:
-        assert "caddy-access.log" not in re.sub(r"#.*", "", f.read())
+        assert "access" not in re.sub(r"#.*", "", f.read())
+
+
+def test_deployed_caddy_rolls_its_access_log():
+    """The Caddy deploy/pool.sh runs rolls its access log at roll_size (10
+    MiB) where pool.sh puts it: Caddy renames the file, so it needs a
+    directory it may write (it could not in ISOBOX_LOG, root's: every entry
+    past 10 MiB was lost, and logged as an error)."""
+    folder = os.path.dirname(DEPLOYED_ACCESS_LOG)
+    def rolled():
+        return {f for f in os.listdir(folder) if f.startswith("access-")}
+    before = rolled()
+    # Entries of about 2.4 KB (URI and Host cut at 1000): about 4400 of
+    # them, on 4 connections.
+    u = urlparse(URL)
+    def send(n):
+        conn = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+        try:
+            for _ in range(n):
+                conn.request("GET", "/" + "r" * 1100, headers={"Host": "h" * 1100})
+                conn.getresponse().read()
+        finally:
+            conn.close()
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        for _ in range(12):  # up to 24000 requests, about 55 MiB of entries
+            list(pool.map(send, [500] * 4))
+            if rolled() - before:
+                break
+    assert rolled() - before, f"no rolled file in {folder}: {sorted(os.listdir(folder))}"
+    assert os.path.getsize(DEPLOYED_ACCESS_LOG) < 10 << 20
+    # roll_keep 5: older ones are removed (by Caddy, in the background).
+    assert wait_until(lambda: len(rolled()) <= 5, 10), sorted(rolled())
 
 
 def settled(path, quiet_s=1.0, timeout=10):
