@@ -91,6 +91,8 @@ def assert_bounded(url, log_files, bound):
 FRONTS = [(kind, True) for kind in webservers.KINDS] + [(kind, False) for kind in webservers.FCGI_KINDS]
 
 
+@pytest.mark.attack("a 256 KiB header, huge User-Agent/Referer and URIs to fill the web server's logs",
+                    "each request adds a bounded, small entry to the logs")
 @pytest.mark.parametrize("kind,pool_up", FRONTS,
                          ids=[k if up else k + "-pool-down" for k, up in FRONTS])
 def test_huge_requests_add_bounded_log_entries(kind, pool_up):

@@ -134,6 +134,8 @@ def assert_ended_well(clients, bound, what):
             webservers.json_error(status, headers, body)
 
 
+@pytest.mark.attack("slow clients, 4x the pool: bodies that stall after the headers, and 1-byte trickles",
+                    "no worker held, /healthz and a run answer at once, each slow client ended in bounded time")
 @pytest.mark.parametrize("kind", webservers.FCGI_KINDS)
 def test_slow_clients_hold_no_worker(kind):
     with webservers.start(kind) as server:

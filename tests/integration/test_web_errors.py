@@ -82,6 +82,8 @@ def server(request):
         yield s
 
 
+@pytest.mark.attack("errors the web server answers itself: body over its cap, huge headers, %00, malformed request",
+                    "the JSON error shape (or the documented text/plain of Go's own 431/400 behind Caddy)")
 @pytest.mark.parametrize("case", ["nul", "body", "chunked", "headers", "request_line"])
 def test_own_errors_are_json(server, case):
     want_status, want = EXPECTED[server.kind][case]
