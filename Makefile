@@ -115,6 +115,12 @@ install: bin/isobox-fcgi
 	install -m 0644 deploy/caddy/Caddyfile $(PREFIX)/caddy/Caddyfile
 	install -d -m 0755 $(PREFIX)/deploy
 	install -m 0755 deploy/egress.sh $(PREFIX)/deploy/egress.sh
+	install -d -m 0755 $(PREFIX)/deploy/apache $(PREFIX)/deploy/lighttpd
+	install -m 0644 deploy/apache/isobox-errors.conf $(PREFIX)/deploy/apache/isobox-errors.conf
+	install -m 0644 deploy/lighttpd/isobox-errors.lua $(PREFIX)/deploy/lighttpd/isobox-errors.lua
+	@# logrotate for pool.sh's log dir (ISOBOX_LOG), named after it: a second pool gets its own file.
+	log=$${ISOBOX_LOG:-/var/log/isobox}; sed "s|^/var/log/isobox/|$$log/|" deploy/logrotate/isobox > bin/logrotate.tmp && \
+	  install -m 0644 bin/logrotate.tmp /etc/logrotate.d/$$(basename $$log) && rm -f bin/logrotate.tmp
 
 # The egress network and firewall, from the installed conf (deploy/egress.sh).
 egress: install

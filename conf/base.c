@@ -11,7 +11,15 @@
 PRINTF(1, 0) static void vlog(const char *fmt, va_list ap)
 {
 	char line[1024];
-	int n = snprintf(line, sizeof line, "isobox[%d]: ", (int)getpid());
+	/* RFC 3339 UTC with milliseconds: the log has no other clock, and
+	 * rotated files are read side by side with Caddy's and dockerd's. */
+	struct timespec ts;
+	struct tm tm;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	int n = (int)strftime(line, sizeof line, "%Y-%m-%dT%H:%M:%S", &tm);
+	n += snprintf(line + n, sizeof line - (size_t)n, ".%03ldZ isobox[%d]: ",
+		      ts.tv_nsec / 1000000, (int)getpid());
 	vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
 	/* One write per line, so lines from several workers never interleave. */
 	size_t len = strnlen(line, sizeof line - 2);

@@ -81,7 +81,9 @@ start() {
 	fi
 	if ! alive $RUN/caddy.pid caddy; then
 		install -d -m 0750 -o caddy -g caddy /var/lib/caddy
-		touch "$LOG/caddy-access.log" && chown caddy:caddy "$LOG/caddy-access.log"
+		# Caddy's access log: Caddy rolls it by renaming it, in a
+		# directory of its own.
+		install -d -m 0755 -o caddy -g caddy "$LOG/caddy"
 		ISOBOX_PORT=$PORT ISOBOX_BIND=$BIND ISOBOX_SOCKET=$SOCKET ISOBOX_STATUS_SOCKET=$STATUS_SOCKET \
 			ISOBOX_LOG=$LOG HOME=/var/lib/caddy \
 			XDG_DATA_HOME=/var/lib/caddy XDG_CONFIG_HOME=/var/lib/caddy \

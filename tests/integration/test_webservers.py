@@ -83,9 +83,18 @@ def test_stream_is_not_buffered(server):
     assert json.loads(evs[-1][2])["run"]["stdout"] == "line 0\nline 1\nline 2\n"
 
 
+# Apache in front of the pool refuses a body without a length: it spools
+# each body before the pool sees it, and cannot cap a spool whose size it
+# learns only at the end (docs/DEPLOY.md, deploy/apache/isobox-fcgi.conf).
+REFUSES_CHUNKED = {"apache"}
+
+
 def test_chunked_request_body(server):
     status, body = post_chunked(server.url, "/execute",
                                 [b'{"language": "python", ', b'"code": "print(6 * 7)"}'])
+    if server.kind in REFUSES_CHUNKED:
+        assert status == 411 and body["error"]["code"] == "length_required", body
+        return
     assert status == 200, (body, server.log_text())
     assert body["run"]["stdout"] == "42\n"
 
@@ -98,4 +107,7 @@ def test_oversized_body_gets_isobox_json_413(server):
     assert status == 413 and body["error"]["code"] == "body_too_large", body
     pieces = [big[i:i + 65536] for i in range(0, len(big), 65536)]
     status, body = post_chunked(server.url, "/execute", pieces)
+    if server.kind in REFUSES_CHUNKED:
+        assert status == 411 and body["error"]["code"] == "length_required", body
+        return
     assert status == 413 and body["error"]["code"] == "body_too_large", body

@@ -2,14 +2,27 @@
 shipped in deploy/ (not a copy of its text), on its own port, from a
 directory of its own that is removed when it stops.
 
-Used by test_webservers.py (every server, FastCGI and CGI) and test_cgi.py.
+Used by test_webservers.py (every server, FastCGI and CGI), test_cgi.py,
+test_slow_clients.py, test_web_errors.py and test_logs.py.
+
+Two things a test may change, each the way an operator would: the socket
+(a pool that is down) and how long the server waits for the pool's answer
+(read_timeout, seconds: Caddy's and Apache's are parameters of the shipped
+files; nginx's and lighttpd's are set in the rendered copy, and the text
+replaced must be there).
 """
 import contextlib
+import http.client
+import io
+import json
 import os
+import select
 import shutil
 import socket
 import subprocess
 import tempfile
+import time
+import urllib.parse
 
 from conftest import PREFIX, RUN_DIR, healthy, wait_until
 
@@ -33,6 +46,7 @@ def free_port():
 class Server:
     def __init__(self, name, url, root, log):
         self.name, self.url, self.root, self.log = name, url, root, log
+        self.kind = name  # start() names the mode too (apache-cgi, ...)
 
     def log_text(self):
         try:
@@ -40,6 +54,64 @@ class Server:
                 return f.read()[-4000:]
         except OSError as err:
             return f"(no log: {err})"
+
+
+class _Recorded:
+    def __init__(self, data):
+        self.data = data
+
+    def makefile(self, *args, **kwargs):
+        return io.BytesIO(self.data)
+
+
+def exchange(url, data, timeout=30):
+    """Send raw request bytes while reading the answer, as a client that
+    goes on sending after an early error does (the request should say
+    Connection: close). Returns (status, headers, body) with the body
+    de-chunked, or (None, None, b"") when the server closed without an
+    answer."""
+    u = urllib.parse.urlparse(url)
+    got, rest = bytearray(), memoryview(data)
+    deadline = time.monotonic() + timeout
+    with socket.create_connection((u.hostname, u.port), timeout=timeout) as s:
+        s.setblocking(False)
+        while True:
+            assert time.monotonic() < deadline, f"no end to the answer in {timeout} s: {bytes(got[:200])!r}"
+            readable, writable, _ = select.select([s], [s] if rest else [], [], 0.5)
+            if readable:
+                try:
+                    chunk = s.recv(65536)
+                except ConnectionResetError:
+                    chunk = b""
+                if not chunk:
+                    break
+                got += chunk
+            if writable:
+                try:
+                    rest = rest[s.send(rest[:65536]):]
+                except (BrokenPipeError, ConnectionResetError):
+                    rest = memoryview(b"")  # it stopped reading: keep listening
+    return exchange_parse(bytes(got))
+
+
+def exchange_parse(raw):
+    """(status, headers, de-chunked body) of a recorded HTTP answer, or
+    (None, None, b"") for none."""
+    if not raw:
+        return None, None, b""
+    resp = http.client.HTTPResponse(_Recorded(raw))
+    resp.begin()
+    return resp.status, resp.headers, resp.read()
+
+
+def json_error(status, headers, body):
+    """The worker's error shape: the (code, message) of a JSON error answer."""
+    assert status is not None, "the server closed without an answer"
+    assert headers.get_content_type() == "application/json", (status, dict(headers), body[:300])
+    err = json.loads(body)["error"]
+    assert isinstance(err["message"], str) and err["message"], err
+    assert set(err) == {"code", "message"}, err
+    return err["code"]
 
 
 def _make_root(name, user):
@@ -51,11 +123,27 @@ def _make_root(name, user):
     return root
 
 
+def listening(url):
+    u = urllib.parse.urlparse(url)
+    try:
+        with socket.create_connection((u.hostname, u.port), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+def _replace(text, old, new):
+    assert old in text, f"{old!r} is not in the shipped config any more"
+    return text.replace(old, new)
+
+
 @contextlib.contextmanager
-def _running(name, user, url_path, make, port=None):
+def _running(name, user, url_path, make, port=None, pool_up=True):
     """make(root, port) -> (check argv, run argv, env, log path). The check
     (the server's own syntax check) must pass before the server starts; the
-    server is stopped and its directory removed whatever happens."""
+    server is stopped and its directory removed whatever happens. It is up
+    when /healthz answers through it (or, in front of a pool that is down,
+    when it listens)."""
     root = _make_root(name, user)
     port = port or free_port()
     proc = None
@@ -67,7 +155,8 @@ def _running(name, user, url_path, make, port=None):
         with open(os.path.join(root, "console.log"), "wb") as console:
             proc = subprocess.Popen(run, env=env, stdin=subprocess.DEVNULL,
                                     stdout=console, stderr=subprocess.STDOUT)
-        up = wait_until(lambda: proc.poll() is not None or healthy(server.url), 15)
+        ready = healthy if pool_up else listening
+        up = wait_until(lambda: proc.poll() is not None or ready(server.url), 15)
         assert up and proc.poll() is None, f"{name} did not come up: {server.log_text()}"
         yield server
     finally:
@@ -87,11 +176,15 @@ def _env(**extra):
     return env
 
 
-def caddy(**extra_env):
+def caddy(socket_path=SOCKET, read_timeout=None, **extra_env):
     def make(root, port):
         conf = os.path.join(DEPLOY, "caddy", "Caddyfile")
-        env = _env(ISOBOX_BIND="127.0.0.1", ISOBOX_PORT=port, ISOBOX_SOCKET=SOCKET,
-                   ISOBOX_STATUS_SOCKET=STATUS_SOCKET,
+        if read_timeout is not None:
+            extra_env["ISOBOX_READ_TIMEOUT"] = f"{read_timeout}s"
+        # Another socket (a pool that is down): the status routes go there too.
+        status_socket = STATUS_SOCKET if socket_path == SOCKET else socket_path
+        env = _env(ISOBOX_BIND="127.0.0.1", ISOBOX_PORT=port, ISOBOX_SOCKET=socket_path,
+                   ISOBOX_STATUS_SOCKET=status_socket,
                    ISOBOX_LOG=root, HOME=root, XDG_DATA_HOME=root, XDG_CONFIG_HOME=root,
                    **extra_env)
         # As deploy/pool.sh runs it: Caddy itself drops no privileges.
@@ -99,61 +192,89 @@ def caddy(**extra_env):
         args = ["--adapter", "caddyfile", "--config", conf]
         return (as_user + ["caddy", "validate"] + args, as_user + ["caddy", "run"] + args,
                 env, os.path.join(root, "console.log"))
-    return _running("caddy", FCGI_USER, "", make)
+    return _running("caddy", FCGI_USER, "", make, pool_up=socket_path == SOCKET)
 
 
-def nginx():
+def nginx(socket_path=SOCKET, read_timeout=None):
     def make(root, port):
         env = _env(ISOBOX_SERVER_USER=FCGI_USER, ISOBOX_BIND="127.0.0.1", ISOBOX_PORT=port,
-                   ISOBOX_SOCKET=SOCKET)
+                   ISOBOX_SOCKET=socket_path)
         # As deploy/nginx/*.conf tell an operator to render them.
         for name, names in (("nginx.conf", "${ISOBOX_SERVER_USER}"),
                             ("isobox.conf", "${ISOBOX_BIND} ${ISOBOX_PORT} ${ISOBOX_SOCKET}")):
-            with open(os.path.join(DEPLOY, "nginx", name)) as src, \
-                    open(os.path.join(root, name), "w") as dst:
-                subprocess.run(["envsubst", names], stdin=src, stdout=dst, env=env, check=True)
+            with open(os.path.join(DEPLOY, "nginx", name)) as src:
+                text = subprocess.run(["envsubst", names], stdin=src, env=env, check=True,
+                                      capture_output=True, text=True).stdout
+            if name == "isobox.conf" and read_timeout is not None:
+                text = _replace(text, "fastcgi_read_timeout 120s;",
+                                f"fastcgi_read_timeout {read_timeout}s;")
+            with open(os.path.join(root, name), "w") as dst:
+                dst.write(text)
         base = ["nginx", "-p", root + "/", "-c", os.path.join(root, "nginx.conf")]
         return base + ["-t"], base + ["-g", "daemon off;"], env, os.path.join(root, "error.log")
-    return _running("nginx", FCGI_USER, "", make)
+    return _running("nginx", FCGI_USER, "", make, pool_up=socket_path == SOCKET)
 
 
-def apache(site, user, url_path="", **defines):
+def apache(site, user, url_path="", pool_up=True, **defines):
     def make(root, port):
         base = ["apache2", "-f", os.path.join(DEPLOY, "apache", "httpd.conf")]
         defines.update(ISOBOX_DIR=root, ISOBOX_SITE=os.path.join(DEPLOY, "apache", site),
-                       ISOBOX_BIND="127.0.0.1", ISOBOX_PORT=port, ISOBOX_SERVER_USER=user)
+                       ISOBOX_BIND="127.0.0.1", ISOBOX_PORT=port, ISOBOX_SERVER_USER=user,
+                       ISOBOX_PREFIX=PREFIX)
         for name, value in defines.items():
             base += ["-C", f"Define {name} {value}"]
         return base + ["-t"], base + ["-DFOREGROUND"], _env(), os.path.join(root, "error.log")
-    return _running("apache", user, url_path, make)
+    return _running("apache", user, url_path, make, pool_up=pool_up)
 
 
-def lighttpd(site, user, url_path="", port=None, **extra_env):
+def lighttpd(site, user, url_path="", port=None, read_timeout=None, pool_up=True, **extra_env):
     def make(root, port):
         conf = os.path.join(DEPLOY, "lighttpd", "lighttpd.conf")
+        site_path = os.path.join(DEPLOY, "lighttpd", site)
+        if read_timeout is not None:
+            with open(site_path) as f:
+                text = _replace(f.read(), '"read-timeout" => 120,',
+                                f'"read-timeout" => {read_timeout},')
+            site_path = os.path.join(root, site)
+            with open(site_path, "w") as f:
+                f.write(text)
         env = _env(ISOBOX_DIR=root, ISOBOX_BIND="127.0.0.1", ISOBOX_PORT=port,
-                   ISOBOX_SERVER_USER=user, ISOBOX_SITE=os.path.join(DEPLOY, "lighttpd", site),
+                   ISOBOX_SERVER_USER=user, ISOBOX_SITE=site_path, ISOBOX_PREFIX=PREFIX,
                    **extra_env)
         run = ["lighttpd", "-D", "-f", conf]
         return ["lighttpd", "-tt", "-f", conf], run, env, os.path.join(root, "error.log")
-    return _running("lighttpd", user, url_path, make, port)
+    return _running("lighttpd", user, url_path, make, port, pool_up=pool_up)
 
 
-def start(kind, port=None):
-    """A context manager for one of KINDS."""
+@contextlib.contextmanager
+def start(kind, port=None, socket_path=SOCKET, read_timeout=None):
+    """One of KINDS, running (a Server with .kind). socket_path and
+    read_timeout (seconds) only for the FastCGI kinds."""
+    with _start(kind, port, socket_path, read_timeout) as server:
+        server.kind = kind
+        yield server
+
+
+def _start(kind, port, socket_path, read_timeout):
+    up = socket_path == SOCKET
     if kind == "caddy":
-        return caddy()
+        return caddy(socket_path, read_timeout)
     if kind == "nginx":
-        return nginx()
+        return nginx(socket_path, read_timeout)
     if kind == "apache":
-        return apache("isobox-fcgi.conf", FCGI_USER, ISOBOX_SOCKET=SOCKET)
+        defines = {"ISOBOX_SOCKET": socket_path}
+        if read_timeout is not None:
+            defines["ISOBOX_READ_TIMEOUT"] = read_timeout
+        return apache("isobox-fcgi.conf", FCGI_USER, pool_up=up, **defines)
     if kind == "apache-cgi":
-        return apache("isobox-cgi.conf", CGI_USER, "/isobox", ISOBOX_PREFIX=PREFIX)
+        return apache("isobox-cgi.conf", CGI_USER, "/isobox")
     if kind == "lighttpd":
-        return lighttpd("isobox-fcgi.conf", FCGI_USER, ISOBOX_SOCKET=SOCKET)
+        return lighttpd("isobox-fcgi.conf", FCGI_USER, read_timeout=read_timeout, pool_up=up,
+                        ISOBOX_SOCKET=socket_path)
     if kind == "lighttpd-cgi":
-        return lighttpd("isobox-cgi.conf", CGI_USER, "/isobox", port=port, ISOBOX_PREFIX=PREFIX)
+        return lighttpd("isobox-cgi.conf", CGI_USER, "/isobox", port=port)
     raise ValueError(kind)
 
 
 KINDS = ["caddy", "nginx", "apache", "lighttpd", "apache-cgi", "lighttpd-cgi"]
+FCGI_KINDS = ["caddy", "nginx", "apache", "lighttpd"]
