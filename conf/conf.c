@@ -86,14 +86,37 @@ static bool get_cidrs(const cJSON *o, const char *key, bool hosts_only, struct c
 }
 
 /*
- * The egress section. The firewall that deploy/setup.sh installs is made
+ * network.allow: each entry must be IPv4 and lie inside one deny entry.
+ * An entry that takes nothing off the deny list is a typo, or a belief
+ * that allow opens something else (the host, the bridge, mail ports: it
+ * never does), so it is refused rather than silently meaningless.
+ */
+static bool check_allow(const struct conf_network *n, struct fault *f)
+{
+	char a[64];
+	for (size_t i = 0; i < n->n_allow; i++) {
+		bool inside = false;
+		cidr_format(&n->allow[i], a, sizeof a);
+		if (n->allow[i].family != AF_INET)
+			return fail(f, 400, "invalid_value", "network.allow: %s is not IPv4 (IPv6 egress is off)", a);
+		for (size_t j = 0; j < n->n_deny && !inside; j++)
+			inside = cidr_within(&n->allow[i], &n->deny[j]);
+		if (!inside)
+			return fail(f, 400, "invalid_value",
+				    "network.allow: %s is not inside any network.deny entry, so it would change nothing", a);
+	}
+	return true;
+}
+
+/*
+ * The egress section. The firewall that deploy/egress.sh installs is made
  * from it (sandbox/egress.c), so everything here is checked as strictly as
  * a request: a rule that silently meant something else would open a hole.
  */
 static bool get_network(const cJSON *root, struct conf_network *n, struct fault *f)
 {
 	static const char *const keys[] = {"enabled", "dockerNetwork", "bridge", "subnet", "runtime",
-		"stateDir", "dns", "deny", "denyTcpPorts", "outInterfaces", NULL};
+		"stateDir", "dns", "deny", "allow", "denyTcpPorts", "outInterfaces", NULL};
 	const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "network"), *v;
 	const char *s;
 	char why[160];
@@ -129,6 +152,11 @@ static bool get_network(const cJSON *root, struct conf_network *n, struct fault 
 	if (!get_cidrs(o, "dns", true, &n->dns, &n->n_dns, f) ||
 	    !get_cidrs(o, "deny", false, &n->deny, &n->n_deny, f))
 		return false;
+	/* Optional: absent is the same as empty. */
+	if (cJSON_GetObjectItemCaseSensitive(o, "allow")) {
+		if (!get_cidrs(o, "allow", false, &n->allow, &n->n_allow, f) || !check_allow(n, f))
+			return false;
+	}
 
 	v = cJSON_GetObjectItemCaseSensitive(o, "denyTcpPorts");
 	if (!cJSON_IsArray(v))
@@ -308,6 +336,7 @@ void conf_free(struct conf *c)
 	free(c->network.state_dir);
 	free(c->network.dns);
 	free(c->network.deny);
+	free(c->network.allow);
 	strv_free(&c->network.out_interfaces);
 	access_free(&c->access);
 	*c = (struct conf){0};

@@ -49,6 +49,8 @@ struct conf {
 		size_t n_dns;
 		struct cidr *deny;     /* never forwarded to */
 		size_t n_deny;
+		struct cidr *allow;    /* taken off the deny list (IPv4, each inside a deny entry) */
+		size_t n_allow;
 		int64_t deny_tcp_ports[32];
 		size_t n_deny_tcp_ports;
 		struct strv out_interfaces; /* empty: any */
