@@ -3,15 +3,18 @@
  *
  *   isobox-fcgi [--conf FILE] [--workers N] [--check]
  *   isobox-fcgi [--conf FILE] --egress plan|rules|resolv
+ *   isobox-fcgi [--conf FILE] --print-conf
  *
  * Started with a listening socket on fd 0 (spawn-fcgi), or handed one by
  * systemd socket activation (LISTEN_FDS, moved to fd 0 here), it is a
  * FastCGI pool: a master and N workers (--workers 0: this process serves
  * alone). Started as a plain CGI program, it answers the one request in its
  * environment. --check loads the settings and the registry, and exits.
- * --egress prints what deploy/setup.sh --egress installs (see
+ * --egress prints what deploy/egress.sh install installs (see
  * sandbox/egress.c): the network settings as shell-safe KEY=VALUE lines,
  * the firewall as iptables-restore input, or the sandboxes' resolv.conf.
+ * --print-conf prints the other settings that deploy scripts need, as
+ * KEY=VALUE lines, so that no script reads the YAML itself.
  *
  * Start-up errors exit; after start-up, nothing a request does can.
  */
@@ -73,7 +76,8 @@ static void adopt_activated_socket(void)
 static void usage(void)
 {
 	fprintf(stderr, "usage: isobox-fcgi [--conf FILE] [--workers N] [--check]\n"
-			"       isobox-fcgi [--conf FILE] --egress plan|rules|resolv\n");
+			"       isobox-fcgi [--conf FILE] --egress plan|rules|resolv\n"
+			"       isobox-fcgi [--conf FILE] --print-conf\n");
 	exit(2);
 }
 
@@ -103,13 +107,21 @@ static int print_egress(const struct conf *c, const char *what)
 	return 0;
 }
 
+/* For deploy/setup.sh (the cgroup parent's CPU quota); shell-safe values. */
+static int print_conf(const struct conf *c)
+{
+	printf("instance=%s\nceilings_cpus=%.3f\nceilings_memory_bytes=%lld\n", c->instance,
+	       c->ceilings.cpus, (long long)c->ceilings.memory_bytes);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct worker w = {.slot = -1};
 	const char *env_conf = getenv("ISOBOX_CONF");
 	const char *conf_path = env_conf && env_conf[0] ? env_conf : ISOBOX_DEFAULT_CONF;
 	long workers = -1;
-	bool check = false;
+	bool check = false, print = false;
 	const char *egress = NULL;
 
 	for (int i = 1; i < argc; i++) {
@@ -122,6 +134,8 @@ int main(int argc, char **argv)
 				usage();
 		} else if (!strcmp(argv[i], "--check")) {
 			check = true;
+		} else if (!strcmp(argv[i], "--print-conf")) {
+			print = true;
 		} else if (!strcmp(argv[i], "--egress") && i + 1 < argc) {
 			egress = argv[++i];
 		} else {
@@ -139,8 +153,8 @@ int main(int argc, char **argv)
 		printf("ok: %s, %zu languages\n", conf_path, w.reg.n);
 		goto out;
 	}
-	if (egress) {
-		status = print_egress(&w.conf, egress);
+	if (egress || print) {
+		status = egress ? print_egress(&w.conf, egress) : print_conf(&w.conf);
 		goto out;
 	}
 	drop_privileges();
@@ -161,6 +175,7 @@ int main(int argc, char **argv)
 		status = worker_serve(&w);
 		metrics_destroy(w.metrics);
 	} else {
+		sandbox_egress_log(&w.conf);
 		status = pool_run(&w, (int)(workers < 0 ? w.conf.pool.workers : workers));
 	}
 out:
