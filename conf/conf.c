@@ -221,7 +221,7 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 	static const char *const request_keys[] = {"maxBodyBytes", "maxFiles", "maxFileBytes",
 		"maxPathBytes", "maxArgs", "maxArgBytes", "maxStdinBytes", NULL};
 	static const char *const sandbox_keys[] = {"tmpBytes", "workBytes", "pidsBackstop",
-		"startTimeoutMs", NULL};
+		"startTimeoutMs", "seccompProfile", "resolvConf", NULL};
 	const char *s;
 	const cJSON *o;
 
@@ -271,8 +271,16 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 	    !get_int(o, "sandbox", "tmpBytes", 1 << 20, &c->sandbox.tmp_bytes, f) ||
 	    !get_int(o, "sandbox", "workBytes", 1 << 20, &c->sandbox.work_bytes, f) ||
 	    !get_int(o, "sandbox", "pidsBackstop", 64, &c->sandbox.pids_backstop, f) ||
-	    !get_int(o, "sandbox", "startTimeoutMs", 1000, &c->sandbox.start_timeout_ms, f))
+	    !get_int(o, "sandbox", "startTimeoutMs", 1000, &c->sandbox.start_timeout_ms, f) ||
+	    !get_path(o, "seccompProfile", base_dir, &c->sandbox.seccomp_profile, f) ||
+	    !get_path(o, "resolvConf", base_dir, &c->sandbox.resolv_conf, f))
 		return false;
+	/* Both go into docker's argv as part of one flag's value. */
+	if (strchr(c->sandbox.resolv_conf, ',') || strchr(c->sandbox.resolv_conf, '=') ||
+	    c->sandbox.resolv_conf[0] != '/')
+		return fail(f, 400, "invalid_value", "sandbox.resolvConf must be an absolute path without , or =");
+	if (c->sandbox.seccomp_profile[0] != '/')
+		return fail(f, 400, "invalid_value", "sandbox.seccompProfile must be an absolute path");
 	return get_network(root, &c->network, f);
 }
 
@@ -330,6 +338,8 @@ void conf_free(struct conf *c)
 	free(c->docker);
 	free(c->runtime);
 	free(c->cgroup_parent);
+	free(c->sandbox.seccomp_profile);
+	free(c->sandbox.resolv_conf);
 	free(c->network.docker_network);
 	free(c->network.bridge);
 	free(c->network.runtime);

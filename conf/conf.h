@@ -37,6 +37,8 @@ struct conf {
 	} request;
 	struct {
 		int64_t tmp_bytes, work_bytes, pids_backstop, start_timeout_ms;
+		char *seccomp_profile; /* docker --security-opt seccomp= (deploy/seccomp.json) */
+		char *resolv_conf;     /* /etc/resolv.conf of runs without network */
 	} sandbox;
 	struct conf_network {
 		bool enabled;          /* may a request ask for "network": true? */

@@ -112,6 +112,10 @@ void test_egress(void)
 	ok(conf_refused("dockerNetwork: isobox-egress", "dockerNetwork: --help", "dockerNetwork"),
 	   "conf: docker network name that is a flag refused");
 	ok(conf_refused("  runtime: runsc-egress", "  bogus: 1", "bogus"), "conf: unknown network key refused");
+	ok(conf_refused("resolvConf: /var/lib/isobox/sandbox/resolv.conf", "resolvConf: /x,dst=/etc/passwd",
+			"sandbox.resolvConf"), "conf: resolvConf that would add mount options refused");
+	ok(conf_refused("seccompProfile: /var/lib/isobox/sandbox/seccomp.json", "seccompProfile: \"\"", "seccompProfile"),
+	   "conf: empty seccomp profile path refused");
 
 	/* The default deny list: every IANA "not globally reachable" IPv4 range. */
 	ok(conf_with("enabled: true ", "enabled: true ", &c, err, sizeof err), "conf: loads (%s)", err);
@@ -242,8 +246,11 @@ void test_egress(void)
 		.n_files = 1, .network = true,
 		.limits = {.memory_bytes = 1 << 26, .cpus = 1, .pids = 8, .output_bytes = 10, .wall_time_ms = 100}};
 	sandbox_docker_argv(&c, &job, "x", "1.2", "/w", &a);
-	bool net = false, rt = false, none = false, resolv = false, ro = false, caps = false;
+	bool net = false, rt = false, none = false, resolv = false, ro = false, caps = false, sec = false;
+	int resolv_mounts = 0;
 	for (size_t i = 0; i < a.n; i++) {
+		resolv_mounts += strstr(a.v[i], "dst=/etc/resolv.conf") != NULL;
+		sec |= !strcmp(a.v[i], "--security-opt=seccomp=/var/lib/isobox/sandbox/seccomp.json");
 		net |= !strcmp(a.v[i], "--network=isobox-egress");
 		rt |= !strcmp(a.v[i], "--runtime=runsc-egress");
 		none |= !strcmp(a.v[i], "--network=none") || !strcmp(a.v[i], "--runtime=runsc-untrusted");
@@ -253,8 +260,8 @@ void test_egress(void)
 		caps |= !strcmp(a.v[i], "--cap-drop=ALL");
 	}
 	ok(net && rt && !none, "argv: egress run on the egress network and runtime");
-	ok(resolv, "argv: egress run gets the installed resolv.conf, read-only");
-	ok(ro && caps, "argv: egress run keeps the other hardening flags");
+	ok(resolv && resolv_mounts == 1, "argv: egress run gets the installed resolv.conf, read-only, and only it");
+	ok(ro && caps && sec, "argv: egress run keeps the other hardening flags, seccomp profile included");
 	strv_free(&a);
 	conf_free(&c);
 	registry_free(&r);
