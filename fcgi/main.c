@@ -93,8 +93,11 @@ static int print_egress(const struct conf *c, const char *what)
 		cidr_format(&n->subnet, subnet, sizeof subnet);
 		inet_ntop(AF_INET, gw.addr, gateway, sizeof gateway);
 		printf("enabled=%d\ndocker_network=%s\nbridge=%s\nsubnet=%s\ngateway=%s\n"
-		       "runtime=%s\nstate_dir=%s\n", n->enabled, n->docker_network, n->bridge,
+		       "runtime=%s\nstate_dir=%s\nallow=", n->enabled, n->docker_network, n->bridge,
 		       subnet, gateway, n->runtime, n->state_dir);
+		for (size_t i = 0; i < n->n_allow; i++)
+			printf("%s%s", i ? " " : "", cidr_format(&n->allow[i], subnet, sizeof subnet));
+		printf("\n");
 		return 0;
 	}
 	if (strcmp(what, "rules") && strcmp(what, "resolv"))
@@ -107,11 +110,12 @@ static int print_egress(const struct conf *c, const char *what)
 	return 0;
 }
 
-/* For deploy/setup.sh (the cgroup parent's CPU quota); shell-safe values. */
+/* For deploy/setup.sh (the runtime to configure, the cgroup parent's CPU
+ * quota): KEY=VALUE lines that scripts split with `read`, never evaluate. */
 static int print_conf(const struct conf *c)
 {
-	printf("instance=%s\nceilings_cpus=%.3f\nceilings_memory_bytes=%lld\n", c->instance,
-	       c->ceilings.cpus, (long long)c->ceilings.memory_bytes);
+	printf("instance=%s\nruntime=%s\nceilings_cpus=%.3f\nceilings_memory_bytes=%lld\n", c->instance,
+	       c->runtime, c->ceilings.cpus, (long long)c->ceilings.memory_bytes);
 	return 0;
 }
 
