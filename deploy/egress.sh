@@ -126,8 +126,10 @@ wrapper_text() {
 #     there). cgroup v2 charges them to memory.max already.
 #   - docker's embedded DNS. Docker serves 127.0.0.11 (DNAT to random
 #     ports, all on that address) inside the container's network namespace
-#     and answers PTR queries with the names of other sandboxes. A filter
-#     rule in that namespace rejects everything sent to 127.0.0.11.
+#     and answers PTR queries with the names of other sandboxes. Filter
+#     rules in that namespace reject everything sent to 127.0.0.11 (TCP
+#     with a reset: ICMP errors are rate-limited, and a connect that gets
+#     none hangs).
 # If either fails, the sandbox is deleted and create fails: no egress run
 # starts without them.
 set -euo pipefail
@@ -202,8 +204,10 @@ limit() {
 	fi
 	[ "$(readlink "/proc/$pid/ns/net")" != "$(readlink /proc/self/ns/net)" ] ||
 		{ echo "the sandbox is in the host's network namespace"; return 1; }
-	nsenter --net="/proc/$pid/ns/net" iptables -w 5 -I OUTPUT -d 127.0.0.11/32 \
-		-j REJECT --reject-with icmp-admin-prohibited || { echo "iptables failed"; return 1; }
+	printf '%s\n' '*filter' \
+		'-I OUTPUT 1 -d 127.0.0.11/32 -p tcp -j REJECT --reject-with tcp-reset' \
+		'-I OUTPUT 2 -d 127.0.0.11/32 -j REJECT --reject-with icmp-admin-prohibited' 'COMMIT' |
+		nsenter --net="/proc/$pid/ns/net" iptables-restore --noflush || { echo "iptables failed"; return 1; }
 	# Still the same process: a reused pid would name another container.
 	is_sandbox "$pid" || { echo "the sandbox process went away"; return 1; }
 }
@@ -379,7 +383,11 @@ probe() {
 		--user=65534:65534 --cap-drop=ALL --security-opt=no-new-privileges --read-only \
 		--entrypoint= "$(probe_image)" /bin/bash -c '
 		out=$(timeout 5 bash -c "exec 3<>/dev/tcp/$0/$1" 2>&1) && { echo connected; exit; }
-		case $out in *"No route to host"*) echo blocked ;; *) echo "${out##*: }" ;; esac' \
+		case $out in
+		*"No route to host"*) echo blocked ;;
+		*"Connection refused"*) echo refused ;;
+		*) echo "${out##*: }" ;;
+		esac' \
 		"$ip" "$port" 2>&1 | tail -1
 }
 
@@ -399,8 +407,16 @@ check_egress() {
 	done
 	docker info --format '{{json .Runtimes}}' | grep -qF "\"$runtime\":{\"path\":\"$WRAPPER\"" ||
 		{ say "FAIL: docker's $runtime runtime is not $WRAPPER"; failed=1; }
-	# 127.0.0.11:53 is docker's embedded DNS, closed by the wrapper.
-	probes=${ISOBOX_EGRESS_PROBES:-"GATEWAY:53 127.0.0.11:53 169.254.169.254:80 10.0.0.1:80 172.16.0.1:80 192.168.0.1:80 100.64.0.1:80 198.51.100.25:25"}
+	# Docker's embedded DNS answers on 127.0.0.11:53 unless the wrapper's
+	# rules reject it (with a reset: "refused" here).
+	got=$(probe 127.0.0.11:53)
+	if [ "$got" = refused ]; then
+		say "ok: 127.0.0.11:53 (docker's DNS) refused"
+	else
+		say "FAIL: 127.0.0.11:53 (docker's DNS) from a sandbox: $got (want refused)"
+		failed=1
+	fi
+	probes=${ISOBOX_EGRESS_PROBES:-"GATEWAY:53 169.254.169.254:80 10.0.0.1:80 172.16.0.1:80 192.168.0.1:80 100.64.0.1:80 198.51.100.25:25"}
 	for p in ${probes//GATEWAY/$gateway}; do
 		got=$(probe "$p")
 		if [ "$got" = blocked ]; then
@@ -425,11 +441,16 @@ check_egress() {
 	return $failed
 }
 
-[ "$(id -u)" = 0 ] || die "run as root"
-case "${1:-}" in
-install) install_egress ;;
-check) check_egress ;;
-remove) remove_egress ;;
-runtime) shift; [ $# -ge 2 ] || die "usage: $0 runtime NAME PATH [ARG...]"; runtime_entry "$@" ;;
-*) die "usage: $0 install|check|remove|runtime NAME PATH [ARG...]" ;;
-esac
+main() {
+	[ "$(id -u)" = 0 ] || die "run as root"
+	case "${1:-}" in
+	install) install_egress ;;
+	check) check_egress ;;
+	remove) remove_egress ;;
+	runtime) shift; [ $# -ge 2 ] || die "usage: $0 runtime NAME PATH [ARG...]"; runtime_entry "$@" ;;
+	*) die "usage: $0 install|check|remove|runtime NAME PATH [ARG...]" ;;
+	esac
+}
+
+# Sourced (tests/integration/test_deploy_scripts.py): functions only.
+[ "${BASH_SOURCE[0]}" != "$0" ] || main "$@"

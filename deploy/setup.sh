@@ -325,4 +325,5 @@ main() {
 	say "done"
 }
 
-main "$@"
+# Sourced (tests/integration/test_deploy_scripts.py): functions only.
+[ "${BASH_SOURCE[0]}" != "$0" ] || main "$@"
