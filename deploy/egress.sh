@@ -85,10 +85,11 @@ runsc_seccomp_flag() {
 
 # Point the egress runtime at the wrapper with one network mode; reload dockerd.
 set_runtime() {
-	local mode=$1 platform changed
+	local mode=$1 platform changed seccomp
 	platform=$(head -1 /var/lib/isobox/platform)
+	seccomp=$(runsc_seccomp_flag)
 	changed=$(runtime_entry "$runtime" "$WRAPPER" "--platform=$platform" "--network=$mode" \
-		$(runsc_seccomp_flag))
+		${seccomp:+"$seccomp"})
 	if [ "$changed" = changed ]; then
 		kill -HUP "$(cat /var/run/docker.pid)"
 		for _ in $(seq 1 50); do
@@ -189,18 +190,20 @@ is_sandbox() {
 	return 1
 }
 
+# Runs in a condition, where set -e does not hold: every step checks itself.
 limit() {
 	local pid cg dir want got
-	pid=$(<"$pidfile")
+	pid=$(<"$pidfile") || { echo "no pid file"; return 1; }
 	[[ $pid =~ ^[0-9]+$ ]] && is_sandbox "$pid" || { echo "no sandbox process ($pid)"; return 1; }
 	if [ ! -f /sys/fs/cgroup/cgroup.controllers ]; then
 		cg=$(sed -n 's/^[0-9]*:\([^:]*,\)\{0,1\}memory\(,[^:]*\)\{0,1\}:\(.*\)$/\3/p' "/proc/$pid/cgroup")
 		[[ ${cg##*/} == *"$id"* ]] || { echo "memory cgroup '$cg' is not the container's"; return 1; }
 		dir=/sys/fs/cgroup/memory$cg
-		want=$(<"$dir/memory.limit_in_bytes")
-		echo "$want" >"$dir/memory.kmem.tcp.limit_in_bytes"
-		got=$(<"$dir/memory.kmem.tcp.limit_in_bytes")
-		[ "$got" = "$want" ] || { echo "memory.kmem.tcp.limit_in_bytes is $got, not $want"; return 1; }
+		want=$(<"$dir/memory.limit_in_bytes") && [[ $want =~ ^[0-9]+$ ]] ||
+			{ echo "no memory limit in $dir"; return 1; }
+		echo "$want" >"$dir/memory.kmem.tcp.limit_in_bytes" &&
+			got=$(<"$dir/memory.kmem.tcp.limit_in_bytes") && [ "$got" = "$want" ] ||
+			{ echo "cannot set $dir/memory.kmem.tcp.limit_in_bytes to $want"; return 1; }
 	fi
 	[ "$(readlink "/proc/$pid/ns/net")" != "$(readlink /proc/self/ns/net)" ] ||
 		{ echo "the sandbox is in the host's network namespace"; return 1; }

@@ -93,9 +93,9 @@ platform_works() {
 # SIGKILL process $1 and all its descendants (found through /proc, twice:
 # a child forked while the first round ran is caught by the second).
 kill_tree() {
-	local root=$1 round p stat ppid tree changed
+	local root=$1 p stat ppid tree changed
 	local -A parent
-	for round in 1 2; do
+	for _ in 1 2; do
 		parent=()
 		for p in /proc/[0-9]*; do
 			stat=$(cat "$p/stat" 2>/dev/null) || continue
@@ -154,7 +154,7 @@ configure_docker() {
 		say "warning: this runsc has no --oci-seccomp: sandboxed code can make user namespaces (docs/THREAT_MODEL.md)"
 	fi
 	bash "$HERE/egress.sh" runtime "$RUNTIME" "$(command -v runsc)" \
-		"--platform=$platform" --network=none $seccomp
+		"--platform=$platform" --network=none ${seccomp:+"$seccomp"}
 }
 
 # What every sandbox gets from the host, root-owned, read by the worker's
