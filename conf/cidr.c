@@ -84,6 +84,16 @@ bool cidr_contains(const struct cidr *c, int family, const void *addr)
 	return (a[full] & mask) == (c->addr[full] & mask);
 }
 
+bool cidr_within(const struct cidr *a, const struct cidr *b)
+{
+	return a->family == b->family && b->prefix <= a->prefix && cidr_contains(b, a->family, a->addr);
+}
+
+bool cidr_overlap(const struct cidr *a, const struct cidr *b)
+{
+	return cidr_within(a, b) || cidr_within(b, a);
+}
+
 struct cidr cidr_network(int family, const void *addr, int prefix)
 {
 	struct cidr c = {.family = family, .prefix = prefix};

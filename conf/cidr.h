@@ -30,6 +30,10 @@ bool cidr_contains(const struct cidr *c, int family, const void *addr);
  * NULL or garbage: no.
  */
 bool cidr_list_contains(const struct cidr *list, size_t n, const char *addr);
+/* Is range a inside range b (same family, b's prefix no longer, b holds a)? */
+bool cidr_within(const struct cidr *a, const struct cidr *b);
+/* Do ranges a and b share an address (one is inside the other)? */
+bool cidr_overlap(const struct cidr *a, const struct cidr *b);
 /* The network of address addr/prefix, host bits cleared (for interfaces). */
 struct cidr cidr_network(int family, const void *addr, int prefix);
 

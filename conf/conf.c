@@ -86,14 +86,37 @@ static bool get_cidrs(const cJSON *o, const char *key, bool hosts_only, struct c
 }
 
 /*
- * The egress section. The firewall that deploy/setup.sh installs is made
+ * network.allow: each entry must be IPv4 and lie inside one deny entry.
+ * An entry that takes nothing off the deny list is a typo, or a belief
+ * that allow opens something else (the host, the bridge, mail ports: it
+ * never does), so it is refused rather than silently meaningless.
+ */
+static bool check_allow(const struct conf_network *n, struct fault *f)
+{
+	char a[64];
+	for (size_t i = 0; i < n->n_allow; i++) {
+		bool inside = false;
+		cidr_format(&n->allow[i], a, sizeof a);
+		if (n->allow[i].family != AF_INET)
+			return fail(f, E_INVALID_VALUE, "network.allow: %s is not IPv4 (IPv6 egress is off)", a);
+		for (size_t j = 0; j < n->n_deny && !inside; j++)
+			inside = cidr_within(&n->allow[i], &n->deny[j]);
+		if (!inside)
+			return fail(f, E_INVALID_VALUE,
+				    "network.allow: %s is not inside any network.deny entry, so it would change nothing", a);
+	}
+	return true;
+}
+
+/*
+ * The egress section. The firewall that deploy/egress.sh installs is made
  * from it (sandbox/egress.c), so everything here is checked as strictly as
  * a request: a rule that silently meant something else would open a hole.
  */
 static bool get_network(const cJSON *root, struct conf_network *n, struct fault *f)
 {
 	static const char *const keys[] = {"enabled", "dockerNetwork", "bridge", "subnet", "runtime",
-		"stateDir", "dns", "deny", "denyTcpPorts", "outInterfaces", NULL};
+		"stateDir", "dns", "deny", "allow", "denyTcpPorts", "outInterfaces", NULL};
 	const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "network"), *v;
 	const char *s;
 	char why[160];
@@ -129,6 +152,11 @@ static bool get_network(const cJSON *root, struct conf_network *n, struct fault 
 	if (!get_cidrs(o, "dns", true, &n->dns, &n->n_dns, f) ||
 	    !get_cidrs(o, "deny", false, &n->deny, &n->n_deny, f))
 		return false;
+	/* Optional: absent is the same as empty. */
+	if (cJSON_GetObjectItemCaseSensitive(o, "allow")) {
+		if (!get_cidrs(o, "allow", false, &n->allow, &n->n_allow, f) || !check_allow(n, f))
+			return false;
+	}
 
 	v = cJSON_GetObjectItemCaseSensitive(o, "denyTcpPorts");
 	if (!cJSON_IsArray(v))
@@ -193,7 +221,7 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 	static const char *const request_keys[] = {"maxBodyBytes", "maxFiles", "maxFileBytes",
 		"maxPathBytes", "maxArgs", "maxArgBytes", "maxStdinBytes", "maxJsonValues", NULL};
 	static const char *const sandbox_keys[] = {"tmpBytes", "workBytes", "pidsBackstop",
-		"startTimeoutMs", NULL};
+		"startTimeoutMs", "seccompProfile", "resolvConf", NULL};
 	const char *s;
 	const cJSON *o;
 
@@ -246,8 +274,16 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 	    !get_int(o, "sandbox", "tmpBytes", 1 << 20, &c->sandbox.tmp_bytes, f) ||
 	    !get_int(o, "sandbox", "workBytes", 1 << 20, &c->sandbox.work_bytes, f) ||
 	    !get_int(o, "sandbox", "pidsBackstop", 64, &c->sandbox.pids_backstop, f) ||
-	    !get_int(o, "sandbox", "startTimeoutMs", 1000, &c->sandbox.start_timeout_ms, f))
+	    !get_int(o, "sandbox", "startTimeoutMs", 1000, &c->sandbox.start_timeout_ms, f) ||
+	    !get_path(o, "seccompProfile", base_dir, &c->sandbox.seccomp_profile, f) ||
+	    !get_path(o, "resolvConf", base_dir, &c->sandbox.resolv_conf, f))
 		return false;
+	/* Both go into docker's argv as part of one flag's value. */
+	if (strchr(c->sandbox.resolv_conf, ',') || strchr(c->sandbox.resolv_conf, '=') ||
+	    c->sandbox.resolv_conf[0] != '/')
+		return fail(f, E_INVALID_VALUE, "sandbox.resolvConf must be an absolute path without , or =");
+	if (c->sandbox.seccomp_profile[0] != '/')
+		return fail(f, E_INVALID_VALUE, "sandbox.seccompProfile must be an absolute path");
 	return get_network(root, &c->network, f);
 }
 
@@ -305,12 +341,15 @@ void conf_free(struct conf *c)
 	free(c->docker);
 	free(c->runtime);
 	free(c->cgroup_parent);
+	free(c->sandbox.seccomp_profile);
+	free(c->sandbox.resolv_conf);
 	free(c->network.docker_network);
 	free(c->network.bridge);
 	free(c->network.runtime);
 	free(c->network.state_dir);
 	free(c->network.dns);
 	free(c->network.deny);
+	free(c->network.allow);
 	strv_free(&c->network.out_interfaces);
 	access_free(&c->access);
 	*c = (struct conf){0};

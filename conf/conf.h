@@ -38,6 +38,8 @@ struct conf {
 	} request;
 	struct {
 		int64_t tmp_bytes, work_bytes, pids_backstop, start_timeout_ms;
+		char *seccomp_profile; /* docker --security-opt seccomp= (deploy/seccomp.json) */
+		char *resolv_conf;     /* /etc/resolv.conf of runs without network */
 	} sandbox;
 	struct conf_network {
 		bool enabled;          /* may a request ask for "network": true? */
@@ -50,6 +52,8 @@ struct conf {
 		size_t n_dns;
 		struct cidr *deny;     /* never forwarded to */
 		size_t n_deny;
+		struct cidr *allow;    /* taken off the deny list (IPv4, each inside a deny entry) */
+		size_t n_allow;
 		int64_t deny_tcp_ports[32];
 		size_t n_deny_tcp_ports;
 		struct strv out_interfaces; /* empty: any */

@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # Opt-in network egress for isobox: the docker bridge, the gVisor runtime
-# with a network stack, and the host firewall, all made from the `network:`
-# section of the installed conf. Run as root, after `make install` and the
-# images (it probes with an image). Idempotent: run it again after editing
-# the conf, after a reboot, or when the host's interfaces change; the worker
-# refuses egress runs (503 network_unavailable) until it has.
+# with a network stack (and its wrapper, runsc-egress), and the host
+# firewall, all made from the `network:` section of the installed conf. Run
+# as root, after `make install` and the images (it probes with an image).
+# Idempotent: run it again after editing the conf, after a reboot, after an
+# upgrade of isobox (`make run` does), or when the host's interfaces change;
+# the worker refuses egress runs (503 network_unavailable) until it has.
 #
 #   deploy/egress.sh install   make or refresh everything (or remove it all
 #                              when network.enabled is false)
 #   deploy/egress.sh check     self-test from inside a sandbox; exit 1 if a
 #                              probe is not blocked the way it must be
 #   deploy/egress.sh remove    take it all away again
+#   deploy/egress.sh runtime NAME PATH [ARG...]
+#                              set one runtime in /etc/docker/daemon.json,
+#                              keeping the rest; prints "changed" if it did
+#                              (deploy/setup.sh uses it for runsc-untrusted)
 #
 # Environment: PREFIX (/opt/isobox); for check, ISOBOX_EGRESS_PROBES (the
 # addresses that must be blocked, "IP:PORT ..."; GATEWAY stands for the
@@ -23,6 +28,8 @@ BIN=$PREFIX/bin/isobox-fcgi
 CONF=$PREFIX/conf/isobox.yaml
 LOCK=/var/lib/isobox/images.lock
 DAEMON_JSON=/etc/docker/daemon.json
+WRAPPER_DIR=/usr/local/lib/isobox
+WRAPPER=$WRAPPER_DIR/runsc-egress
 
 say() { printf 'egress: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
@@ -33,7 +40,7 @@ load_plan() {
 	[ -x "$BIN" ] || die "$BIN missing: run make install"
 	while IFS='=' read -r k v; do
 		case $k in
-		enabled | docker_network | bridge | subnet | gateway | runtime | state_dir)
+		enabled | docker_network | bridge | subnet | gateway | runtime | state_dir | allow)
 			printf -v "$k" '%s' "$v" ;;
 		esac
 	done < <("$BIN" --conf "$CONF" --egress plan)
@@ -45,17 +52,20 @@ probe_image() {
 	sed -n 's/^  bash: {id: "\(sha256:[0-9a-f]*\)".*/\1/p' "$LOCK" | head -1
 }
 
-# Point the egress runtime at runsc with one network mode; reload dockerd.
-set_runtime() {
-	local mode=$1 platform changed
-	platform=$(head -1 /var/lib/isobox/platform)
-	changed=$(python3 - "$(command -v runsc)" "$platform" "$runtime" "$mode" <<'EOF'
+# The one place that writes /etc/docker/daemon.json: runtime NAME is PATH
+# with ARGS, everything else in the file is kept. Prints "changed" if the
+# file changed (the caller reloads dockerd).
+runtime_entry() {
+	mkdir -p "$(dirname "$DAEMON_JSON")"
+	python3 - "$DAEMON_JSON" "$@" <<'EOF'
 import json, os, sys
-runsc, platform, name, mode = sys.argv[1:5]
-path = "/etc/docker/daemon.json"
-with open(path) as f:
-    cfg = json.load(f)
-want = {"path": runsc, "runtimeArgs": ["--platform=" + platform, "--network=" + mode]}
+path, name, runtime, args = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+try:
+    with open(path) as f:
+        cfg = json.load(f)
+except FileNotFoundError:
+    cfg = {}
+want = {"path": runtime, "runtimeArgs": args}
 if cfg.get("runtimes", {}).get(name) != want:
     cfg.setdefault("runtimes", {})[name] = want
     with open(path + ".isobox-tmp", "w") as f:
@@ -64,15 +74,171 @@ if cfg.get("runtimes", {}).get(name) != want:
     os.replace(path + ".isobox-tmp", path)
     print("changed")
 EOF
-)
+}
+
+# The last runsc flag of both isobox runtimes: --oci-seccomp makes runsc
+# apply the seccomp profile that the worker passes (docker --security-opt
+# seccomp=...) to the sandboxed program, where this runsc has the flag.
+runsc_seccomp_flag() {
+	if runsc --oci-seccomp --version >/dev/null 2>&1; then echo --oci-seccomp; fi
+}
+
+# Point the egress runtime at the wrapper with one network mode; reload dockerd.
+set_runtime() {
+	local mode=$1 platform changed seccomp
+	platform=$(head -1 /var/lib/isobox/platform)
+	seccomp=$(runsc_seccomp_flag)
+	changed=$(runtime_entry "$runtime" "$WRAPPER" "--platform=$platform" "--network=$mode" \
+		${seccomp:+"$seccomp"})
 	if [ "$changed" = changed ]; then
 		kill -HUP "$(cat /var/run/docker.pid)"
 		for _ in $(seq 1 50); do
-			docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q "\"$runtime\"" && return 0
+			docker info --format '{{json .Runtimes}}' 2>/dev/null |
+				grep -qF "\"$runtime\":{\"path\":\"$WRAPPER\"" && return 0
 			sleep 0.1
 		done
 		die "dockerd does not list the $runtime runtime"
 	fi
+}
+
+# The wrapper that docker runs as the egress runtime (root): it adds what
+# docker cannot express before the sandboxed program starts (see its text).
+install_wrapper() {
+	install -d -m 0755 -o root -g root "$WRAPPER_DIR"
+	wrapper_text | sed "s|@RUNSC@|$(command -v runsc)|" >"$WRAPPER.new"
+	chmod 0755 "$WRAPPER.new"
+	mv -f "$WRAPPER.new" "$WRAPPER"
+}
+
+wrapper_text() {
+	cat <<'WRAPPER'
+#!/bin/bash
+# runsc-egress: the OCI runtime of isobox's egress runs. Docker's runtime
+# `runsc-egress` points here; deploy/egress.sh install writes this file.
+#
+# It runs as root, called by containerd's shim with runsc's own argv, and
+# takes nothing from a request. Every command is runsc's, unchanged, but
+# `create` is followed (the sandbox exists, its program has not started) by
+# two limits that docker has no flag for:
+#   - socket memory. With runsc --network=host the sandbox's sockets are
+#     host kernel sockets. On cgroup v1 their buffers are charged to a
+#     cgroup only once its memory.kmem.tcp.limit_in_bytes is written: it is
+#     set to the container's own memory limit (TCP and UDP both count
+#     there). cgroup v2 charges them to memory.max already.
+#   - docker's embedded DNS. Docker serves 127.0.0.11 (DNAT to random
+#     ports, all on that address) inside the container's network namespace
+#     and answers PTR queries with the names of other sandboxes. Filter
+#     rules in that namespace reject everything sent to 127.0.0.11 (TCP
+#     with a reset: ICMP errors are rate-limited, and a connect that gets
+#     none hangs).
+# If either fails, the sandbox is deleted and create fails: no egress run
+# starts without them.
+set -euo pipefail
+PATH=/usr/sbin:/usr/bin:/sbin:/bin
+RUNSC=@RUNSC@
+
+# An error goes to stderr and, as runsc's own would, to the --log file
+# (JSON lines), where containerd finds the message that docker shows.
+die() {
+	local msg="runsc-egress: $*" log="" k
+	printf '%s\n' "$msg" >&2
+	for ((k = 0; k < ${#args[@]}; k++)); do
+		case ${args[k]} in
+		--log) log=${args[k + 1]:-} ;;
+		--log=*) log=${args[k]#*=} ;;
+		esac
+	done
+	msg=${msg//\\/\\\\} msg=${msg//\"/\\\"}
+	[ -z "$log" ] || printf '{"level":"error","msg":"%s","time":"%s"}\n' "$msg" \
+		"$(date -u +%Y-%m-%dT%H:%M:%SZ)" >>"$log" 2>/dev/null || true
+	exit 1
+}
+
+# The subcommand is the first word after runsc's global flags; the flags
+# with a separate value are those containerd passes.
+args=("$@") i=0 cmd=""
+while [ $i -lt ${#args[@]} ]; do
+	case ${args[i]} in
+	--root | --log | --log-format | --debug-log | --panic-log) i=$((i + 2)) ;;
+	-*) i=$((i + 1)) ;;
+	*) cmd=${args[i]}; break ;;
+	esac
+done
+if [ "$cmd" != create ]; then
+	# A create that was not recognised would start without the limits.
+	for a in "$@"; do [ "$a" != create ] || die "cannot tell the command in: $*"; done
+	exec "$RUNSC" "$@"
+fi
+global=("${args[@]:0:i}")
+id="" pidfile=""
+for ((j = i + 1; j < ${#args[@]}; j++)); do
+	case ${args[j]} in
+	--pid-file) pidfile=${args[j + 1]:-}; j=$((j + 1)) ;;
+	--pid-file=*) pidfile=${args[j]#*=} ;;
+	--bundle | --console-socket | --user-log) j=$((j + 1)) ;;
+	-*) ;;
+	*) [ -z "$id" ] || die "two container ids: $id ${args[j]}"; id=${args[j]} ;;
+	esac
+done
+[[ $id =~ ^[A-Za-z0-9][A-Za-z0-9_.-]*$ ]] || die "no container id in: $*"
+[ -n "$pidfile" ] || die "create without --pid-file: cannot find the sandbox"
+
+# Is process $1 the sandbox of this container (an argv element is the id)?
+is_sandbox() {
+	local a
+	while IFS= read -r -d '' a; do [ "$a" != "$id" ] || return 0; done <"/proc/$1/cmdline"
+	return 1
+}
+
+# Runs in a condition, where set -e does not hold: every step checks itself.
+limit() {
+	local pid cg dir want got
+	pid=$(<"$pidfile") || { echo "no pid file"; return 1; }
+	[[ $pid =~ ^[0-9]+$ ]] && is_sandbox "$pid" || { echo "no sandbox process ($pid)"; return 1; }
+	if [ ! -f /sys/fs/cgroup/cgroup.controllers ]; then
+		cg=$(sed -n 's/^[0-9]*:\([^:]*,\)\{0,1\}memory\(,[^:]*\)\{0,1\}:\(.*\)$/\3/p' "/proc/$pid/cgroup")
+		[[ ${cg##*/} == *"$id"* ]] || { echo "memory cgroup '$cg' is not the container's"; return 1; }
+		dir=/sys/fs/cgroup/memory$cg
+		want=$(<"$dir/memory.limit_in_bytes") && [[ $want =~ ^[0-9]+$ ]] ||
+			{ echo "no memory limit in $dir"; return 1; }
+		echo "$want" >"$dir/memory.kmem.tcp.limit_in_bytes" &&
+			got=$(<"$dir/memory.kmem.tcp.limit_in_bytes") && [ "$got" = "$want" ] ||
+			{ echo "cannot set $dir/memory.kmem.tcp.limit_in_bytes to $want"; return 1; }
+	fi
+	[ "$(readlink "/proc/$pid/ns/net")" != "$(readlink /proc/self/ns/net)" ] ||
+		{ echo "the sandbox is in the host's network namespace"; return 1; }
+	printf '%s\n' '*filter' \
+		'-I OUTPUT 1 -d 127.0.0.11/32 -p tcp -j REJECT --reject-with tcp-reset' \
+		'-I OUTPUT 2 -d 127.0.0.11/32 -j REJECT --reject-with icmp-admin-prohibited' 'COMMIT' |
+		nsenter --net="/proc/$pid/ns/net" iptables-restore --noflush || { echo "iptables failed"; return 1; }
+	# Still the same process: a reused pid would name another container.
+	is_sandbox "$pid" || { echo "the sandbox process went away"; return 1; }
+}
+
+"$RUNSC" "$@" || exit $?
+if ! why=$(limit 2>&1); then
+	"$RUNSC" "${global[@]}" delete --force "$id" >/dev/null 2>&1 || true
+	die "$why: the sandbox is deleted"
+fi
+WRAPPER
+}
+
+# SIGKILL the processes with an argv element that names container $1: the
+# element is the id, or has it as a path component (the shim, the gofer,
+# the sandbox). Ids are 64 random hex digits: nothing else can match.
+kill_container_processes() {
+	local id=$1 p a
+	[[ $id =~ ^[0-9a-f]{64}$ ]] || return 0
+	for p in /proc/[0-9]*; do
+		while IFS= read -r -d '' a; do
+			case /$a/ in
+			*"/$id/"* | *"=$id/"*)
+				kill -9 "${p#/proc/}" 2>/dev/null || true
+				break
+				;;
+			esac
+		done 2>/dev/null <"$p/cmdline" || true
+	done
 }
 
 # Does a sandbox boot on the egress network with this network mode? A
@@ -88,7 +254,7 @@ mode_works() {
 		grep -qx isobox-ok || ok=0
 	if [ $ok = 0 ] && [ -s "$cidfile" ]; then
 		docker rm -f "$(cat "$cidfile")" >/dev/null 2>&1 || true
-		pkill -9 -f "$(cat "$cidfile")" 2>/dev/null || true
+		kill_container_processes "$(cat "$cidfile")"
 	fi
 	rm -f "$cidfile"
 	[ $ok = 1 ]
@@ -100,10 +266,9 @@ mode_works() {
 pick_mode() {
 	local version cache=/var/lib/isobox/egress-mode m
 	version=$(runsc --version | head -1)
-	if [ -f $cache ] && [ "$(sed -n 2p $cache)" = "$version" ]; then
-		m=$(head -1 $cache)
-		set_runtime "$m"
-		echo "$m"
+	# The cached mode is tried once (through the wrapper, which may be new).
+	if [ -f $cache ] && [ "$(sed -n 2p $cache)" = "$version" ] && mode_works "$(head -1 $cache)"; then
+		head -1 $cache
 		return 0
 	fi
 	for m in sandbox host; do
@@ -143,7 +308,7 @@ unhook() {
 }
 
 install_egress() {
-	local mode
+	local mode a
 	load_plan
 	if [ "$enabled" != 1 ]; then
 		say "network.enabled is false in $CONF: removing egress"
@@ -159,6 +324,7 @@ install_egress() {
 
 	install -d -m 0755 "$state_dir"
 	rm -f "$state_dir/boot" # the worker refuses egress while this is missing
+	install_wrapper
 	make_network
 	mode=$(pick_mode)
 	"$BIN" --conf "$CONF" --egress rules >"$state_dir/rules.v4.new"
@@ -176,11 +342,14 @@ install_egress() {
 	echo "$mode" >"$state_dir/mode"
 	cat /proc/sys/kernel/random/boot_id >"$state_dir/boot"
 	chmod 0644 "$state_dir"/*
-	say "network $docker_network ($subnet on $bridge), runsc --network=$mode, firewall installed"
+	for a in $allow; do
+		say "network.allow: $a is taken off the deny list (not the host, the bridge or the mail ports)"
+	done
+	say "network $docker_network ($subnet on $bridge), runsc --network=$mode via $WRAPPER, firewall installed"
 }
 
 remove_egress() {
-	local i
+	local i c
 	load_plan
 	# First the record: the worker starts no more egress runs. Then the
 	# runs on the bridge and the bridge itself, and only then the rules,
@@ -199,9 +368,11 @@ remove_egress() {
 	unhook iptables INPUT ISOBOX-EGRESS-IN
 	unhook ip6tables FORWARD ISOBOX-EGRESS6
 	unhook ip6tables INPUT ISOBOX-EGRESS6
-	iptables -F ISOBOX-EGRESS 2>/dev/null && iptables -X ISOBOX-EGRESS
-	iptables -F ISOBOX-EGRESS-IN 2>/dev/null && iptables -X ISOBOX-EGRESS-IN
-	ip6tables -F ISOBOX-EGRESS6 2>/dev/null && ip6tables -X ISOBOX-EGRESS6
+	# Flush all first: ISOBOX-EGRESS jumps to ISOBOX-EGRESS-DENY.
+	for c in ISOBOX-EGRESS ISOBOX-EGRESS-DENY ISOBOX-EGRESS-IN; do iptables -F "$c" 2>/dev/null || true; done
+	for c in ISOBOX-EGRESS ISOBOX-EGRESS-DENY ISOBOX-EGRESS-IN; do iptables -X "$c" 2>/dev/null || true; done
+	ip6tables -F ISOBOX-EGRESS6 2>/dev/null || true
+	ip6tables -X ISOBOX-EGRESS6 2>/dev/null || true
 	say "egress removed"
 }
 
@@ -215,7 +386,11 @@ probe() {
 		--user=65534:65534 --cap-drop=ALL --security-opt=no-new-privileges --read-only \
 		--entrypoint= "$(probe_image)" /bin/bash -c '
 		out=$(timeout 5 bash -c "exec 3<>/dev/tcp/$0/$1" 2>&1) && { echo connected; exit; }
-		case $out in *"No route to host"*) echo blocked ;; *) echo "${out##*: }" ;; esac' \
+		case $out in
+		*"No route to host"*) echo blocked ;;
+		*"Connection refused"*) echo refused ;;
+		*) echo "${out##*: }" ;;
+		esac' \
 		"$ip" "$port" 2>&1 | tail -1
 }
 
@@ -233,6 +408,17 @@ check_egress() {
 		"$1" -C "$2" -i "$bridge" -j "$3" 2>/dev/null ||
 			{ say "FAIL: $1 $2 does not jump to $3"; failed=1; }
 	done
+	docker info --format '{{json .Runtimes}}' | grep -qF "\"$runtime\":{\"path\":\"$WRAPPER\"" ||
+		{ say "FAIL: docker's $runtime runtime is not $WRAPPER"; failed=1; }
+	# Docker's embedded DNS answers on 127.0.0.11:53 unless the wrapper's
+	# rules reject it (with a reset: "refused" here).
+	got=$(probe 127.0.0.11:53)
+	if [ "$got" = refused ]; then
+		say "ok: 127.0.0.11:53 (docker's DNS) refused"
+	else
+		say "FAIL: 127.0.0.11:53 (docker's DNS) from a sandbox: $got (want refused)"
+		failed=1
+	fi
 	probes=${ISOBOX_EGRESS_PROBES:-"GATEWAY:53 169.254.169.254:80 10.0.0.1:80 172.16.0.1:80 192.168.0.1:80 100.64.0.1:80 198.51.100.25:25"}
 	for p in ${probes//GATEWAY/$gateway}; do
 		got=$(probe "$p")
@@ -258,10 +444,16 @@ check_egress() {
 	return $failed
 }
 
-[ "$(id -u)" = 0 ] || die "run as root"
-case "${1:-}" in
-install) install_egress ;;
-check) check_egress ;;
-remove) remove_egress ;;
-*) die "usage: $0 install|check|remove" ;;
-esac
+main() {
+	[ "$(id -u)" = 0 ] || die "run as root"
+	case "${1:-}" in
+	install) install_egress ;;
+	check) check_egress ;;
+	remove) remove_egress ;;
+	runtime) shift; [ $# -ge 2 ] || die "usage: $0 runtime NAME PATH [ARG...]"; runtime_entry "$@" ;;
+	*) die "usage: $0 install|check|remove|runtime NAME PATH [ARG...]" ;;
+	esac
+}
+
+# Sourced (tests/integration/test_deploy_scripts.py): functions only.
+[ "${BASH_SOURCE[0]}" != "$0" ] || main "$@"

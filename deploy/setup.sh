@@ -3,7 +3,9 @@
 #
 #   deploy/setup.sh            packages, docker + runsc-untrusted runtime,
 #                              dockerd (if no service manager runs it),
-#                              the isobox.slice cgroup parent, the isobox user
+#                              the isobox.slice cgroup parent, the isobox user,
+#                              the files every sandbox gets (seccomp profile,
+#                              empty resolv.conf)
 #   deploy/setup.sh --print    show what it detected
 #   deploy/setup.sh --build-deps   only the packages needed to compile
 #   deploy/setup.sh --check-egress the egress self-test (deploy/egress.sh check;
@@ -13,18 +15,24 @@
 #   ISOBOX_SLICE_MEMORY  bytes for all sandboxes together (default: half of RAM)
 #   ISOBOX_SLICE_PIDS    tasks for all sandboxes together (default: 16384)
 #   ISOBOX_SLICE_CPUS    CPUs for all sandboxes together  (default: 90% of
-#                        cores, but never below the per-run cpus ceiling in
-#                        conf/isobox.yaml: the kernel refuses a child quota
-#                        above its parent's; the slice also gets half the
-#                        host's CPU weight, so the host wins under contention)
+#                        cores, but never below the per-run cpus ceiling of
+#                        the conf: the kernel refuses a child quota above its
+#                        parent's; the slice also gets half the host's CPU
+#                        weight, so the host wins under contention)
+#   ISOBOX_SLICE_SOCKETS bytes of socket buffers for all sandboxes together
+#                        (cgroup v1; default: half of the host's TCP "low"
+#                        threshold, net.ipv4.tcp_mem[0], so that sandboxes
+#                        alone never put the host's TCP under pressure)
+#   PREFIX               where `make install` puts isobox (/opt/isobox): its
+#                        binary reads the conf for the values above
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
+PREFIX=${PREFIX:-/opt/isobox}
 STATE=/var/lib/isobox
 LOG=/var/log/isobox
 RUNDIR=/run/isobox
 SLICE=isobox.slice
-RUNTIME=runsc-untrusted
 BUILD_PACKAGES="gcc make pkg-config libfcgi-dev libcjson-dev libyaml-dev libcap-ng-dev xxd"
 PACKAGES="$BUILD_PACKAGES docker.io runsc caddy spawn-fcgi debootstrap libfcgi-dev libcjson-dev
  libyaml-dev libcap-ng-dev pkg-config make gcc curl python3 python3-pytest
@@ -64,10 +72,49 @@ install_packages() {
 # /dev/kvm that exists can still hang under nested virtualisation); the answer
 # is cached per runsc version because a failed try costs its whole timeout.
 platform_works() {
-	local out
-	out=$(cd / && timeout 15 runsc --platform="$1" --network=none do /bin/echo isobox-ok 2>/dev/null) || true
-	pkill -9 -f "runsc-sandbox.*--platform=$1.*do" 2>/dev/null || true
-	[ "$out" = isobox-ok ]
+	local out pid
+	out=$(mktemp)
+	(cd / && exec runsc --platform="$1" --network=none do /bin/echo isobox-ok) >"$out" 2>/dev/null &
+	pid=$!
+	for _ in $(seq 1 150); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	# A hung try leaves runsc, its gofer and its sandbox (in a session of
+	# its own): kill that tree, nothing else (other sandboxes on the host
+	# run the same programs with the same flags).
+	kill -0 "$pid" 2>/dev/null && kill_tree "$pid"
+	wait "$pid" 2>/dev/null || true
+	[ "$(cat "$out")" = isobox-ok ] && rm -f "$out" && return 0
+	rm -f "$out"
+	return 1
+}
+
+# SIGKILL process $1 and all its descendants (found through /proc, twice:
+# a child forked while the first round ran is caught by the second).
+kill_tree() {
+	local root=$1 p stat ppid tree changed
+	local -A parent
+	for _ in 1 2; do
+		parent=()
+		for p in /proc/[0-9]*; do
+			stat=$(cat "$p/stat" 2>/dev/null) || continue
+			stat=${stat##*) } # after "(comm)": state, ppid, ...
+			ppid=${stat#* }
+			parent[${p#/proc/}]=${ppid%% *}
+		done
+		tree=" $root " changed=1
+		while [ $changed = 1 ]; do
+			changed=0
+			for p in "${!parent[@]}"; do
+				if [[ $tree == *" ${parent[$p]} "* && $tree != *" $p "* ]]; then
+					tree+="$p "
+					changed=1
+				fi
+			done
+		done
+		kill -9 $tree 2>/dev/null || true
+	done
 }
 
 detect_platform() {
@@ -94,32 +141,45 @@ detect_platform() {
 	die "no runsc platform works on this host"
 }
 
+# runsc-untrusted in /etc/docker/daemon.json (deploy/egress.sh writes the
+# file, for both runtimes). --network=none: no network stack at all in the
+# sandbox (loopback only), whatever docker sets up; egress runs use a
+# runtime of their own. --oci-seccomp: runsc applies the seccomp profile
+# the worker passes to the sandboxed program (no new user namespaces).
 configure_docker() {
-	local platform=$1 runsc
-	runsc=$(command -v runsc)
-	mkdir -p /etc/docker
-	# Merge our runtime into daemon.json, keeping whatever else is there.
-	python3 - "$runsc" "$platform" "$RUNTIME" <<'EOF'
-import json, os, sys
-runsc, platform, name = sys.argv[1:4]
-path = "/etc/docker/daemon.json"
-try:
-    with open(path) as f:
-        cfg = json.load(f)
-except FileNotFoundError:
-    cfg = {}
-# --network=none: no network stack at all in the sandbox (loopback only),
-# whatever docker sets up; egress runs use a runtime of their own.
-want = {"path": runsc, "runtimeArgs": ["--platform=" + platform, "--network=none"]}
-if cfg.get("runtimes", {}).get(name) != want:
-    cfg.setdefault("runtimes", {})[name] = want
-    tmp = path + ".isobox-tmp"
-    with open(tmp, "w") as f:
-        json.dump(cfg, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, path)
-    print("changed")
-EOF
+	local platform=$1 seccomp=""
+	if runsc --oci-seccomp --version >/dev/null 2>&1; then
+		seccomp=--oci-seccomp
+	else
+		say "warning: this runsc has no --oci-seccomp: sandboxed code can make user namespaces (docs/THREAT_MODEL.md)"
+	fi
+	bash "$HERE/egress.sh" runtime "$RUNTIME" "$(command -v runsc)" \
+		"--platform=$platform" --network=none ${seccomp:+"$seccomp"}
+}
+
+# What every sandbox gets from the host, root-owned, read by the worker's
+# docker client or mounted read-only: the seccomp profile (conf
+# sandbox.seccompProfile) and, for runs without network, a resolv.conf
+# naming no resolver (sandbox.resolvConf), instead of the host's.
+sandbox_files() {
+	install -d -m 0755 -o root -g root "$STATE/sandbox"
+	install -m 0644 -o root -g root "$HERE/seccomp.json" "$STATE/sandbox/seccomp.json"
+	printf '# isobox: this run has no network, so no resolver\n' >"$STATE/sandbox/resolv.conf.new"
+	chmod 0644 "$STATE/sandbox/resolv.conf.new"
+	mv -f "$STATE/sandbox/resolv.conf.new" "$STATE/sandbox/resolv.conf"
+}
+
+# A value from the conf that the pool uses, printed by its binary (no
+# script reads the YAML); empty if isobox is not installed or built yet.
+conf_value() {
+	local bin conf k v
+	for bin in "$PREFIX/bin/isobox-fcgi:$PREFIX/conf/isobox.yaml" "$HERE/../bin/isobox-fcgi:$HERE/../conf/isobox.yaml"; do
+		conf=${bin#*:} bin=${bin%%:*}
+		[ -x "$bin" ] && [ -f "$conf" ] || continue
+		while IFS='=' read -r k v; do
+			[ "$k" = "$1" ] && { echo "$v"; return 0; }
+		done < <("$bin" --conf "$conf" --print-conf 2>/dev/null)
+	done
 }
 
 dockerd_pid() {
@@ -162,10 +222,12 @@ setup_slice() {
 	local mem pids cpus quota period=100000 c d
 	mem=${ISOBOX_SLICE_MEMORY:-$(($(awk '/MemTotal/ {print $2}' /proc/meminfo) * 1024 / 2))}
 	pids=${ISOBOX_SLICE_PIDS:-16384}
-	local ceiling
-	ceiling=$(awk '/^ceilings:/ {f = 1} f && $1 == "cpus:" {print $2; exit}' "$HERE/../conf/isobox.yaml")
-	cpus=${ISOBOX_SLICE_CPUS:-$(awk -v n="$(nproc)" -v c="${ceiling:-2}" \
+	local ceiling sockets
+	# Not installed yet: all cores, which no sane ceiling exceeds.
+	ceiling=$(conf_value ceilings_cpus)
+	cpus=${ISOBOX_SLICE_CPUS:-$(awk -v n="$(nproc)" -v c="${ceiling:-$(nproc)}" \
 		'BEGIN {x = n * 0.9; if (x < c) x = c; printf "%.2f", x}')}
+	sockets=${ISOBOX_SLICE_SOCKETS:-$(($(cut -f1 /proc/sys/net/ipv4/tcp_mem) * $(getconf PAGESIZE) / 2))}
 	quota=$(awk -v c="$cpus" -v p=$period 'BEGIN {printf "%d", c * p}')
 
 	if systemd_pid1; then
@@ -202,12 +264,16 @@ EOF
 		echo "$mem" >/sys/fs/cgroup/memory/$SLICE/memory.limit_in_bytes
 		[ -f /sys/fs/cgroup/memory/$SLICE/memory.memsw.limit_in_bytes ] &&
 			echo "$mem" >/sys/fs/cgroup/memory/$SLICE/memory.memsw.limit_in_bytes
+		# Socket buffers of egress runs (host kernel sockets) are charged
+		# to each run's own memory.kmem.tcp (set by runsc-egress, see
+		# deploy/egress.sh) and, through it, to this cap for them all.
+		echo "$sockets" >/sys/fs/cgroup/memory/$SLICE/memory.kmem.tcp.limit_in_bytes
 		echo "$pids" >/sys/fs/cgroup/pids/$SLICE/pids.max
 		echo $period >/sys/fs/cgroup/cpu/$SLICE/cpu.cfs_period_us
 		echo "$quota" >/sys/fs/cgroup/cpu/$SLICE/cpu.cfs_quota_us
 		echo 512 >/sys/fs/cgroup/cpu/$SLICE/cpu.shares
 	fi
-	say "cgroup parent $SLICE: memory=$mem pids=$pids cpus=$cpus"
+	say "cgroup parent $SLICE: memory=$mem pids=$pids cpus=$cpus$([ -f /sys/fs/cgroup/cgroup.controllers ] || echo " sockets=$sockets")"
 	if [ "$(docker info -f '{{.CgroupDriver}}')" = systemd ]; then
 		grep -q '^cgroupParent: isobox.slice' "$HERE/../conf/isobox.yaml" ||
 			say "warning: dockerd uses the systemd cgroup driver: set 'cgroupParent: isobox.slice' in conf/isobox.yaml"
@@ -249,11 +315,15 @@ main() {
 	command -v npm >/dev/null || install_packages npm
 	platform=$(detect_platform)
 	say "runsc platform: $platform"
+	RUNTIME=$(conf_value runtime)
+	RUNTIME=${RUNTIME:-runsc-untrusted}
 	changed=$(configure_docker "$platform")
 	start_docker "$changed"
 	setup_user
+	sandbox_files
 	setup_slice
 	say "done"
 }
 
-main "$@"
+# Sourced (tests/integration/test_deploy_scripts.py): functions only.
+[ "${BASH_SOURCE[0]}" != "$0" ] || main "$@"

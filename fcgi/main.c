@@ -3,6 +3,7 @@
  *
  *   isobox-fcgi [--conf FILE] [--workers N] [--status-socket PATH] [--check]
  *   isobox-fcgi [--conf FILE] --egress plan|rules|resolv
+ *   isobox-fcgi [--conf FILE] --print-conf
  *   isobox-fcgi --errors
  *
  * Started with a listening socket on fd 0 (spawn-fcgi), or handed one by
@@ -12,11 +13,13 @@
  * adds a worker that serves GET /healthz and /metrics there and never runs
  * a program. Started as a plain CGI program, it answers the one request in
  * its environment. --check loads the settings and the registry, and
- * exits. --egress prints what deploy/egress.sh installs (see
+ * exits. --egress prints what deploy/egress.sh install installs (see
  * sandbox/egress.c): the network settings as shell-safe KEY=VALUE lines,
  * the firewall as iptables-restore input, or the sandboxes' resolv.conf.
- * --errors prints the error codes with their statuses (fcgi/errors.c), for
- * the docs' tests.
+ * --print-conf prints the other settings that deploy scripts need, as
+ * KEY=VALUE lines, so that no script reads the YAML itself. --errors
+ * prints the error codes with their statuses (fcgi/errors.c), for the
+ * docs' tests.
  *
  * Start-up errors exit; after start-up, nothing a request does can.
  */
@@ -123,6 +126,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: isobox-fcgi [--conf FILE] [--workers N] [--status-socket PATH] [--check]\n"
 			"       isobox-fcgi [--conf FILE] --egress plan|rules|resolv\n"
+			"       isobox-fcgi [--conf FILE] --print-conf\n"
 			"       isobox-fcgi --errors\n");
 	exit(2);
 }
@@ -139,8 +143,11 @@ static int print_egress(const struct conf *c, const char *what)
 		cidr_format(&n->subnet, subnet, sizeof subnet);
 		inet_ntop(AF_INET, gw.addr, gateway, sizeof gateway);
 		printf("enabled=%d\ndocker_network=%s\nbridge=%s\nsubnet=%s\ngateway=%s\n"
-		       "runtime=%s\nstate_dir=%s\n", n->enabled, n->docker_network, n->bridge,
+		       "runtime=%s\nstate_dir=%s\nallow=", n->enabled, n->docker_network, n->bridge,
 		       subnet, gateway, n->runtime, n->state_dir);
+		for (size_t i = 0; i < n->n_allow; i++)
+			printf("%s%s", i ? " " : "", cidr_format(&n->allow[i], subnet, sizeof subnet));
+		printf("\n");
 		return 0;
 	}
 	if (strcmp(what, "rules") && strcmp(what, "resolv"))
@@ -153,6 +160,15 @@ static int print_egress(const struct conf *c, const char *what)
 	return 0;
 }
 
+/* For deploy/setup.sh (the runtime to configure, the cgroup parent's CPU
+ * quota): KEY=VALUE lines that scripts split with `read`, never evaluate. */
+static int print_conf(const struct conf *c)
+{
+	printf("instance=%s\nruntime=%s\nceilings_cpus=%.3f\nceilings_memory_bytes=%lld\n", c->instance,
+	       c->runtime, c->ceilings.cpus, (long long)c->ceilings.memory_bytes);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct worker w = {.slot = -1};
@@ -162,7 +178,7 @@ int main(int argc, char **argv)
 	const char *env_conf = getenv("ISOBOX_CONF");
 	const char *conf_path = env_conf && env_conf[0] ? env_conf : ISOBOX_DEFAULT_CONF;
 	long workers = -1;
-	bool check = false;
+	bool check = false, print = false;
 	const char *egress = NULL, *status_path = NULL;
 
 	for (int i = 1; i < argc; i++) {
@@ -175,6 +191,8 @@ int main(int argc, char **argv)
 				usage();
 		} else if (!strcmp(argv[i], "--check")) {
 			check = true;
+		} else if (!strcmp(argv[i], "--print-conf")) {
+			print = true;
 		} else if (!strcmp(argv[i], "--egress") && i + 1 < argc) {
 			egress = argv[++i];
 		} else if (!strcmp(argv[i], "--status-socket") && i + 1 < argc) {
@@ -197,8 +215,8 @@ int main(int argc, char **argv)
 		printf("ok: %s, %zu languages\n", conf_path, w.reg.n);
 		goto out;
 	}
-	if (egress) {
-		status = print_egress(&w.conf, egress);
+	if (egress || print) {
+		status = egress ? print_egress(&w.conf, egress) : print_conf(&w.conf);
 		goto out;
 	}
 	drop_privileges();
@@ -228,6 +246,7 @@ int main(int argc, char **argv)
 		metrics_destroy(w.metrics);
 		scoreboard_destroy(w.board);
 	} else {
+		sandbox_egress_log(&w.conf);
 		status = pool_run(&w, (int)workers, status_fd);
 	}
 out:

@@ -206,9 +206,10 @@ int pool_run(struct worker *w, int workers, int status_fd)
 		}
 		if (sig == SIGHUP) {
 			char err[512];
-			if (worker_load(w, err, sizeof err))
+			if (worker_load(w, err, sizeof err)) {
 				log_msg("reloaded %s", w->conf_path);
-			else
+				sandbox_egress_log(&w->conf);
+			} else
 				log_msg("reload failed, keeping the previous config: %s", err);
 			signal_all(w->board, SIGHUP);
 		}

@@ -116,11 +116,15 @@ void sandbox_docker_argv(const struct conf *c, const struct sandbox_job *job,
 	} else {
 		strv_pushf(a, "--runtime=%s", c->runtime);
 		strv_push(a, "--network=none");
+		/* Not the host's resolvers: a file naming none (deploy/setup.sh). */
+		strv_pushf(a, "--mount=type=bind,src=%s,dst=/etc/resolv.conf,readonly", c->sandbox.resolv_conf);
 	}
 	strv_push(a, "--read-only");
 	strv_push(a, "--user=65534:65534");
 	strv_push(a, "--cap-drop=ALL");
 	strv_push(a, "--security-opt=no-new-privileges");
+	/* Applied inside gVisor by runsc --oci-seccomp: no user namespaces. */
+	strv_pushf(a, "--security-opt=seccomp=%s", c->sandbox.seccomp_profile);
 	strv_pushf(a, "--memory=%lld", (long long)lim->memory_bytes);
 	strv_pushf(a, "--memory-swap=%lld", (long long)lim->memory_bytes); /* = no swap */
 	strv_pushf(a, "--cpus=%.3f", lim->cpus);

@@ -3,14 +3,21 @@
  *
  * One function writes the rules (egress_rules, pure) from three inputs: the
  * conf's network section, the host's own IPv4 networks, and the resolvers.
- * deploy/setup.sh --egress installs what `isobox-fcgi --egress-rules`
+ * `deploy/egress.sh install` applies what `isobox-fcgi --egress rules`
  * prints and records it, with the boot it was installed in, in stateDir.
  * Before each egress run the worker builds the same text again and compares:
  * a conf edit, a new host interface or a reboot (which loses the kernel's
- * rules) all make it refuse with 503 until set-up has run again. Fail
+ * rules) all make it refuse with 503 until the install has run again. Fail
  * closed: the worker cannot read iptables (it is not root), so it trusts
  * only a record that must match exactly.
  *
+ * Order of the forwarded chain (ISOBOX-EGRESS, for traffic from the bridge):
+ *   1. the resolvers, port 53 only
+ *   2. the host's own addresses, the bridge subnet, the mail ports: closed,
+ *      whatever network.allow says
+ *   3. ISOBOX-EGRESS-DENY: network.allow returns first, then the deny list
+ *      and the subnets of the host's interfaces (its neighbours)
+ *   4. outInterfaces, if any
  * Rules are REJECT with icmp-admin-prohibited, so a blocked connect fails
  * at once with EHOSTUNREACH, which tests tell apart from a refused port.
  */
@@ -26,18 +33,41 @@
 
 static const char reject[] = "-j REJECT --reject-with icmp-admin-prohibited";
 
-/* Is a inside b (same family, b's prefix no longer, b contains a)? */
-static bool covered(const struct cidr *a, const struct cidr *b)
-{
-	return a->family == b->family && b->prefix <= a->prefix && cidr_contains(b, a->family, a->addr);
-}
-
-static bool covered_by_any(const struct cidr *a, const struct cidr *list, size_t n, size_t skip)
+static bool covered_by_any(const struct cidr *a, const struct cidr *list, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (i != skip && covered(a, &list[i]) &&
-		    !(covered(&list[i], a) && i > skip)) /* of two equal entries, keep the first */
+		if (cidr_within(a, &list[i]))
 			return true;
+	return false;
+}
+
+static bool overlaps_any(const struct cidr *a, const struct cidr *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (cidr_overlap(a, &list[i]))
+			return true;
+	return false;
+}
+
+/*
+ * Is host entry k redundant? An own address (a /32) is rejected before
+ * network.allow is looked at, so it may be left to the deny list only
+ * where no allow entry touches it. A subnet sits after allow, next to the
+ * deny list, so the deny list alone decides. Of two equal entries, the
+ * first stays; a subnet inside another subnet goes.
+ */
+static bool redundant(const struct conf_network *n, const struct cidr *all, size_t k, size_t j)
+{
+	const struct cidr *a = &all[j];
+	bool own = a->prefix == 32;
+	if (covered_by_any(a, n->deny, n->n_deny) && !(own && overlaps_any(a, n->allow, n->n_allow)))
+		return true;
+	for (size_t i = 0; i < k; i++) {
+		if (i == j || (all[i].prefix == 32) != own || !cidr_within(a, &all[i]))
+			continue;
+		if (!cidr_within(&all[i], a) || i < j)
+			return true;
+	}
 	return false;
 }
 
@@ -70,16 +100,14 @@ bool egress_host_nets(const struct conf_network *n, struct cidr **out, size_t *c
 		all[k++] = cidr_network(AF_INET, a, prefix);  /* its neighbours */
 	}
 	freeifaddrs(ifs);
-	/* Keep only what the conf's deny list and the other entries leave open,
-	 * sorted, so that the text is the same whatever order the kernel gives. */
+	/* Keep only what the conf's lists and the other entries leave open,
+	 * sorted, so that the text is the same whatever order the kernel gives
+	 * and a test link inside a denied range changes nothing. */
 	*out = xcalloc(k + 1, sizeof **out);
 	*count = 0;
-	for (size_t j = 0; j < k; j++) {
-		bool dup = covered_by_any(&all[j], n->deny, n->n_deny, (size_t)-1) ||
-			   covered_by_any(&all[j], all, k, j);
-		if (!dup)
+	for (size_t j = 0; j < k; j++)
+		if (!redundant(n, all, k, j))
 			(*out)[(*count)++] = all[j];
-	}
 	free(all);
 	qsort(*out, *count, sizeof **out, cidr_order);
 	return true;
@@ -127,29 +155,41 @@ void egress_rules(const struct conf_network *n, const struct cidr *host, size_t 
 		  const struct cidr *dns, size_t n_dns, struct buf *out)
 {
 	char a[64];
-	buf_printf(out, "# isobox egress firewall for bridge %s (isobox-fcgi --egress-rules)\n", n->bridge);
-	buf_printf(out, "*filter\n:ISOBOX-EGRESS - [0:0]\n:ISOBOX-EGRESS-IN - [0:0]\n");
-	/* Forwarded from the bridge: resolvers first (port 53 only), then the
-	 * deny list, the host's networks and the mail ports. */
+	buf_printf(out, "# isobox egress firewall for bridge %s (isobox-fcgi --egress rules)\n", n->bridge);
+	buf_printf(out, "*filter\n:ISOBOX-EGRESS - [0:0]\n:ISOBOX-EGRESS-DENY - [0:0]\n"
+			":ISOBOX-EGRESS-IN - [0:0]\n");
+	/* Forwarded from the bridge: the resolvers (port 53 only) ... */
 	for (size_t i = 0; i < n_dns; i++) {
 		cidr_format(&dns[i], a, sizeof a);
 		buf_printf(out, "-A ISOBOX-EGRESS -d %s -p udp --dport 53 -j RETURN\n", a);
 		buf_printf(out, "-A ISOBOX-EGRESS -d %s -p tcp --dport 53 -j RETURN\n", a);
 	}
-	for (size_t i = 0; i < n->n_deny; i++)
-		if (n->deny[i].family == AF_INET)
-			buf_printf(out, "-A ISOBOX-EGRESS -d %s %s\n", cidr_format(&n->deny[i], a, sizeof a), reject);
+	/* ... what no allow entry can open: the host, the bridge, mail ... */
 	for (size_t i = 0; i < n_host; i++)
-		buf_printf(out, "-A ISOBOX-EGRESS -d %s %s\n", cidr_format(&host[i], a, sizeof a), reject);
+		if (host[i].prefix == 32)
+			buf_printf(out, "-A ISOBOX-EGRESS -d %s %s\n", cidr_format(&host[i], a, sizeof a), reject);
+	buf_printf(out, "-A ISOBOX-EGRESS -d %s %s\n", cidr_format(&n->subnet, a, sizeof a), reject);
 	for (size_t i = 0; i < n->n_deny_tcp_ports; i++)
 		buf_printf(out, "-A ISOBOX-EGRESS -p tcp --dport %lld %s\n",
 			   (long long)n->deny_tcp_ports[i], reject);
+	/* ... the deny list, with network.allow taken off it ... */
+	buf_printf(out, "-A ISOBOX-EGRESS -j ISOBOX-EGRESS-DENY\n");
+	/* ... and the uplinks, if named. */
 	if (n->out_interfaces.n) {
 		for (size_t i = 0; i < n->out_interfaces.n; i++)
 			buf_printf(out, "-A ISOBOX-EGRESS -o %s -j RETURN\n", n->out_interfaces.v[i]);
 		buf_printf(out, "-A ISOBOX-EGRESS %s\n", reject);
 	}
 	buf_printf(out, "-A ISOBOX-EGRESS -j RETURN\n");
+	for (size_t i = 0; i < n->n_allow; i++)
+		buf_printf(out, "-A ISOBOX-EGRESS-DENY -d %s -j RETURN\n", cidr_format(&n->allow[i], a, sizeof a));
+	for (size_t i = 0; i < n->n_deny; i++)
+		if (n->deny[i].family == AF_INET)
+			buf_printf(out, "-A ISOBOX-EGRESS-DENY -d %s %s\n", cidr_format(&n->deny[i], a, sizeof a), reject);
+	for (size_t i = 0; i < n_host; i++)
+		if (host[i].prefix < 32)
+			buf_printf(out, "-A ISOBOX-EGRESS-DENY -d %s %s\n", cidr_format(&host[i], a, sizeof a), reject);
+	buf_printf(out, "-A ISOBOX-EGRESS-DENY -j RETURN\n");
 	/* To the host itself: nothing new (answers to the host's own
 	 * connections pass), but a resolver that is one of its own. */
 	buf_printf(out, "-A ISOBOX-EGRESS-IN -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT\n");
@@ -166,7 +206,7 @@ void egress_rules(const struct conf_network *n, const struct cidr *host, size_t 
 void egress_resolv_conf(const struct cidr *dns, size_t n_dns, struct buf *out)
 {
 	char a[64];
-	buf_printf(out, "# written by deploy/setup.sh --egress (isobox-fcgi --egress-resolv)\n");
+	buf_printf(out, "# written by deploy/egress.sh install (isobox-fcgi --egress resolv)\n");
 	for (size_t i = 0; i < n_dns && i < 3; i++) {
 		inet_ntop(AF_INET, dns[i].addr, a, sizeof a);
 		buf_printf(out, "nameserver %s\n", a);
@@ -268,4 +308,14 @@ out:
 	buf_free(&now);
 	buf_free(&m);
 	return ok;
+}
+
+void sandbox_egress_log(const struct conf *c)
+{
+	char a[64];
+	if (!c->network.enabled)
+		return;
+	for (size_t i = 0; i < c->network.n_allow; i++)
+		log_msg("network.allow: %s is taken off the egress deny list (not the host, the bridge "
+			"or the mail ports)", cidr_format(&c->network.allow[i], a, sizeof a));
 }

@@ -8,8 +8,14 @@ the firewall's doing twice: the sandbox's connect fails with EHOSTUNREACH
 (the firewall's icmp-admin-prohibited; an empty port would say ECONNREFUSED)
 and the same connect from the host side succeeds.
 
-The module points the installed conf's resolvers at a test DNS server,
-reinstalls the firewall (deploy/egress.sh) and puts everything back after.
+"The public internet" is TEST-NET-2, 198.51.100.0/24, which the default
+deny list closes like every range that is not globally reachable: the
+module takes exactly that range off it with network.allow in the installed
+conf, points the resolvers at a test DNS server in it, reinstalls the
+firewall (deploy/egress.sh), restarts the pool, and puts everything back
+after. Test links have private addresses (10.250.0.0/16) and /32 routes.
+203.0.113.0/24 is never used: on our build machines the package mirror
+answers there.
 """
 import errno
 import os
@@ -23,7 +29,8 @@ import time
 
 import pytest
 
-from conftest import PREFIX, execute, pool_master, request, run_ok, wait_until
+from conftest import LOG_DIR, POOL, PREFIX, execute, pool_master, request, run_ok, wait_until
+from metrics_util import restart_pool
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -31,11 +38,18 @@ CONF = os.path.join(PREFIX, "conf", "isobox.yaml")
 EGRESS = ["bash", os.path.join(REPO, "deploy", "egress.sh")]
 ENV = dict(os.environ, PREFIX=PREFIX)
 
+ALLOWED = "198.51.100.0/24"    # network.allow in this module's conf
 PUBLIC = "198.51.100.10"       # the "public internet" host
 PUBLIC6 = "2001:db8:100::10"
 DNS = "198.51.100.53"
 SMTP_PROBE = "198.51.100.25"   # deploy/egress.sh check's SMTP probe
+HOST_ALLOWED = "198.51.100.1"  # one of the host's own addresses, inside network.allow
 BLOCKED = ["169.254.169.254", "10.0.0.1", "172.16.0.1", "192.168.0.1", "100.64.0.1"]
+# One address in each other range that is not globally reachable (IANA
+# special-purpose registry) and can be a host here; never 203.0.113.0/24.
+SPECIAL = ["192.0.0.10", "192.0.2.10", "192.88.99.10", "198.18.0.10", "240.0.0.10"]
+LINK_PUB = ("10.250.0.1", "10.250.0.2")    # host side, netns side
+LINK_PRIV = ("10.250.1.1", "10.250.1.2")
 HOST_PORT = 18099
 attack = pytest.mark.attack
 NAMES = {"public.isobox.test": PUBLIC, "meta.isobox.test": "169.254.169.254",
@@ -78,34 +92,32 @@ def remove_hosts():
         sh("ip", "netns", "del", ns, check=False)   # takes its veth pair along
 
 
+def link(ns, addrs):
+    """A netns with a veth link to the host (private /32s at both ends) and
+    a /32 route on the host for each of its addresses."""
+    host_if, ns_if = ns + "-h", ns + "-n"
+    sh("ip", "netns", "add", ns)
+    sh("ip", "link", "add", host_if, "type", "veth", "peer", "name", ns_if)
+    sh("ip", "link", "set", ns_if, "netns", ns)
+    sh("ip", "link", "set", host_if, "up")
+    sh("ip", "-n", ns, "link", "set", "lo", "up")
+    sh("ip", "-n", ns, "link", "set", ns_if, "up")
+    for a in addrs:
+        sh("ip", "-n", ns, "addr", "add", a + "/32", "dev", ns_if)
+        sh("ip", "route", "add", a + "/32", "dev", host_if)
+    sh("ip", "-n", ns, "route", "add", "default", "dev", ns_if)
+
+
 def make_hosts():
     remove_hosts()
-    # The public host: 198.51.100.0/24 (TEST-NET-2) and a v6 address.
-    sh("ip", "netns", "add", "isob-pub")
-    sh("ip", "link", "add", "isob-pub-h", "type", "veth", "peer", "name", "isob-pub-n")
-    sh("ip", "link", "set", "isob-pub-n", "netns", "isob-pub")
-    sh("ip", "addr", "add", "198.51.100.1/32", "dev", "isob-pub-h")
-    sh("ip", "link", "set", "isob-pub-h", "up")
-    sh("ip", "route", "add", "198.51.100.0/24", "dev", "isob-pub-h")
-    for a in (PUBLIC, DNS, SMTP_PROBE):
-        sh("ip", "-n", "isob-pub", "addr", "add", a + "/24", "dev", "isob-pub-n")
+    # The public host: in 198.51.100.0/24 (TEST-NET-2), and a v6 address.
+    link("isob-pub", [LINK_PUB[1], PUBLIC, DNS, SMTP_PROBE])
+    sh("ip", "addr", "add", LINK_PUB[0] + "/32", "dev", "isob-pub-h")
     sh("ip", "-n", "isob-pub", "addr", "add", PUBLIC6 + "/64", "dev", "isob-pub-n", "nodad")
-    sh("ip", "-n", "isob-pub", "link", "set", "lo", "up")
-    sh("ip", "-n", "isob-pub", "link", "set", "isob-pub-n", "up")
-    sh("ip", "-n", "isob-pub", "route", "add", "default", "dev", "isob-pub-n")
     sh("ip", "addr", "add", "2001:db8:100::1/64", "dev", "isob-pub-h", "nodad")
     # The private host: one address in each range that must stay closed.
-    sh("ip", "netns", "add", "isob-priv")
-    sh("ip", "link", "add", "isob-priv-h", "type", "veth", "peer", "name", "isob-priv-n")
-    sh("ip", "link", "set", "isob-priv-n", "netns", "isob-priv")
-    sh("ip", "addr", "add", "198.51.100.2/32", "dev", "isob-priv-h")
-    sh("ip", "link", "set", "isob-priv-h", "up")
-    for a in BLOCKED:
-        sh("ip", "-n", "isob-priv", "addr", "add", a + "/32", "dev", "isob-priv-n")
-        sh("ip", "route", "add", a + "/32", "dev", "isob-priv-h")
-    sh("ip", "-n", "isob-priv", "link", "set", "lo", "up")
-    sh("ip", "-n", "isob-priv", "link", "set", "isob-priv-n", "up")
-    sh("ip", "-n", "isob-priv", "route", "add", "default", "dev", "isob-priv-n")
+    link("isob-priv", [LINK_PRIV[1]] + BLOCKED + SPECIAL)
+    sh("ip", "addr", "add", LINK_PRIV[0] + "/32", "dev", "isob-priv-h")
 
 
 def egress_install():
@@ -122,6 +134,11 @@ def network_state():
     return request("GET", "/runtimes")[2]["network"]
 
 
+def set_conf(text):
+    with open(CONF, "w") as f:
+        f.write(text)
+
+
 @pytest.fixture(scope="module")
 def hosts(tmp_path_factory):
     saved = tmp_path_factory.mktemp("egress") / "isobox.yaml"
@@ -130,15 +147,20 @@ def hosts(tmp_path_factory):
     state = {}
     try:
         make_hosts()
-        # The host's interfaces changed: egress must refuse until reinstalled.
+        # A host address inside the range that network.allow will open.
+        sh("ip", "addr", "add", HOST_ALLOWED + "/32", "dev", "isob-pub-h")
+        text = open(CONF).read()
+        assert "\n  dns: []\n" in text and "\n  allow: []\n" in text
+        set_conf(text.replace("\n  dns: []\n", f"\n  dns: [{DNS}]\n")
+                 .replace("\n  allow: []\n", f"\n  allow: [{ALLOWED}]\n"))
+        reload_pool()
+        # The settings changed: egress must refuse until reinstalled.
         state["before_install"] = execute({"language": "python", "code": "print(1)",
                                            "network": True})
-        text = open(CONF).read()
-        assert "\n  dns: []\n" in text
-        with open(CONF, "w") as f:
-            f.write(text.replace("\n  dns: []\n", f"\n  dns: [{DNS}]\n"))
-        egress_install()
-        reload_pool()
+        r = subprocess.run(EGRESS + ["install"], env=ENV, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        state["install_log"] = r.stderr
+        restart_pool(POOL)   # the pool logs network.allow at start
         assert wait_until(lambda: network_state()["available"], 10), network_state()
         gw, up = gateway(), uplink_address()
         dns_args = [a for name, ip in NAMES.items() for a in ("--dns", f"{name}={ip}")]
@@ -148,7 +170,7 @@ def hosts(tmp_path_factory):
                                     *dns_args))
         servers.append(start_server("isob-pub", "--addr", PUBLIC6, "--http", "80"))
         servers.append(start_server("isob-priv", "--http", "80"))
-        servers.append(start_server(None, "--addr", gw, "--addr", up, "--addr", "198.51.100.1",
+        servers.append(start_server(None, "--addr", gw, "--addr", up, "--addr", HOST_ALLOWED,
                                     "--tcp", "53", "--tcp", str(HOST_PORT)))
         state.update(gateway=gw, uplink=up)
         yield state
@@ -159,7 +181,7 @@ def hosts(tmp_path_factory):
         remove_hosts()
         shutil.copy2(saved, CONF)
         egress_install()
-        reload_pool()
+        restart_pool(POOL)
         assert wait_until(lambda: network_state()["available"], 10), network_state()
 
 
@@ -202,9 +224,29 @@ def assert_blocked(addr, port):
     assert host_connect(addr, port), f"{addr}:{port} has no listener: the test proves nothing"
 
 
-def test_refused_until_the_firewall_matches_the_interfaces(hosts):
+def test_refused_until_the_firewall_matches_the_settings(hosts):
     status, body = hosts["before_install"]
     assert status == 503 and body["error"]["code"] == "network_unavailable", body
+
+
+def test_refused_while_the_host_has_an_address_the_firewall_does_not_know(hosts):
+    """A new host address inside network.allow changes the rules (the host
+    itself stays closed whatever allow says): refused until it is gone."""
+    sh("ip", "addr", "add", "198.51.100.2/32", "dev", "isob-pub-h")
+    try:
+        assert wait_until(lambda: not network_state()["available"], 5), network_state()
+        status, body = execute({"language": "python", "code": "print(1)", "network": True})
+        assert status == 503 and body["error"]["code"] == "network_unavailable", body
+    finally:
+        sh("ip", "addr", "del", "198.51.100.2/32", "dev", "isob-pub-h")
+    assert wait_until(lambda: network_state()["available"], 5), network_state()
+
+
+def test_allow_is_logged(hosts):
+    line = f"network.allow: {ALLOWED} is taken off the"
+    assert line in hosts["install_log"], hosts["install_log"]
+    with open(os.path.join(LOG_DIR, "isobox.log"), errors="replace") as f:
+        assert line in f.read()
 
 
 def test_runtimes_says_which_network_stack(hosts):
@@ -237,16 +279,22 @@ def test_private_metadata_and_cgnat_ranges_blocked(hosts, addr):
     assert_blocked(addr, 80)
 
 
-@attack('egress: SMTP 25/465/587 on a public host', 'EHOSTUNREACH; port 80 of the same host connects')
+@attack('egress: SMTP 25/465/587 on a public host inside network.allow', 'EHOSTUNREACH; port 80 of the same host connects')
 @pytest.mark.parametrize("port", [25, 465, 587])
 def test_mail_ports_blocked_on_a_public_host(hosts, port):
     assert_blocked(PUBLIC, port)
     assert sandbox_connect(PUBLIC, 80)[0] == "connected"
 
 
-@attack("egress: the host's own addresses and the bridge gateway", 'EHOSTUNREACH; the host side connects')
+@attack('egress: 192.0.0/24, TEST-NET-1, 6to4 relay, 198.18/15, 240/4 test hosts (not globally reachable)', 'EHOSTUNREACH from the default deny list; the host side connects')
+@pytest.mark.parametrize("addr", SPECIAL)
+def test_special_purpose_ranges_blocked(hosts, addr):
+    assert_blocked(addr, 80)
+
+
+@attack("egress: the host's own addresses, the bridge gateway, a host address inside network.allow", 'EHOSTUNREACH; the host side connects')
 def test_host_itself_blocked(hosts):
-    for addr in (hosts["gateway"], hosts["uplink"], "198.51.100.1"):
+    for addr in (hosts["gateway"], hosts["uplink"], HOST_ALLOWED):
         for port in (53, HOST_PORT):
             assert_blocked(addr, port)
 
@@ -333,7 +381,8 @@ def test_self_check_passes(hosts):
     r = subprocess.run(EGRESS + ["check"], capture_output=True, text=True,
                        env=dict(ENV, ISOBOX_EGRESS_PUBLIC=f"{PUBLIC}:80"))
     assert r.returncode == 0, r.stderr
-    assert r.stderr.count("blocked") == 7 and f"ok: {PUBLIC}:80 reachable" in r.stderr, r.stderr
+    assert r.stderr.count(" blocked\n") == 7 and f"ok: {PUBLIC}:80 reachable" in r.stderr, r.stderr
+    assert "ok: 127.0.0.11:53 (docker's DNS) refused" in r.stderr, r.stderr
 
 
 @attack('egress: firewall hook removed', 'deploy/egress.sh check fails and names the hole')
@@ -353,6 +402,25 @@ def test_self_check_catches_a_hole(hosts):
     assert sandbox_connect("10.0.0.1", 80) == ("error", EHOSTUNREACH)
 
 
+@attack('egress: the "public" test host in TEST-NET-2 with the default deny list', 'EHOSTUNREACH until network.allow takes 198.51.100.0/24 off the list; the host side connects')
+def test_documentation_range_closed_without_allow(hosts):
+    """The red team reached a real server in a documentation range: by
+    default those ranges are closed; only this module's allow opens one."""
+    text = open(CONF).read()
+    try:
+        set_conf(text.replace(f"\n  allow: [{ALLOWED}]\n", "\n  allow: []\n"))
+        egress_install()
+        reload_pool()
+        assert wait_until(lambda: network_state()["available"], 10), network_state()
+        assert_blocked(PUBLIC, 80)
+    finally:
+        set_conf(text)
+        egress_install()
+        reload_pool()
+    assert wait_until(lambda: network_state()["available"], 10), network_state()
+    assert sandbox_connect(PUBLIC, 80)[0] == "connected"
+
+
 def test_operator_can_turn_egress_off_and_back_on(hosts):
     """network.enabled: false: requests get 403, and the install step takes
     the network, the chains and the record away; true puts them back."""
@@ -366,7 +434,8 @@ def test_operator_can_turn_egress_off_and_back_on(hosts):
         assert wait_until(lambda: not network_state()["enabled"], 10), network_state()
         status, body = execute({"language": "python", "code": "print(1)", "network": True})
         assert status == 403 and body["error"]["code"] == "network_disabled", body
-        assert sh("iptables", "-S", "ISOBOX-EGRESS", check=False).returncode != 0
+        for chain in ("ISOBOX-EGRESS", "ISOBOX-EGRESS-DENY", "ISOBOX-EGRESS-IN"):
+            assert sh("iptables", "-S", chain, check=False).returncode != 0, chain
         assert sh("iptables", "-C", "INPUT", "-i", "isobox-eg0", "-j", "ISOBOX-EGRESS-IN",
                   check=False).returncode != 0
         assert sh("docker", "network", "inspect", "isobox-egress", check=False).returncode != 0

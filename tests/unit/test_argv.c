@@ -45,6 +45,10 @@ void test_argv(void)
 	ok(has(&a, "--user=65534:65534"), "argv: user 65534");
 	ok(has(&a, "--cap-drop=ALL"), "argv: all capabilities dropped");
 	ok(has(&a, "--security-opt=no-new-privileges"), "argv: no-new-privileges");
+	ok(has(&a, "--security-opt=seccomp=/var/lib/isobox/sandbox/seccomp.json"),
+	   "argv: isobox's seccomp profile (no user namespaces inside gVisor)");
+	ok(has(&a, "--mount=type=bind,src=/var/lib/isobox/sandbox/resolv.conf,dst=/etc/resolv.conf,readonly"),
+	   "argv: a run without network sees a resolv.conf naming no resolver, read-only");
 	ok(has(&a, "--memory=104857600"), "argv: memory limit");
 	ok(has(&a, "--memory-swap=104857600"), "argv: memory-swap equal to memory (no swap)");
 	ok(has(&a, "--cpus=0.500"), "argv: cpus");

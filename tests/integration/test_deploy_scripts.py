@@ -1,0 +1,209 @@
+"""The deploy scripts' sharp parts, run for real: which processes they kill,
+and the root wrapper that docker runs as the egress runtime.
+
+- No script kills by a pattern that could match someone else's process
+  (issue 10, item 16): the tree is searched, and the two places that must
+  kill leftovers (setup.sh's platform probe, egress.sh's network mode probe)
+  are run against decoys and a real sandbox.
+- runsc-egress (written by deploy/egress.sh) passes every runsc command
+  through unchanged, refuses a `create` it cannot place, and fails closed:
+  when its limits cannot be set it deletes the sandbox and fails the create.
+"""
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+import uuid
+
+import pytest
+
+from conftest import PREFIX, run_ok
+from test_attacks_egress import in_background, job_container, sandbox_pid
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+SETUP = os.path.join(REPO, "deploy", "setup.sh")
+EGRESS = os.path.join(REPO, "deploy", "egress.sh")
+
+
+def bash(script, env=None, timeout=60):
+    return subprocess.run(["bash", "-c", script], capture_output=True, text=True,
+                          env=dict(os.environ, **(env or {})), timeout=timeout)
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_no_script_kills_by_pattern():
+    files = subprocess.run(["git", "-C", REPO, "ls-files"], check=True, capture_output=True,
+                           text=True).stdout.split()
+    broad = re.compile(r"\b(pkill|killall)\b|pgrep[^\n]*\|\s*xargs\s+kill|kill[^\n]*\$\(pgrep")
+    hits = []
+    for name in files:
+        if name.endswith((".md", ".txt", ".yaml", ".json")) or name == "tests/integration/test_deploy_scripts.py":
+            continue  # prose and data; this file names the patterns
+        path = os.path.join(REPO, name)
+        try:
+            text = open(path, errors="replace").read()
+        except (IsADirectoryError, FileNotFoundError):
+            continue
+        hits += [f"{name}: {m.group(0)}" for m in broad.finditer(text)]
+    assert not hits, hits
+
+
+FAKE_RUNSC = """#!/bin/bash
+# A platform probe that hangs, with a child in a session of its own (as
+# runsc's sandbox is): exactly what setup.sh must clean up, and only that.
+setsid sleep 311 &
+echo $! >{pids}/child
+echo $$ >{pids}/self
+sleep 312
+"""
+
+
+def test_platform_probe_kills_only_its_own_processes(tmp_path):
+    """A hung `runsc do` probe is killed with its whole tree, and a sandbox
+    running the same runsc next to it is left alone."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "runsc").write_text(FAKE_RUNSC.replace("{pids}", str(tmp_path)))
+    (fake / "runsc").chmod(0o755)
+    # The probe hangs for its 15 s; meanwhile a real sandbox runs (the old
+    # probe's pkill -f matched every sandbox) next to a decoy whose command
+    # line looks like a probe's.
+    probe = subprocess.Popen(["bash", "-c", f"source {SETUP}; PATH={fake}:$PATH; "
+                              "platform_works ptrace && echo works || echo fails"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    decoy = subprocess.Popen(["bash", "-c", "exec -a 'runsc-sandbox --platform=ptrace --network=none do' sleep 313"])
+    marker = f"marker-{uuid.uuid4().hex}.txt"
+    t, result = in_background({"language": "python", "limits": {"wallTimeMs": 20000},
+                               "files": [{"name": "main.py", "content": "import time\ntime.sleep(17)\nprint('done')\n"},
+                                         {"name": marker, "content": ""}]})
+    try:
+        sandbox = sandbox_pid(job_container(marker)[0])
+        out, err = probe.communicate(timeout=60)
+        assert out.strip() == "fails", (out, err)
+        child, fake_pid = int((tmp_path / "child").read_text()), int((tmp_path / "self").read_text())
+        assert not alive(child) and not alive(fake_pid), "the probe's own processes survived"
+        assert alive(decoy.pid), "a process that only looks like a probe was killed"
+        assert alive(sandbox), "a sandbox was killed by the platform probe"
+    finally:
+        probe.kill()
+        decoy.kill()
+        decoy.wait()
+        t.join(60)
+    status, body = result["r"]
+    assert status == 200 and body["run"]["stdout"] == "done\n" and body["run"]["exitCode"] == 0, body
+
+
+def test_mode_probe_kills_only_processes_naming_its_container():
+    """egress.sh kills what an aborted egress probe left by its container id:
+    an argv element that is the id or has it as a path component, nothing
+    that merely contains or resembles it."""
+    cid = uuid.uuid4().hex + uuid.uuid4().hex
+    others = [cid[:-1] + ("0" if cid[-1] != "0" else "1"), "x" + cid, cid + "x"]
+    def sleeper(arg):  # a process with arg as one element of its argv
+        return subprocess.Popen(["/usr/bin/python3", "-c", "import time; time.sleep(300)", arg])
+    mine = [sleeper(cid), sleeper(f"--log=/run/x/{cid}/log.json")]
+    theirs = [sleeper(o) for o in others]
+    try:
+        time.sleep(0.3)
+        r = bash(f"source {EGRESS}; kill_container_processes {cid}")
+        assert r.returncode == 0, r.stderr
+        for p in mine:
+            assert p.wait(5) == -signal.SIGKILL
+        assert all(p.poll() is None for p in theirs), "a process not naming the container was killed"
+    finally:
+        for p in mine + theirs:
+            p.kill()
+            p.wait()
+
+
+# --- the runsc-egress wrapper ---------------------------------------------
+
+RECORDER = """#!/bin/bash
+# Stands in for runsc: records its argv; `create ... --pid-file P ID`
+# writes the pid file as runsc does.
+printf '%s\\n' "$*" >>{log}
+if [ $# -ge 3 ] && [ "${{@: -3:1}}" = --pid-file ]; then
+	echo {pid} >"${{@: -2:1}}"
+fi
+exit {rc}
+"""
+
+
+@pytest.fixture
+def wrapper(tmp_path):
+    """The wrapper as egress.sh writes it, around a recording fake runsc."""
+    def make(pid=1, rc=0):
+        log = tmp_path / "argv.log"
+        fake = tmp_path / "runsc"
+        fake.write_text(RECORDER.format(log=log, pid=pid, rc=rc))
+        fake.chmod(0o755)
+        text = bash(f"source {EGRESS}; wrapper_text").stdout
+        assert "@RUNSC@" in text
+        path = tmp_path / "runsc-egress"
+        path.write_text(text.replace("@RUNSC@", str(fake)))
+        path.chmod(0o755)
+        return path, log
+    return make
+
+
+def test_wrapper_passes_other_commands_through(wrapper):
+    path, log = wrapper()
+    argv = ["--platform=ptrace", "--root", "/run/r", "--log", "/run/l.json", "--log-format", "json",
+            "start", "abc"]
+    r = subprocess.run([str(path)] + argv, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert log.read_text() == " ".join(argv) + "\n"
+
+
+def test_wrapper_refuses_a_create_it_cannot_place(wrapper, tmp_path):
+    path, log = wrapper()
+    # "create" as a flag's value, or after an unknown flag with a value:
+    # the wrapper cannot tell which word is the command, so it refuses.
+    r = subprocess.run([str(path), "--root", "create", "--log", str(tmp_path / "l.json"), "state", "x"],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and "cannot tell the command" in r.stderr, r.stderr
+    assert not log.exists(), "runsc ran"
+    r = subprocess.run([str(path), "--root", "/r", "create", "--bundle", "/b", "abc"],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and "without --pid-file" in r.stderr, r.stderr
+    assert not log.exists(), "runsc ran"
+
+
+def test_wrapper_fails_closed(wrapper, tmp_path):
+    """runsc create succeeds, but the pid it names is not this container's
+    sandbox (here: init): no limit can be set, so the sandbox is deleted,
+    create fails, and containerd's log says why."""
+    path, log = wrapper(pid=1)
+    cid = "c" + uuid.uuid4().hex
+    runlog = tmp_path / "log.json"
+    r = subprocess.run([str(path), "--platform=ptrace", "--root", "/r", "--log", str(runlog), "--log-format",
+                        "json", "create", "--bundle", "/b", "--pid-file", str(tmp_path / "init.pid"), cid],
+                       capture_output=True, text=True)
+    assert r.returncode == 1, r.stderr
+    assert "no sandbox process (1)" in r.stderr and "the sandbox is deleted" in r.stderr, r.stderr
+    calls = log.read_text().splitlines()
+    assert calls[0].split()[-1] == cid and " create " in calls[0]
+    assert calls[1] == f"--platform=ptrace --root /r --log {runlog} --log-format json delete --force {cid}", calls
+    assert '"level":"error","msg":"runsc-egress: no sandbox process (1)' in runlog.read_text()
+
+
+def test_egress_runs_use_the_wrapper():
+    """The installed egress runtime is the wrapper (and so has its limits)."""
+    runtimes = json.loads(subprocess.run(["docker", "info", "--format", "{{json .Runtimes}}"],
+                                         check=True, capture_output=True, text=True).stdout)
+    conf = subprocess.run([os.path.join(PREFIX, "bin", "isobox-fcgi"), "--conf",
+                           os.path.join(PREFIX, "conf", "isobox.yaml"), "--egress", "plan"],
+                          check=True, capture_output=True, text=True).stdout
+    name = re.search(r"^runtime=(\S+)$", conf, re.M).group(1)
+    assert runtimes[name]["path"] == "/usr/local/lib/isobox/runsc-egress", runtimes[name]
+    assert run_ok("print('ok')", network=True)["stdout"] == "ok\n"
