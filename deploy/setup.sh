@@ -38,7 +38,7 @@ PACKAGES="$BUILD_PACKAGES docker.io runsc caddy spawn-fcgi debootstrap libfcgi-d
  libyaml-dev libcap-ng-dev pkg-config make gcc curl python3 python3-pytest
  iptables lighttpd procps clang libclang-rt-14-dev
  libfcgi-bin systemd apache2 nginx-light gettext-base chromium prometheus iproute2
- python3-jsonschema"
+ python3-jsonschema logrotate lighttpd-modules-lua"
 
 say() { printf 'setup: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }

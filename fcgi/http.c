@@ -83,7 +83,8 @@ bool http_read_body(struct http_io *io, size_t max, struct buf *body, struct fau
 	char *end;
 	errno = 0;
 	unsigned long long n = strtoull(cl, &end, 10);
-	if (cl[0] >= '0' && cl[0] <= '9' && !*end && !errno && n > max)
+	bool known = cl[0] >= '0' && cl[0] <= '9' && !*end && !errno;
+	if (known && n > max)
 		return fail(f, E_BODY_TOO_LARGE, "request body is over %zu bytes", max);
 	/* Read to end of stream, one byte past the cap to notice a liar. */
 	char chunk[16384];
@@ -98,6 +99,11 @@ bool http_read_body(struct http_io *io, size_t max, struct buf *body, struct fau
 		if (body->len > max)
 			return fail(f, E_BODY_TOO_LARGE, "request body is over %zu bytes", max);
 	}
+	/* A body that ended before its stated length was cut off (Caddy hands
+	 * on what came by its read deadline, with the client's length): it is
+	 * not the request the client sent, even if it parses. */
+	if (known && body->len != n)
+		return fail(f, E_BAD_REQUEST, "the body ended after %zu of its %llu bytes", body->len, n);
 	return true;
 }
 

@@ -150,7 +150,7 @@ bool sandbox_egress_files(const struct conf *c, struct buf *rules, struct buf *r
  * stack in use); else 503 network_unavailable. Checked before every egress run.
  */
 bool sandbox_egress_ready(const struct conf *c, char *mode, size_t mode_len, struct fault *f);
-/* Log what network.allow takes off the deny list (once, at start). */
+/* Log what network.allow takes off the deny list (at start and on reload). */
 void sandbox_egress_log(const struct conf *c);
 
 /* "PID.STARTTIME" of this process: who owns what it makes (owner.c). */
