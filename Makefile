@@ -1,14 +1,19 @@
-# isobox: see README.md. Everything here runs as root on a Debian 12 host.
+# isobox: see README.md. The set-up targets run as root on a Debian 12 host;
+# building and `make check` need neither root nor docker.
 #
-#   make            build bin/isobox-fcgi
-#   make run        set up the host, build images, start the pool behind Caddy
-#   make test       the same set-up, then every test
-#   make stop       stop what `make run` started
-#   make egress     (re)install the egress firewall from the installed conf
-#   make unit       unit tests only (no docker)
-#   make asan       unit tests under ASan + UBSan
-#   make fuzz       libFuzzer on the parsers, FUZZ_SECONDS each (default 60)
-#   make asan-test  the integration tests against an ASan+UBSan worker
+#   make              build bin/isobox-fcgi
+#   make check        build, unit tests, the layer check: no root, no docker,
+#                     no apt (`make deps` as root installs the build packages)
+#   make run          set up the host, build images, start the pool behind Caddy
+#   make test         the same set-up, then every test
+#   make integration  the integration tests against the service that runs
+#                     (ISOBOX_URL, PREFIX, ...: tests/integration/conftest.py),
+#                     without installing or restarting anything
+#   make stop         stop what `make run` started
+#   make egress       (re)install the egress firewall from the installed conf
+#   make asan         unit tests under ASan + UBSan
+#   make fuzz         libFuzzer on the parsers, FUZZ_SECONDS each (default 60)
+#   make asan-test    the integration tests against an ASan+UBSan worker
 
 PORT     ?= 8090
 POOL     ?= 4
@@ -21,17 +26,17 @@ WFLAGS   := -std=c11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -D_FORTIFY_SOURCE
 LDFLAGS  += -pie -Wl,-z,relro,-z,now
 LDLIBS   := -lfcgi -lcjson -lyaml -lcap-ng -lm
 
-LIB_SRC  := conf/base.c conf/fault.c conf/yaml_tree.c conf/json.c conf/limits.c conf/cidr.c conf/access.c conf/conf.c \
+LIB_SRC  := conf/lib/base.c conf/lib/fault.c conf/lib/json.c conf/yaml_tree.c conf/limits.c conf/cidr.c conf/access.c conf/conf.c \
             registry/registry.c \
             sandbox/argv.c sandbox/subproc.c sandbox/workdir.c sandbox/owner.c sandbox/decoder.c sandbox/deadline.c \
             sandbox/docker.c sandbox/exec.c sandbox/lifecycle.c sandbox/reap.c sandbox/egress.c \
-            fcgi/http.c fcgi/errors.c fcgi/result.c fcgi/sse.c fcgi/stream.c fcgi/request.c fcgi/execute.c \
-            fcgi/piston.c fcgi/routes.c fcgi/worker.c fcgi/pool.c fcgi/scoreboard.c fcgi/metrics.c fcgi/queue.c \
+            fcgi/http.c fcgi/errors.c fcgi/encode.c fcgi/result.c fcgi/sse.c fcgi/stream.c fcgi/request.c fcgi/respond.c fcgi/execute.c \
+            fcgi/piston.c fcgi/routes.c fcgi/worker.c fcgi/serve.c fcgi/pool.c fcgi/scoreboard.c fcgi/metrics.c fcgi/queue.c \
             fcgi/admin.c \
             fcgi/assets.c
 MAIN_SRC := fcgi/main.c
 UNIT_SRC := $(wildcard tests/unit/test_*.c) tests/unit/fixtures.c tests/unit/main.c
-HEADERS  := $(wildcard conf/*.h registry/*.h sandbox/*.h fcgi/*.h tests/unit/*.h) bin/assets_data.h
+HEADERS  := $(wildcard conf/*.h conf/lib/*.h registry/*.h sandbox/*.h fcgi/*.h tests/unit/*.h) bin/assets_data.h
 # Served by the worker from inside its binary (fcgi/assets.c).
 ASSETS   := fcgi/www/index.html docs/openapi.yaml docs/llms.txt
 
@@ -42,20 +47,20 @@ FUZZ_CFLAGS  := -std=c11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,
 
 export PORT POOL PREFIX
 
-.PHONY: all deps unit asan asan-test fuzz setup images install egress start run stop test clean
+.PHONY: all deps check unit asan asan-test fuzz setup images install egress start run stop test integration clean
 
 all: bin/isobox-fcgi
 
-bin/isobox-fcgi: $(LIB_SRC) $(MAIN_SRC) $(HEADERS) | deps
+bin/isobox-fcgi: $(LIB_SRC) $(MAIN_SRC) $(HEADERS)
 	@mkdir -p bin
 	$(CC) $(WFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(LIB_SRC) $(MAIN_SRC) $(LDLIBS)
 
-bin/unit-tests: $(LIB_SRC) $(UNIT_SRC) $(HEADERS) | deps
+bin/unit-tests: $(LIB_SRC) $(UNIT_SRC) $(HEADERS)
 	@mkdir -p bin
 	$(CC) $(WFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(LIB_SRC) $(UNIT_SRC) $(LDLIBS)
 
 # The served files as C arrays, made with xxd -i (fcgi/assets.c includes them).
-bin/assets_data.h: $(ASSETS) | deps
+bin/assets_data.h: $(ASSETS)
 	@mkdir -p bin
 	{ for f in $(ASSETS); do xxd -i $$f || exit 1; done; } > $@.raw
 	sed -e 's/^unsigned char/static const unsigned char/' -e '/_len = /d' $@.raw > $@.tmp
@@ -67,6 +72,9 @@ deps:
 
 unit: bin/unit-tests
 	bin/unit-tests
+
+check: unit
+	python3 tests/layers.py
 
 asan:
 	$(MAKE) -B bin/unit-tests CC=clang \
@@ -85,7 +93,7 @@ asan-test: run
 	  if grep -E 'Sanitizer|runtime error' /var/log/isobox/isobox.log; then status=1; fi; \
 	  $(MAKE) -B bin/isobox-fcgi && $(MAKE) install start; exit $$status
 
-bin/fuzz-%: tests/fuzz/fuzz_%.c tests/unit/fixtures.c $(LIB_SRC) $(HEADERS) | deps
+bin/fuzz-%: tests/fuzz/fuzz_%.c tests/unit/fixtures.c $(LIB_SRC) $(HEADERS)
 	@mkdir -p bin
 	clang $(FUZZ_CFLAGS) -o $@ $< tests/unit/fixtures.c $(LIB_SRC) $(LDLIBS)
 
@@ -135,8 +143,11 @@ run: setup images install egress start
 stop:
 	bash deploy/pool.sh stop
 
-test: run unit
+test: run check
 	$(MAKE) fuzz FUZZ_SECONDS=10
+	$(MAKE) integration
+
+integration:
 	cd tests/integration/sse && npm install --no-audit --no-fund --silent
 	cd tests/integration/js && npm install --no-audit --no-fund --silent
 	/usr/bin/python3 -m pytest -q tests/integration

@@ -1,7 +1,7 @@
 /* access.c: address lists for the pool's own endpoints (see access.h). */
 #define _GNU_SOURCE
 #include "access.h"
-#include "json.h"
+#include "lib/json.h"
 
 #include <ctype.h>
 #include <stdio.h>

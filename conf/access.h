@@ -15,7 +15,7 @@
 #ifndef ISOBOX_ACCESS_H
 #define ISOBOX_ACCESS_H
 
-#include "base.h"
+#include "lib/base.h"
 #include "cidr.h"
 #include <cjson/cJSON.h>
 

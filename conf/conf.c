@@ -1,7 +1,7 @@
 /* conf.c: load conf/isobox.yaml. */
 #define _GNU_SOURCE
 #include "conf.h"
-#include "json.h"
+#include "lib/json.h"
 #include "yaml_tree.h"
 
 #include <errno.h>

@@ -8,7 +8,7 @@
 #ifndef ISOBOX_CONF_H
 #define ISOBOX_CONF_H
 
-#include "base.h"
+#include "lib/base.h"
 #include "cidr.h"
 #include "limits.h"
 #include "access.h"

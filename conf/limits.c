@@ -1,6 +1,6 @@
 /* limits.c: parse, merge and clamp resource limits. */
 #include "limits.h"
-#include "json.h"
+#include "lib/json.h"
 
 #include <stdio.h>
 

@@ -5,7 +5,7 @@
 #ifndef ISOBOX_LIMITS_H
 #define ISOBOX_LIMITS_H
 
-#include "base.h"
+#include "lib/base.h"
 #include <cjson/cJSON.h>
 
 struct limits {

@@ -9,7 +9,7 @@
 #include "metrics.h"
 #include "queue.h"
 #include "request.h"
-#include "routes.h"
+#include "respond.h"
 #include "scoreboard.h"
 
 #include <stdio.h>
@@ -35,21 +35,21 @@ bool admin_admit(struct worker *w, struct request *rq)
 	if (acl && !cidr_list_allows(acl, http_param(&rq->io, "REMOTE_ADDR"))) {
 		fail(&rq->fault, E_FORBIDDEN, "%s is not open to this address (access: in isobox.yaml)",
 		     rq->path);
-		route_answer_fault(rq, "");
+		respond_fault(rq, "");
 		return false;
 	}
 	/* The status socket's worker answers the status routes only: it must
 	 * never be the one that runs a program (or waits for one). */
 	if (w->status_only && !(r->flags & ROUTE_STATUS)) {
 		fail(&rq->fault, E_NOT_FOUND, "%s is not served on the status socket", rq->path);
-		route_answer_fault(rq, "");
+		respond_fault(rq, "");
 		return false;
 	}
 	if ((r->flags & ROUTE_RUNS_PROGRAM) &&
 	    !scoreboard_claim_execution(w->board, w->slot, w->busy_limit)) {
 		fail(&rq->fault, E_BUSY, "all %d workers are running programs; retry shortly",
 		     w->busy_limit);
-		route_answer_fault(rq, "Retry-After: 1\r\n");
+		respond_fault(rq, "Retry-After: 1\r\n");
 		return false;
 	}
 	return true;
@@ -133,7 +133,7 @@ void admin_metrics(struct worker *w, struct request *rq)
 		else
 			fail(&rq->fault, E_NOT_FOUND,
 			     "/metrics is served by the FastCGI pool, not by a CGI process");
-		route_answer_fault(rq, "");
+		respond_fault(rq, "");
 		return;
 	}
 	struct buf out = {0};

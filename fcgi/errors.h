@@ -5,7 +5,7 @@
 #ifndef ISOBOX_ERRORS_H
 #define ISOBOX_ERRORS_H
 
-#include "../conf/fault.h"
+#include "../conf/lib/fault.h"
 #include <stdbool.h>
 
 struct error_info {

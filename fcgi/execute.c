@@ -6,7 +6,7 @@
 #include "piston.h"
 #include "request.h"
 #include "result.h"
-#include "routes.h"
+#include "respond.h"
 #include "stream.h"
 
 #include <string.h>
@@ -85,5 +85,5 @@ void execute_handler(struct worker *w, struct request *rq)
 error:
 	if (error_info(rq->fault.code)->server_side)
 		log_msg("execute failed: %s: %s", error_info(rq->fault.code)->name, rq->fault.message);
-	route_answer_fault(rq, "");
+	respond_fault(rq, "");
 }

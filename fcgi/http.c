@@ -1,8 +1,6 @@
 /* http.c: FastCGI/CGI I/O, bodies with a cap, JSON responses. */
 #define _GNU_SOURCE
 #include "http.h"
-#include "errors.h"
-#include "result.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -140,14 +138,4 @@ void http_send_json(struct http_io *io, int status, const char *extra_headers, c
 	http_write(io, "\n", 1);
 	http_flush(io);
 	free(text);
-}
-
-cJSON *fault_to_json(const struct fault *f)
-{
-	cJSON *body = cJSON_CreateObject();
-	cJSON *err = cJSON_AddObjectToObject(body, "error");
-	cJSON_AddStringToObject(err, "code", error_info(f->code)->name);
-	/* Messages may quote what the client sent: keep the JSON valid UTF-8. */
-	json_add_bytes(err, "message", f->message, strlen(f->message));
-	return body;
 }

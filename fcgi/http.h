@@ -7,7 +7,7 @@
 #ifndef ISOBOX_HTTP_H
 #define ISOBOX_HTTP_H
 
-#include "../conf/base.h"
+#include "../conf/lib/base.h"
 #include <cjson/cJSON.h>
 #include <fcgiapp.h>
 #include <sys/types.h>
@@ -39,7 +39,5 @@ const char *http_status_text(int status);
 
 /* Send a whole JSON response; `extra_headers` is "" or "Name: v\r\n"... */
 void http_send_json(struct http_io *io, int status, const char *extra_headers, const cJSON *body);
-/* {"error": {"code": ..., "message": ...}} (routes.c answers it) */
-cJSON *fault_to_json(const struct fault *f);
 
 #endif

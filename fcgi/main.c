@@ -29,6 +29,7 @@
 #include "metrics.h"
 #include "pool.h"
 #include "scoreboard.h"
+#include "serve.h"
 #include "../sandbox/sandbox.h"
 
 #include <arpa/inet.h>
@@ -231,7 +232,7 @@ int main(int argc, char **argv)
 		/* One request; no master will reap after us, so reap first. */
 		w.pool_fd = -1;
 		sandbox_reap(&w.conf);
-		worker_serve_cgi(&w);
+		serve_cgi(&w);
 	} else if (workers == 0) {
 		/* Alone: a one-slot pool, so that /metrics works here too. */
 		if (status_fd >= 0)
@@ -242,7 +243,7 @@ int main(int argc, char **argv)
 		w.slot = 0;
 		w.exec_slots = 1;
 		scoreboard_spawned(w.board, 0, getpid());
-		status = worker_serve(&w);
+		status = serve_fastcgi(&w);
 		metrics_destroy(w.metrics);
 		scoreboard_destroy(w.board);
 	} else {

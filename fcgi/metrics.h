@@ -17,7 +17,7 @@
 #ifndef ISOBOX_METRICS_H
 #define ISOBOX_METRICS_H
 
-#include "../conf/base.h"
+#include "../conf/lib/base.h"
 #include "../sandbox/sandbox.h"
 #include "scoreboard.h"
 #include <sys/types.h>

@@ -6,9 +6,9 @@
 #define _GNU_SOURCE
 #include "piston.h"
 #include "request.h"
+#include "encode.h"
 #include "result.h"
-#include "sse.h"
-#include "../conf/json.h"
+#include "../conf/lib/json.h"
 
 #include <string.h>
 

@@ -20,6 +20,7 @@
  */
 #define _GNU_SOURCE
 #include "pool.h"
+#include "serve.h"
 #include "metrics.h"
 #include "scoreboard.h"
 #include "../sandbox/sandbox.h"
@@ -50,7 +51,7 @@ static pid_t spawn_worker(struct worker *w, const struct shape *p, int index, co
 		return -1;
 	}
 	if (pid == 0) {
-		worker_install_handlers(); /* before a forwarded SIGHUP can arrive */
+		serve_install_handlers(); /* before a forwarded SIGHUP can arrive */
 		sigprocmask(SIG_SETMASK, orig, NULL);
 		w->started_ms = now_ms();
 		w->served = 0;
@@ -61,7 +62,7 @@ static pid_t spawn_worker(struct worker *w, const struct shape *p, int index, co
 			prctl(PR_SET_NAME, "isobox-status");
 		if (!w->status_only && p->status_fd >= 0)
 			close(p->status_fd);
-		_exit(worker_serve(w));
+		_exit(serve_fastcgi(w));
 	}
 	scoreboard_spawned(w->board, index, pid);
 	return pid;

@@ -4,7 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "queue.h"
-#include "../conf/base.h"
+#include "../conf/lib/base.h"
 
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>

@@ -1,7 +1,7 @@
 /* request.c: parse and validate POST /execute. */
 #define _GNU_SOURCE
 #include "request.h"
-#include "../conf/json.h"
+#include "../conf/lib/json.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -12,7 +12,25 @@
 #include "http.h"
 #include "../sandbox/sandbox.h"
 
-struct route;
+struct worker;
+struct request;
+
+/* What a route is; each row of the table in routes.c says it once. */
+enum route_flags {
+	ROUTE_RUNS_PROGRAM = 1 << 0, /* takes an execution slot: the whenBusy gate */
+	ROUTE_PISTON = 1 << 1,       /* Piston's shapes: errors carry "message" and Piston's status */
+	ROUTE_STATUS = 1 << 2,       /* served on the status socket too: never waits behind runs */
+};
+
+/* Who may call it (access: in conf); ACL_ANYONE for the API itself. */
+enum route_acl { ACL_ANYONE, ACL_METRICS, ACL_HEALTHZ };
+
+struct route {
+	const char *path, *method; /* GET routes answer HEAD too */
+	void (*handler)(struct worker *w, struct request *rq);
+	unsigned flags;
+	enum route_acl acl;
+};
 
 struct request {
 	struct http_io io;

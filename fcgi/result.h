@@ -1,29 +1,13 @@
 /*
  * result.h: the result object of an execution, as JSON (pure; unit-tested).
- *
- * Program output is arbitrary bytes. JSON strings are Unicode, so output is
- * encoded like this: valid UTF-8 passes through, NUL and other control
- * bytes become \u00XX escapes (lossless), and each byte that is not part of
- * valid UTF-8 becomes U+FFFD (lossy, and the only loss). Documented in
- * docs/API.md.
+ * Program output is arbitrary bytes, written as JSON text by encode.h.
  */
 #ifndef ISOBOX_RESULT_H
 #define ISOBOX_RESULT_H
 
+#include "encode.h"
 #include "../sandbox/sandbox.h"
 #include <cjson/cJSON.h>
-
-/* A JSON string literal, quotes included, for bytes p[0..n). Caller frees. */
-char *json_quote_bytes(const char *p, size_t n);
-
-/* Add key: p[0..n) to o as a JSON string, encoded as above. */
-void json_add_bytes(cJSON *o, const char *key, const char *p, size_t n);
-
-/* Is p[0..n) entirely valid UTF-8? */
-bool utf8_valid(const char *p, size_t n);
-/* How many bytes at the end of p[0..n) begin a UTF-8 sequence that the
- * next chunk may complete (0-3). */
-size_t utf8_incomplete_tail(const char *p, size_t n);
 
 /* {"language", "version", "aliases"}: a runtime, as /runtimes lists it. */
 cJSON *language_to_json(const struct language *l);

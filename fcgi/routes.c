@@ -6,7 +6,7 @@
 #include "errors.h"
 #include "execute.h"
 #include "piston.h"
-#include "request.h"
+#include "respond.h"
 #include "result.h"
 
 #include <stdio.h>
@@ -23,18 +23,6 @@ static const struct route routes[] = {
 	{"/openapi.yaml", "GET", asset_serve, 0, ACL_ANYONE},
 	{"/llms.txt", "GET", asset_serve, 0, ACL_ANYONE},
 };
-
-void route_answer_fault(struct request *rq, const char *extra_headers)
-{
-	const struct error_info *e = error_info(rq->fault.code);
-	bool piston = rq->route && (rq->route->flags & ROUTE_PISTON);
-	cJSON *body = fault_to_json(&rq->fault);
-	/* Piston clients read {"message": ...}; ours read {"error": {...}}. */
-	if (piston)
-		cJSON_AddStringToObject(body, "message", rq->fault.message);
-	http_send_json(&rq->io, piston ? e->piston_status : e->status, extra_headers, body);
-	cJSON_Delete(body);
-}
 
 void route_runtimes(struct worker *w, struct request *rq)
 {
@@ -80,13 +68,13 @@ static bool routed(struct worker *w, struct request *rq)
 	if (!access_host_allowed(&w->conf.access, host)) {
 		fail(&rq->fault, E_MISDIRECTED, "this server does not answer to the name \"%.100s\" "
 		     "(access.hosts in isobox.yaml)", host);
-		route_answer_fault(rq, "");
+		respond_fault(rq, "");
 		return false;
 	}
 	rq->route = find(rq->path);
 	if (!rq->route) {
 		fail(&rq->fault, E_NOT_FOUND, "no such endpoint: %.100s", rq->path);
-		route_answer_fault(rq, "");
+		respond_fault(rq, "");
 		return false;
 	}
 	if (!method_allowed(rq->route, rq->method)) {
@@ -94,7 +82,7 @@ static bool routed(struct worker *w, struct request *rq)
 		snprintf(headers, sizeof headers, "Allow: %s\r\n", rq->route->method);
 		fail(&rq->fault, E_METHOD_NOT_ALLOWED, "%s %s is not allowed; use %s", rq->method,
 		     rq->path, rq->route->method);
-		route_answer_fault(rq, headers);
+		respond_fault(rq, headers);
 		return false;
 	}
 	return true;

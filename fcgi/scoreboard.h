@@ -16,7 +16,7 @@
 #ifndef ISOBOX_SCOREBOARD_H
 #define ISOBOX_SCOREBOARD_H
 
-#include "../conf/base.h"
+#include "../conf/lib/base.h"
 #include <sys/types.h>
 
 struct scoreboard;

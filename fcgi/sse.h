@@ -13,18 +13,13 @@
 #ifndef ISOBOX_SSE_H
 #define ISOBOX_SSE_H
 
-#include "../conf/base.h"
+#include "encode.h"
 
 /* Append "event: NAME\ndata: DATA\n\n". DATA must be one line. */
 void sse_event(struct buf *out, const char *name, const char *data);
 
 /* {"data": ...} or {"base64": ...} for one chunk of output. Caller frees. */
 char *sse_chunk_json(const char *p, size_t n);
-
-/* Base64 (RFC 4648, padded) of p[0..n). Caller frees. */
-char *base64_encode(const char *p, size_t n);
-/* The bytes of a base64 text into *out; false if it is not base64. */
-bool base64_decode(const char *text, struct buf *out);
 
 /* Per stream: bytes of a UTF-8 sequence cut at the end of the last chunk. */
 struct sse_carry {

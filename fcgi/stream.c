@@ -11,7 +11,7 @@
 #include "stream.h"
 #include "request.h"
 #include "result.h"
-#include "routes.h"
+#include "respond.h"
 #include "sse.h"
 
 #define HEARTBEAT_MS 1000
@@ -79,7 +79,7 @@ void stream_execute(struct worker *w, struct request *rq)
 				    .hangup_fd = http_hangup_fd(&rq->io)};
 	bool ok = sandbox_run(&w->conf, &rq->job, &sink, &rq->result, &rq->fault);
 	if (!rq->status_sent) {
-		route_answer_fault(rq, "");
+		respond_fault(rq, "");
 		return;
 	}
 	struct buf b = {0};

@@ -1,6 +1,6 @@
 /*
- * worker.h: a worker process: it holds the settings, and serves requests
- * one at a time, over FastCGI or as a CGI program.
+ * worker.h: what a worker process holds between requests: the settings, the
+ * registry, and its place in the pool. serve.h runs its request loop.
  */
 #ifndef ISOBOX_WORKER_H
 #define ISOBOX_WORKER_H
@@ -33,20 +33,8 @@ struct worker {
 	bool status_only;         /* serves the status routes only (status socket) */
 };
 
-/* A worker that served pool.maxRequests exits with this: respawn at once. */
-#define WORKER_EXIT_RECYCLED 75
-
 /* Load conf and registry; false with err set (the old ones are untouched). */
 bool worker_load(struct worker *w, char *err, size_t errlen);
 void worker_free(struct worker *w);
-
-/* SIGHUP: reload between requests; SIGTERM: stop (kills a run in flight). */
-void worker_install_handlers(void);
-
-/* Serve FastCGI requests on w->listen_fd until stopped (0) or recycled
- * (WORKER_EXIT_RECYCLED): the process's exit status. */
-int worker_serve(struct worker *w);
-/* Serve the one CGI request of this process. */
-void worker_serve_cgi(struct worker *w);
 
 #endif

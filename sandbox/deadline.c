@@ -4,7 +4,7 @@
  * are summed, so that adding a docker call means changing one bound here
  * (and its unit test), not a hang margin elsewhere.
  */
-#include "internal.h"
+#include "deadline.h"
 
 int64_t exec_deadline(const struct conf *c, const struct limits *l, const struct decoder *d,
 		      const struct exec_clock *t)

@@ -21,7 +21,7 @@
 #ifndef ISOBOX_SANDBOX_DECODER_H
 #define ISOBOX_SANDBOX_DECODER_H
 
-#include "../conf/base.h"
+#include "../conf/lib/base.h"
 
 enum dec_kind {
 	DEC_MORE,            /* nothing to report for the bytes consumed */

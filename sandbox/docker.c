@@ -4,7 +4,8 @@
  * whole of a run's teardown fits the budget deadline.c sums.
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "docker.h"
+#include "subproc.h"
 
 #include <errno.h>
 #include <stdio.h>

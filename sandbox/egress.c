@@ -22,7 +22,7 @@
  * at once with EHOSTUNREACH, which tests tell apart from a refused port.
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "egress.h"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>

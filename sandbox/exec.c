@@ -8,7 +8,11 @@
  * container itself is the sandbox's, removed by sandbox_destroy.
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "exec.h"
+#include "deadline.h"
+#include "decoder.h"
+#include "docker.h"
+#include "subproc.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -11,7 +11,10 @@
  * labels find it, and the reaper (reap.c) removes what a dead owner left.
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "deadline.h"
+#include "docker.h"
+#include "exec.h"
+#include "workdir.h"
 
 #include <poll.h>
 #include <stdio.h>

@@ -7,7 +7,8 @@
  * owner from a dead one.
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "owner.h"
+#include "sandbox.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -9,7 +9,10 @@
  * calls it when it starts.
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "deadline.h"
+#include "owner.h"
+#include "subproc.h"
+#include "workdir.h"
 
 #include <dirent.h>
 #include <stdio.h>

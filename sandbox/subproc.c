@@ -1,6 +1,6 @@
 /* subproc.c: start the docker client safely, and run short docker commands. */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "subproc.h"
 
 #include <errno.h>
 #include <fcntl.h>

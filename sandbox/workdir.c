@@ -7,7 +7,7 @@
  * anyway, so the host never follows a link that untrusted code planted.
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "workdir.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -150,6 +150,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 AUDIT_PATH = os.path.join(os.path.dirname(os.path.dirname(HERE)), "docs", "AUDIT.md")
 
 
+# Modules that must run last, in this order (the rest keep pytest's order):
+# test_faults restarts dockerd, and test_nothing_left checks the host after
+# everything else.
+LAST = ["test_faults.py", "test_nothing_left.py"]
+
+
+def pytest_collection_modifyitems(session, config, items):
+    def rank(item):
+        name = item.path.name
+        return LAST.index(name) + 1 if name in LAST else 0
+    items.sort(key=rank)  # stable: the others keep their order
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "attack(name, outcome): an attack listed in docs/AUDIT.md")
 

@@ -3,7 +3,7 @@ the promise in MISSION.md implies. The table of attacks and results is
 written to docs/AUDIT.md by the suite (conftest.py).
 
 After the file: the host is checked (no container, work dir or cgroup left)
-by test_zz_nothing_left.py, and the service still answers."""
+by test_nothing_left.py, and the service still answers."""
 import concurrent.futures
 import os
 import time

@@ -1,6 +1,6 @@
 /* Unit tests: pure logic only, no docker, no network. */
 #include "tap.h"
-#include "../../conf/base.h"
+#include "../../conf/lib/base.h"
 #include <cjson/cJSON.h>
 
 int tap_passed, tap_failed;

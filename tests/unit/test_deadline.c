@@ -5,7 +5,7 @@
  */
 #include "tap.h"
 #include "fixtures.h"
-#include "../../sandbox/internal.h"
+#include "../../sandbox/deadline.h"
 
 #include <stdlib.h>
 

@@ -1,4 +1,4 @@
-"""Runs last (pytest takes files in name order): after everything the suite
+"""Runs last (conftest.py's LAST): after everything the suite
 did, including timeouts, OOM kills, floods and killed workers, nothing of
 isobox's may be left on the host."""
 import os

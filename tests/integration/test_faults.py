@@ -1,5 +1,5 @@
 """Faults around the sandbox: dockerd stopped and back, the pool saturated.
-Runs near the end (name order): it restarts dockerd."""
+Runs near the end (conftest.py's LAST): it restarts dockerd."""
 import concurrent.futures
 import os
 import pwd

@@ -1,0 +1,28 @@
+/* respond.c: answering a request that failed (respond.h). */
+#include "respond.h"
+#include "encode.h"
+#include "errors.h"
+
+#include <string.h>
+
+cJSON *fault_to_json(const struct fault *f)
+{
+	cJSON *body = cJSON_CreateObject();
+	cJSON *err = cJSON_AddObjectToObject(body, "error");
+	cJSON_AddStringToObject(err, "code", error_info(f->code)->name);
+	/* Messages may quote what the client sent: keep the JSON valid UTF-8. */
+	json_add_bytes(err, "message", f->message, strlen(f->message));
+	return body;
+}
+
+void respond_fault(struct request *rq, const char *extra_headers)
+{
+	const struct error_info *e = error_info(rq->fault.code);
+	bool piston = rq->route && (rq->route->flags & ROUTE_PISTON);
+	cJSON *body = fault_to_json(&rq->fault);
+	/* Piston clients read {"message": ...}; ours read {"error": {...}}. */
+	if (piston)
+		cJSON_AddStringToObject(body, "message", rq->fault.message);
+	http_send_json(&rq->io, piston ? e->piston_status : e->status, extra_headers, body);
+	cJSON_Delete(body);
+}

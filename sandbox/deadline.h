@@ -1,0 +1,35 @@
+/* deadline.h: every time bound of a run, and the deadline of an exec (deadline.c). */
+#ifndef ISOBOX_SANDBOX_DEADLINE_H
+#define ISOBOX_SANDBOX_DEADLINE_H
+
+#include "decoder.h"
+#include "sandbox.h"
+
+/*
+ * Time bounds, each in one place; deadline.c sums them into the longest a
+ * run can take (sandbox_bound_ms), which the pool's hang backstop uses.
+ */
+/* From the sandbox's first sign of life, the entry script's own steps
+ * (between the compile step and the program) may take this long. */
+#define START_ALLOWANCE_MS 2000
+/* After a kill, the pipes are read (and discarded) this long at most. */
+#define DRAIN_AFTER_KILL_MS 5000
+/* After the run: the docker client's exit, the kill, inspect, OOM events. */
+#define COLLECT_MS 15000
+/* Removing the container (docker rm --force). */
+#define REMOVE_MS 10000
+/* The reaper: listing an instance's containers, and removing them. */
+#define REAP_LIST_MS 15000
+#define REAP_REMOVE_MS 30000
+
+/* When the current exec began, came up, and entered its current phase
+ * (monotonic ms; up_ms is 0 until the sandbox shows a sign of life). */
+struct exec_clock {
+	int64_t spawned_ms, up_ms, phase_ms;
+};
+
+/* The deadline of an exec now (monotonic ms). Pure. */
+int64_t exec_deadline(const struct conf *c, const struct limits *l, const struct decoder *d,
+		      const struct exec_clock *t);
+
+#endif

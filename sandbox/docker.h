@@ -1,0 +1,14 @@
+/* docker.h: bounded docker commands on one container (docker.c). */
+#ifndef ISOBOX_SANDBOX_DOCKER_H
+#define ISOBOX_SANDBOX_DOCKER_H
+
+#include "sandbox.h"
+#include <sys/types.h>
+#include <time.h>
+
+pid_t docker_kill_start(const struct conf *c, const char *name); /* in the background */
+bool docker_inspect(const struct conf *c, const char *name, int64_t deadline, int *code, bool *oom);
+bool docker_oom_seen(const struct conf *c, const char *name, time_t since, int64_t deadline);
+bool docker_remove(const struct conf *c, const char *name, int64_t deadline);
+
+#endif
