@@ -1,6 +1,6 @@
 /* registry.c: load registry.yaml and the image lock. */
 #include "registry.h"
-#include "../conf/json.h"
+#include "../conf/lib/json.h"
 #include "../conf/yaml_tree.h"
 
 #include <errno.h>

@@ -10,7 +10,7 @@
 #ifndef ISOBOX_REGISTRY_H
 #define ISOBOX_REGISTRY_H
 
-#include "../conf/base.h"
+#include "../conf/lib/base.h"
 #include "../conf/limits.h"
 
 struct language {
