@@ -3,13 +3,14 @@ shipped in deploy/ (not a copy of its text), on its own port, from a
 directory of its own that is removed when it stops.
 
 Used by test_webservers.py (every server, FastCGI and CGI), test_cgi.py,
-test_slow_clients.py, test_web_errors.py and test_logs.py.
+test_slow_clients.py, test_web_errors.py, test_logs.py and test_status_socket.py.
 
-Two things a test may change, each the way an operator would: the socket
-(a pool that is down) and how long the server waits for the pool's answer
-(read_timeout, seconds: Caddy's and Apache's are parameters of the shipped
-files; nginx's and lighttpd's are set in the rendered copy, and the text
-replaced must be there).
+Two things a test may change, each the way an operator would: the sockets
+(a pool that is down, or only one of its two: the main socket and the
+status socket of /healthz and /metrics) and how long the server waits for
+the pool's answer (read_timeout, seconds: Caddy's and Apache's are
+parameters of the shipped files; nginx's and lighttpd's are set in the
+rendered copy, and the text replaced must be there).
 """
 import contextlib
 import http.client
@@ -176,13 +177,11 @@ def _env(**extra):
     return env
 
 
-def caddy(socket_path=SOCKET, read_timeout=None, **extra_env):
+def caddy(socket_path=SOCKET, read_timeout=None, status_socket=STATUS_SOCKET, **extra_env):
     def make(root, port):
         conf = os.path.join(DEPLOY, "caddy", "Caddyfile")
         if read_timeout is not None:
             extra_env["ISOBOX_READ_TIMEOUT"] = f"{read_timeout}s"
-        # Another socket (a pool that is down): the status routes go there too.
-        status_socket = STATUS_SOCKET if socket_path == SOCKET else socket_path
         env = _env(ISOBOX_BIND="127.0.0.1", ISOBOX_PORT=port, ISOBOX_SOCKET=socket_path,
                    ISOBOX_STATUS_SOCKET=status_socket,
                    ISOBOX_LOG=root, HOME=root, XDG_DATA_HOME=root, XDG_CONFIG_HOME=root,
@@ -192,16 +191,17 @@ def caddy(socket_path=SOCKET, read_timeout=None, **extra_env):
         args = ["--adapter", "caddyfile", "--config", conf]
         return (as_user + ["caddy", "validate"] + args, as_user + ["caddy", "run"] + args,
                 env, os.path.join(root, "console.log"))
-    return _running("caddy", FCGI_USER, "", make, pool_up=socket_path == SOCKET)
+    return _running("caddy", FCGI_USER, "", make, pool_up=status_socket == STATUS_SOCKET)
 
 
-def nginx(socket_path=SOCKET, read_timeout=None):
+def nginx(socket_path=SOCKET, read_timeout=None, status_socket=STATUS_SOCKET):
     def make(root, port):
         env = _env(ISOBOX_SERVER_USER=FCGI_USER, ISOBOX_BIND="127.0.0.1", ISOBOX_PORT=port,
-                   ISOBOX_SOCKET=socket_path)
+                   ISOBOX_SOCKET=socket_path, ISOBOX_STATUS_SOCKET=status_socket)
         # As deploy/nginx/*.conf tell an operator to render them.
         for name, names in (("nginx.conf", "${ISOBOX_SERVER_USER}"),
-                            ("isobox.conf", "${ISOBOX_BIND} ${ISOBOX_PORT} ${ISOBOX_SOCKET}")):
+                            ("isobox.conf", "${ISOBOX_BIND} ${ISOBOX_PORT} ${ISOBOX_SOCKET} "
+                                            "${ISOBOX_STATUS_SOCKET}")):
             with open(os.path.join(DEPLOY, "nginx", name)) as src:
                 text = subprocess.run(["envsubst", names], stdin=src, env=env, check=True,
                                       capture_output=True, text=True).stdout
@@ -212,7 +212,7 @@ def nginx(socket_path=SOCKET, read_timeout=None):
                 dst.write(text)
         base = ["nginx", "-p", root + "/", "-c", os.path.join(root, "nginx.conf")]
         return base + ["-t"], base + ["-g", "daemon off;"], env, os.path.join(root, "error.log")
-    return _running("nginx", FCGI_USER, "", make, pool_up=socket_path == SOCKET)
+    return _running("nginx", FCGI_USER, "", make, pool_up=status_socket == STATUS_SOCKET)
 
 
 def apache(site, user, url_path="", pool_up=True, **defines):
@@ -247,22 +247,27 @@ def lighttpd(site, user, url_path="", port=None, read_timeout=None, pool_up=True
 
 
 @contextlib.contextmanager
-def start(kind, port=None, socket_path=SOCKET, read_timeout=None):
-    """One of KINDS, running (a Server with .kind). socket_path and
-    read_timeout (seconds) only for the FastCGI kinds."""
-    with _start(kind, port, socket_path, read_timeout) as server:
+def start(kind, port=None, socket_path=SOCKET, read_timeout=None, status_socket=None):
+    """One of KINDS, running (a Server with .kind). For the FastCGI kinds
+    only: socket_path, status_socket (by default the pool's, or socket_path
+    when that is not the pool's: a pool that is down has neither) and
+    read_timeout (seconds). The server is up when /healthz answers through
+    it, or, in front of another status socket, when it listens."""
+    if status_socket is None:
+        status_socket = STATUS_SOCKET if socket_path == SOCKET else socket_path
+    with _start(kind, port, socket_path, status_socket, read_timeout) as server:
         server.kind = kind
         yield server
 
 
-def _start(kind, port, socket_path, read_timeout):
-    up = socket_path == SOCKET
+def _start(kind, port, socket_path, status_socket, read_timeout):
+    up = status_socket == STATUS_SOCKET
     if kind == "caddy":
-        return caddy(socket_path, read_timeout)
+        return caddy(socket_path, read_timeout, status_socket)
     if kind == "nginx":
-        return nginx(socket_path, read_timeout)
+        return nginx(socket_path, read_timeout, status_socket)
     if kind == "apache":
-        defines = {"ISOBOX_SOCKET": socket_path}
+        defines = {"ISOBOX_SOCKET": socket_path, "ISOBOX_STATUS_SOCKET": status_socket}
         if read_timeout is not None:
             defines["ISOBOX_READ_TIMEOUT"] = read_timeout
         return apache("isobox-fcgi.conf", FCGI_USER, pool_up=up, **defines)
@@ -270,7 +275,7 @@ def _start(kind, port, socket_path, read_timeout):
         return apache("isobox-cgi.conf", CGI_USER, "/isobox")
     if kind == "lighttpd":
         return lighttpd("isobox-fcgi.conf", FCGI_USER, read_timeout=read_timeout, pool_up=up,
-                        ISOBOX_SOCKET=socket_path)
+                        ISOBOX_SOCKET=socket_path, ISOBOX_STATUS_SOCKET=status_socket)
     if kind == "lighttpd-cgi":
         return lighttpd("isobox-cgi.conf", CGI_USER, "/isobox", port=port)
     raise ValueError(kind)
