@@ -101,7 +101,7 @@ stop() {
 	# Caddy's graceful shutdown has nothing left to wait for.
 	stop_pid $RUN/pool.pid "isobox pool" isobox-fcgi
 	stop_pid $RUN/caddy.pid caddy caddy
-	rm -f "$SOCKET"
+	rm -f "$SOCKET" "$STATUS_SOCKET"
 }
 
 case "${1:-}" in

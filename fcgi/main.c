@@ -79,15 +79,21 @@ static int adopt_activated_sockets(void)
 	if (!pid || !fds || atol(pid) != (long)getpid())
 		return -1;
 	if (!strcmp(fds, "2")) {
-		/* "name3:name4": which one is the status socket? */
+		/* "name3:name4": which one is the status socket (just one)? */
 		const char *colon = names ? strchr(names, ':') : NULL;
-		if (colon && !strcmp(colon + 1, "status"))
+		bool first = colon && !strncmp(names, "status:", 7);
+		bool second = colon && !strcmp(colon + 1, "status");
+		if (first == second)
+			die("socket activation passed 2 sockets; name exactly one of them \"status\"");
+		if (second)
 			status_fd = 4;
-		else if (colon && !strncmp(names, "status:", 7))
-			status_fd = 3, main_fd = 4;
 		else
-			die("socket activation passed 2 sockets; name one of them \"status\"");
-	} else if (strcmp(fds, "1")) {
+			status_fd = 3, main_fd = 4;
+	} else if (!strcmp(fds, "1")) {
+		/* The status socket alone would take programs as the main one. */
+		if (names && !strcmp(names, "status"))
+			die("socket activation passed only the status socket; the pool needs its main socket too");
+	} else {
 		die("socket activation passed %s sockets; isobox takes one, or two with one named status",
 		    fds);
 	}
@@ -108,8 +114,15 @@ static int adopt_activated_sockets(void)
 static int open_status_socket(const char *path)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	struct stat old_st, main_st;
 	if (strlen(path) >= sizeof a.sun_path)
 		die("--status-socket: the path is too long");
+	/* Only a stale socket is replaced, and never the pool's own. */
+	if (lstat(path, &old_st) == 0 &&
+	    (!S_ISSOCK(old_st.st_mode) ||
+	     (fstat(STDIN_FILENO, &main_st) == 0 && main_st.st_ino == old_st.st_ino &&
+	      main_st.st_dev == old_st.st_dev)))
+		die("--status-socket %s: something other than a stale status socket is there", path);
 	memcpy(a.sun_path, path, strlen(path));
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -223,7 +236,9 @@ int main(int argc, char **argv)
 	drop_privileges();
 	umask(022);
 	int status_fd = adopt_activated_sockets();
-	if (status_path && status_fd < 0)
+	if (status_path && status_fd >= 0)
+		die("the status socket came by socket activation and by --status-socket: give one");
+	if (status_path)
 		status_fd = open_status_socket(status_path);
 	if (workers < 0)
 		workers = w.conf.pool.workers;

@@ -133,14 +133,19 @@ def test_socket_activation_with_the_status_socket(status_first):
         assert head.startswith("Status: 200") and body["run"]["stdout"] == "4950\n", body
 
 
-def test_socket_activation_refuses_two_unnamed_sockets():
-    # Which one would be the status socket? The pool must not guess.
+# The pool must not guess which socket is which: it refuses to start.
+@pytest.mark.parametrize("names,why", [
+    (["isobox.socket", "other.socket"], b'name exactly one of them "status"'),
+    (["status", "status"], b'name exactly one of them "status"'),
+    (["status"], b"only the status socket"),
+], ids=["none-named-status", "both-named-status", "status-alone"])
+def test_socket_activation_refuses_what_it_cannot_tell_apart(names, why):
     tmp = socket_dir()
-    socks = [os.path.join(tmp, "a.sock"), os.path.join(tmp, "b.sock")]
-    with activated(socks, ["isobox.socket", "other.socket"]) as proc:
+    socks = [os.path.join(tmp, f"{i}.sock") for i in range(len(names))]
+    with activated(socks, names) as proc:
         # systemd-socket-activate starts the program at the first connection.
         assert wait_until(lambda: os.path.exists(socks[0]), 10), "no socket"
         with socket.socket(socket.AF_UNIX) as s:
             s.connect(socks[0])
         assert proc.wait(10) != 0
-        assert b'name one of them "status"' in proc.stderr.read()
+        assert why in proc.stderr.read()
