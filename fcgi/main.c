@@ -175,11 +175,13 @@ static int print_egress(const struct conf *c, const char *what)
 }
 
 /* For deploy/setup.sh (the runtime to configure, the cgroup parent's CPU
- * quota): KEY=VALUE lines that scripts split with `read`, never evaluate. */
+ * quota) and bench/ (a bare run under the same seccomp profile): KEY=VALUE
+ * lines that scripts split with `read`, never evaluate. */
 static int print_conf(const struct conf *c)
 {
-	printf("instance=%s\nruntime=%s\nceilings_cpus=%.3f\nceilings_memory_bytes=%lld\n", c->instance,
-	       c->runtime, c->ceilings.cpus, (long long)c->ceilings.memory_bytes);
+	printf("instance=%s\nruntime=%s\nceilings_cpus=%.3f\nceilings_memory_bytes=%lld\n"
+	       "seccomp_profile=%s\n", c->instance, c->runtime, c->ceilings.cpus,
+	       (long long)c->ceilings.memory_bytes, c->sandbox.seccomp_profile);
 	return 0;
 }
 
