@@ -128,7 +128,6 @@ struct scoreboard_counts scoreboard_count(const struct scoreboard *sb)
 	struct scoreboard_counts n = {0};
 	for (int i = 0; sb && i < sb->n_slots; i++) {
 		n.alive += atomic_load(&sb->shared[i].pid) > 0;
-		n.serving += atomic_load(&sb->shared[i].deadline_ms) != 0;
 		n.executing += atomic_load(&sb->shared[i].executing) != 0;
 	}
 	return n;

@@ -50,7 +50,6 @@ void scoreboard_release_execution(struct scoreboard *sb, int slot);
 /* For /metrics and /healthz. */
 struct scoreboard_counts {
 	int alive;     /* worker processes */
-	int serving;   /* serving a request now */
 	int executing; /* running a program now */
 };
 struct scoreboard_counts scoreboard_count(const struct scoreboard *sb);
