@@ -60,8 +60,7 @@ void admin_done(struct worker *w, struct request *rq, int64_t started_ms)
 	struct metrics *m = w->metrics;
 	scoreboard_release_execution(w->board, w->slot);
 	const struct error_info *e = rq->fault.code ? error_info(rq->fault.code) : NULL;
-	bool piston = rq->route && (rq->route->flags & ROUTE_PISTON);
-	int status = e ? (piston ? e->piston_status : e->status) : 200;
+	int status = e ? error_status(rq->fault.code, request_is_piston(rq)) : 200;
 	char st[16], sent[16];
 	snprintf(st, sizeof st, "%d", status);
 	/* Requests by the status the client got: a stream that failed later got 200. */

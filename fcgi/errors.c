@@ -52,6 +52,12 @@ const struct error_info *error_info(enum fault_code code)
 	return &table[code];
 }
 
+int error_status(enum fault_code code, bool piston)
+{
+	const struct error_info *e = error_info(code);
+	return piston ? e->piston_status : e->status;
+}
+
 void errors_print(void)
 {
 	for (int c = E_NONE + 1; c < E_COUNT; c++) {

@@ -17,6 +17,8 @@ struct error_info {
 
 /* Every code has a row (a unit test checks it); out of range: internal. */
 const struct error_info *error_info(enum fault_code code);
+/* The status a code is answered with, on a Piston route or on ours. */
+int error_status(enum fault_code code, bool piston);
 
 /* The whole table as JSON lines, for the docs' tests (isobox-fcgi --errors). */
 void errors_print(void);

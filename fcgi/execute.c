@@ -28,7 +28,7 @@ static bool is_json(const char *content_type)
  */
 static bool read_request(struct worker *w, struct request *rq)
 {
-	bool piston = rq->route->flags & ROUTE_PISTON;
+	bool piston = request_is_piston(rq);
 	if (!is_json(http_param(&rq->io, "CONTENT_TYPE")))
 		return fail(&rq->fault, E_UNSUPPORTED_MEDIA_TYPE,
 			    piston ? "requests must be of type application/json"
@@ -61,7 +61,7 @@ static void log_result(const struct request *rq)
 
 void execute_handler(struct worker *w, struct request *rq)
 {
-	bool piston = rq->route->flags & ROUTE_PISTON;
+	bool piston = request_is_piston(rq);
 	if (!read_request(w, rq))
 		goto error;
 	admin_job_accepted(w, rq);

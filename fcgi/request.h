@@ -51,6 +51,12 @@ struct request {
 
 void request_free(struct request *rq);
 
+/* Does rq speak Piston's shapes (its route says so)? */
+static inline bool request_is_piston(const struct request *rq)
+{
+	return rq->route && (rq->route->flags & ROUTE_PISTON);
+}
+
 /*
  * The route of a request: PATH_INFO when the server gives one (CGI, or a
  * FastCGI mount under a prefix), else REQUEST_URI without its query.

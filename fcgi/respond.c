@@ -17,12 +17,11 @@ cJSON *fault_to_json(const struct fault *f)
 
 void respond_fault(struct request *rq, const char *extra_headers)
 {
-	const struct error_info *e = error_info(rq->fault.code);
-	bool piston = rq->route && (rq->route->flags & ROUTE_PISTON);
+	bool piston = request_is_piston(rq);
 	cJSON *body = fault_to_json(&rq->fault);
 	/* Piston clients read {"message": ...}; ours read {"error": {...}}. */
 	if (piston)
 		cJSON_AddStringToObject(body, "message", rq->fault.message);
-	http_send_json(&rq->io, piston ? e->piston_status : e->status, extra_headers, body);
+	http_send_json(&rq->io, error_status(rq->fault.code, piston), extra_headers, body);
 	cJSON_Delete(body);
 }
