@@ -87,6 +87,12 @@ bool json_strings(const cJSON *v, const char *what, size_t max, struct strv *out
  * is checked before it parses anything. Deeper than the stack of
  * container kinds, arrays are assumed: the count only grows.
  */
+/* JSON's whitespace (a NUL is not: strchr would find the terminator). */
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
 static void scan(const char *text, size_t len, bool *nul, size_t *values)
 {
 	unsigned char is_array[128] = {0}; /* a bit per nesting level */
@@ -110,7 +116,7 @@ static void scan(const char *text, size_t len, bool *nul, size_t *values)
 									     : is_array[(depth - 1) / 8] & ~bit;
 				}
 				size_t j = i + 1;
-				while (j < len && strchr(" \t\r\n", text[j]) && text[j])
+				while (j < len && is_space(text[j]))
 					j++;
 				*values += c == '[' && (j >= len || text[j] != ']'); /* its first element */
 			} else if ((c == ']' || c == '}') && depth > 0) {
@@ -175,7 +181,7 @@ bool json_parse_strict(const char *text, size_t len, size_t max_values, cJSON **
 		return fail(f, E_BAD_JSON, "the body is not valid JSON (near byte %zu)", at);
 	}
 	for (; end && end < text + len; end++)
-		if (!strchr(" \t\r\n", *end)) {
+		if (!is_space(*end)) {
 			cJSON_Delete(root);
 			return fail(f, E_BAD_JSON, "the body has data after the JSON value");
 		}

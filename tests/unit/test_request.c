@@ -137,6 +137,14 @@ void test_request(void)
 		400, "duplicate_key", "a key twice in a nested object");
 	refused("{\"language\":\"python\",\"code\":\"1\"} {}", 400, "bad_json", "data after the value");
 	{
+		struct request nul = {0};
+		static const char body[] = "{\"language\":\"python\",\"code\":\"1\"}\n\0";
+		buf_append(&nul.body, body, sizeof body - 1);
+		ok(!request_parse_execute(&nul, &conf, &reg) && nul.fault.code == E_BAD_JSON,
+		   "request: a NUL byte after the value is data, not whitespace");
+		request_free(&nul);
+	}
+	{
 		struct buf big = {0};
 		buf_printf(&big, "{\"language\":\"python\",\"code\":\"1\",\"args\":[");
 		for (int i = 0; i < 60000; i++)
