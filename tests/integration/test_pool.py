@@ -180,7 +180,16 @@ def test_what_nobody_waits_for_is_not_run(pool_with, front):
         finally:
             t.join(90)
         assert results[0][0][0] == 200 and results[0][0][1]["run"]["stdout"] == "done\n", results
-        _, queued = scrape()  # queued after the abandoned request, so answered after it
+        # /metrics is answered by the status worker, not the one that was
+        # busy: wait (bounded) until that worker has come to the abandoned
+        # request and counted it, then take the snapshot.
+        def gone_counted():
+            nonlocal queued
+            _, queued = scrape()
+            return deltas(before, queued)("isobox_rejected_requests_total",
+                                          code="client_gone", status="499") >= 1
+        queued = None
+        wait_until(gone_counted, 15)
 
         # Running: the hangup kills it at once, well before its 20 s wall time.
         sleeper = "import time; time.sleep(30)"
