@@ -213,11 +213,53 @@ static bool parse_pool(const cJSON *o, struct conf_pool *p, struct fault *f)
 	return true;
 }
 
+/*
+ * warm: sandboxes started ahead (sandbox/warm.c). Optional; absent, there is
+ * no warm pool. Counts are per language name, checked against the registry
+ * when the pool starts (a language needs an agent).
+ */
+static bool parse_warm(const cJSON *o, const char *base_dir, struct conf_warm *w, struct fault *f)
+{
+	static const char *const keys[] = {"sandboxes", "memoryBudgetBytes", "maxAgeMs", "agentDir", NULL};
+	w->memory_budget_bytes = (int64_t)1 << 30;
+	w->max_age_ms = 600000;
+	if (!o)
+		return true;
+	if (!json_object(o, "warm", f) || !json_known_keys(o, keys, "warm", f) ||
+	    !get_optional_int(o, "warm", "memoryBudgetBytes", 0, &w->memory_budget_bytes, f) ||
+	    !get_optional_int(o, "warm", "maxAgeMs", 10000, &w->max_age_ms, f))
+		return false;
+	if (!cJSON_GetObjectItemCaseSensitive(o, "agentDir"))
+		return fail(f, E_MISSING_FIELD, "warm.agentDir must say where sandbox/agent/ is installed");
+	if (!get_path(o, "agentDir", base_dir, &w->agent_dir, f))
+		return false;
+	if (w->agent_dir[0] != '/' || strchr(w->agent_dir, ',') || strchr(w->agent_dir, '='))
+		return fail(f, E_INVALID_VALUE, "warm.agentDir must be an absolute path without , or =");
+	const cJSON *counts = cJSON_GetObjectItemCaseSensitive(o, "sandboxes"), *e;
+	if (counts && !json_object(counts, "warm.sandboxes", f))
+		return false;
+	cJSON_ArrayForEach(e, counts) {
+		int64_t n;
+		char name[96];
+		snprintf(name, sizeof name, "warm.sandboxes.%.40s", e->string);
+		if (!json_int(e, name, 0, WARM_MAX_SANDBOXES, &n, f))
+			return false;
+		if (w->n == WARM_MAX_LANGUAGES)
+			return fail(f, E_INVALID_VALUE, "warm.sandboxes: at most %d languages", WARM_MAX_LANGUAGES);
+		w->langs[w->n] = xstrdup(e->string);
+		w->counts[w->n++] = n;
+		w->total += n;
+	}
+	if (w->total > WARM_MAX_SANDBOXES)
+		return fail(f, E_INVALID_VALUE, "warm.sandboxes: at most %d in all", WARM_MAX_SANDBOXES);
+	return true;
+}
+
 static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struct fault *f)
 {
 	static const char *const top[] = {"instance", "registry", "imagesLock", "workDir", "docker",
 		"runtime", "cgroupParent", "pool", "ceilings", "floors", "request", "sandbox", "access",
-		"network", NULL};
+		"network", "warm", NULL};
 	static const char *const request_keys[] = {"maxBodyBytes", "maxFiles", "maxFileBytes",
 		"maxPathBytes", "maxArgs", "maxArgBytes", "maxStdinBytes", "maxJsonValues", NULL};
 	static const char *const sandbox_keys[] = {"tmpBytes", "workBytes", "pidsBackstop",
@@ -284,7 +326,8 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 		return fail(f, E_INVALID_VALUE, "sandbox.resolvConf must be an absolute path without , or =");
 	if (c->sandbox.seccomp_profile[0] != '/')
 		return fail(f, E_INVALID_VALUE, "sandbox.seccompProfile must be an absolute path");
-	return get_network(root, &c->network, f);
+	return get_network(root, &c->network, f) &&
+	       parse_warm(cJSON_GetObjectItemCaseSensitive(root, "warm"), base_dir, &c->warm, f);
 }
 
 bool conf_parse(const char *text, size_t len, const char *base_dir, struct conf *out,
@@ -343,6 +386,9 @@ void conf_free(struct conf *c)
 	free(c->cgroup_parent);
 	free(c->sandbox.seccomp_profile);
 	free(c->sandbox.resolv_conf);
+	for (size_t i = 0; i < c->warm.n; i++)
+		free(c->warm.langs[i]);
+	free(c->warm.agent_dir);
 	free(c->network.docker_network);
 	free(c->network.bridge);
 	free(c->network.runtime);

@@ -13,6 +13,9 @@
 #include "limits.h"
 #include "access.h"
 
+#define WARM_MAX_LANGUAGES 16
+#define WARM_MAX_SANDBOXES 64
+
 struct conf {
 	char *path;          /* the file this was loaded from */
 	char *instance;      /* pool name, [a-z0-9-]+ */
@@ -41,6 +44,15 @@ struct conf {
 		char *seccomp_profile; /* docker --security-opt seccomp= (deploy/seccomp.json) */
 		char *resolv_conf;     /* /etc/resolv.conf of runs without network */
 	} sandbox;
+	struct conf_warm {
+		char *langs[WARM_MAX_LANGUAGES]; /* language names, as in the registry */
+		int64_t counts[WARM_MAX_LANGUAGES]; /* sandboxes kept ready for each */
+		size_t n;
+		int64_t total;               /* all counts */
+		int64_t memory_budget_bytes; /* what the ready ones may hold in all */
+		int64_t max_age_ms;          /* replaced after waiting this long */
+		char *agent_dir;             /* sandbox/agent/ as installed; NULL: no pool */
+	} warm;
 	struct conf_network {
 		bool enabled;          /* may a request ask for "network": true? */
 		char *docker_network;  /* the egress bridge network's docker name */

@@ -159,11 +159,15 @@ configure_docker() {
 
 # What every sandbox gets from the host, root-owned, read by the worker's
 # docker client or mounted read-only: the seccomp profile (conf
-# sandbox.seccompProfile) and, for runs without network, a resolv.conf
-# naming no resolver (sandbox.resolvConf), instead of the host's.
+# sandbox.seccompProfile), for runs without network a resolv.conf naming no
+# resolver (sandbox.resolvConf) instead of the host's, and the warm pool's
+# agents (warm.agentDir).
 sandbox_files() {
 	install -d -m 0755 -o root -g root "$STATE/sandbox"
 	install -m 0644 -o root -g root "$HERE/seccomp.json" "$STATE/sandbox/seccomp.json"
+	# The warm pool's agents (sandbox/agent/), mounted read-only at /isobox-agent.
+	install -d -m 0755 -o root -g root "$STATE/sandbox/agent"
+	install -m 0644 -o root -g root "$HERE"/../sandbox/agent/* "$STATE/sandbox/agent/"
 	printf '# isobox: this run has no network, so no resolver\n' >"$STATE/sandbox/resolv.conf.new"
 	chmod 0644 "$STATE/sandbox/resolv.conf.new"
 	mv -f "$STATE/sandbox/resolv.conf.new" "$STATE/sandbox/resolv.conf"

@@ -70,6 +70,10 @@ void admin_done(struct worker *w, struct request *rq, int64_t started_ms)
 		metrics_count(m, e->server_side ? M_SANDBOX_FAILURES : M_REJECTED, e->name, st);
 	} else if (rq->lang && (rq->result.has_run || rq->result.has_compile)) {
 		metrics_count(m, M_EXECUTIONS, rq->lang->name, metrics_outcome(&rq->result));
+		if (rq->result.warm)
+			metrics_count(m, M_WARM_HITS, rq->lang->name, NULL);
+		else if (rq->result.warm_miss)
+			metrics_count(m, M_WARM_MISSES, rq->lang->name, rq->result.warm_miss);
 		metrics_observe_ms(m, rq->lang->name, now_ms() - started_ms);
 	}
 }
@@ -139,7 +143,7 @@ void admin_metrics(struct worker *w, struct request *rq)
 	buf_printf(&out, "Status: 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
 			 "Cache-Control: no-store\r\n\r\n");
 	if (strcmp(rq->method, "HEAD"))
-		metrics_render(w->metrics, w->board, w->exec_slots, &out);
+		metrics_render(w->metrics, w->board, w->exec_slots, w->warm, &out);
 	http_write(&rq->io, out.data, out.len);
 	buf_free(&out);
 }

@@ -73,7 +73,7 @@ void execute_handler(struct worker *w, struct request *rq)
 		}
 	} else {
 		struct sandbox_sink watch = {.hangup_fd = http_hangup_fd(&rq->io)};
-		if (!sandbox_run(&w->conf, &rq->job, &watch, &rq->result, &rq->fault))
+		if (!sandbox_run(&w->conf, w->warm, &rq->job, &watch, &rq->result, &rq->fault))
 			goto error;
 		cJSON *result = piston ? piston_result(rq)
 				       : result_to_json(rq->lang, &rq->result, &rq->job.limits);

@@ -70,6 +70,12 @@ static const struct family {
 	[M_WORKER_EXITS] = {"isobox_worker_exits_total",
 		"Worker processes that ended and were replaced, by reason (recycled, hung, killed, exited).",
 		"reason", NULL},
+	[M_WARM_HITS] = {"isobox_warm_hits_total",
+		"Programs run in a sandbox started ahead (the warm pool), by language.",
+		"language", NULL},
+	[M_WARM_MISSES] = {"isobox_warm_misses_total",
+		"Programs of a language with a warm pool that ran cold, by reason (empty, limits, network, dead).",
+		"language", "reason"},
 };
 
 struct metrics *metrics_create(void)
@@ -288,8 +294,38 @@ static void render_histograms(const struct metrics *m, struct buf *out)
 	}
 }
 
+/* The warm pool, per language, read off its shared board (sandbox/warm.c). */
+static void render_warm(const struct warm_pool *warm, struct buf *out)
+{
+	struct warm_count n[WARM_MAX_LANGUAGES];
+	size_t k = warm_counts(warm, n, WARM_MAX_LANGUAGES);
+	static const struct {
+		const char *name, *type, *help;
+	} g[] = {
+		{"isobox_warm_target", "gauge", "Warm sandboxes the pool keeps for the language (warm.sandboxes)."},
+		{"isobox_warm_ready", "gauge", "Warm sandboxes ready to take now."},
+		{"isobox_warm_starting", "gauge", "Warm sandboxes booting now."},
+		{"isobox_warm_refills_total", "counter", "Warm sandboxes started and ready."},
+		{"isobox_warm_refill_seconds_total", "counter",
+		 "Time from docker run to the agent's ready, summed over refills."},
+	};
+	for (size_t j = 0; j < sizeof g / sizeof g[0]; j++) {
+		header(out, g[j].name, g[j].type, g[j].help);
+		for (size_t i = 0; i < k; i++) {
+			buf_printf(out, "%s{", g[j].name);
+			put_label(out, "language", n[i].language);
+			if (j == 4)
+				buf_printf(out, "} %.3f\n", (double)n[i].refill_ms / 1000.0);
+			else
+				buf_printf(out, "} %lld\n", j == 0 ? (long long)n[i].target
+					       : j == 1 ? (long long)n[i].ready
+					       : j == 2 ? (long long)n[i].starting : n[i].refills);
+		}
+	}
+}
+
 void metrics_render(const struct metrics *m, const struct scoreboard *sb, int exec_slots,
-		    struct buf *out)
+		    const struct warm_pool *warm, struct buf *out)
 {
 	struct scoreboard_counts n = scoreboard_count(sb);
 	header(out, "isobox_workers", "gauge", "Worker processes alive in the pool.");
@@ -301,6 +337,7 @@ void metrics_render(const struct metrics *m, const struct scoreboard *sb, int ex
 	for (int fam = 0; fam < M_FAMILIES; fam++)
 		render_family(m, (enum metrics_family)fam, out);
 	render_histograms(m, out);
+	render_warm(warm, out);
 	header(out, "isobox_metrics_dropped_total", "counter",
 	       "Samples not counted because a label table was full.");
 	buf_printf(out, "isobox_metrics_dropped_total %llu\n",

@@ -29,6 +29,8 @@ enum metrics_family {
 	M_REJECTED,         /* code, status: 4xx input errors, 403, busy */
 	M_SANDBOX_FAILURES, /* code, status: 5xx faults (docker down, image missing...) */
 	M_WORKER_EXITS,     /* reason: recycled, hung, killed, exited */
+	M_WARM_HITS,        /* language: ran in a warm sandbox */
+	M_WARM_MISSES,      /* language, reason: ran cold though it has a warm pool */
 	M_FAMILIES
 };
 
@@ -50,8 +52,9 @@ void metrics_observe_ms(struct metrics *m, const char *language, int64_t ms);
  */
 const char *metrics_outcome(const struct sandbox_result *res);
 
-/* The whole text exposition; exec_slots is the pool's size (pool.workers). */
+/* The whole text exposition; exec_slots is the pool's size (pool.workers);
+ * warm may be NULL (no warm pool). */
 void metrics_render(const struct metrics *m, const struct scoreboard *sb, int exec_slots,
-		    struct buf *out);
+		    const struct warm_pool *warm, struct buf *out);
 
 #endif

@@ -62,6 +62,7 @@ static pid_t spawn_worker(struct worker *w, const struct shape *p, int index, co
 			prctl(PR_SET_NAME, "isobox-status");
 		if (!w->status_only && p->status_fd >= 0)
 			close(p->status_fd);
+		warm_after_fork(w->warm);
 		_exit(serve_fastcgi(w));
 	}
 	scoreboard_spawned(w->board, index, pid);
@@ -91,6 +92,8 @@ static bool collect(struct worker *w)
 	pid_t pid;
 	int status;
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (warm_child_exited(w->warm, pid))
+			continue;
 		for (int i = 0; i < scoreboard_slots(sb); i++) {
 			if (scoreboard_pid(sb, i) != pid)
 				continue;
@@ -110,6 +113,7 @@ static bool collect(struct worker *w)
 			}
 			scoreboard_gone(sb, i);
 			metrics_count(w->metrics, M_WORKER_EXITS, reason, NULL);
+			warm_worker_gone(w->warm, &w->conf, pid);
 		}
 	}
 	return any;
@@ -148,6 +152,8 @@ static void stop(struct worker *w, sigset_t *set)
 		collect(w);
 		usleep(10000);
 	}
+	warm_destroy(w->warm, &w->conf);
+	w->warm = NULL;
 	sandbox_reap(&w->conf);
 }
 
@@ -159,6 +165,7 @@ int pool_run(struct worker *w, int workers, int status_fd)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR1); /* a worker took or finished a warm sandbox */
 	sigprocmask(SIG_BLOCK, &set, &orig);
 	signal(SIGPIPE, SIG_IGN);
 
@@ -178,6 +185,7 @@ int pool_run(struct worker *w, int workers, int status_fd)
 	w->metrics = metrics_create();
 	if (!w->metrics)
 		log_msg("no shared metrics map: /metrics answers 503");
+	w->warm = warm_create(&w->conf, &w->reg);
 	log_msg("pool of %d workers on fd 0 (instance %s, when busy: %s%s%s)", workers,
 		w->conf.instance, reject ? "reject" : "wait", reject ? ", +1 to answer busy" : "",
 		status_fd >= 0 ? ", +1 on the status socket" : "");
@@ -194,6 +202,9 @@ int pool_run(struct worker *w, int workers, int status_fd)
 		int64_t wait = next_reap - now_ms();
 		if (wait > RESPAWN_BACKOFF_MS)
 			wait = RESPAWN_BACKOFF_MS;
+		int64_t warm_wait = warm_tick(w->warm, &w->conf, &w->reg);
+		if (wait > warm_wait)
+			wait = warm_wait;
 		struct timespec ts = {.tv_sec = wait > 0 ? wait / 1000 : 0,
 				      .tv_nsec = wait > 0 ? (wait % 1000) * 1000000 : 0};
 		int sig = sigtimedwait(&set, NULL, &ts);

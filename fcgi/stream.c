@@ -77,7 +77,7 @@ void stream_execute(struct worker *w, struct request *rq)
 				    .output = on_output, .idle = on_idle,
 				    .idle_ms = HEARTBEAT_MS, .ctx = &st,
 				    .hangup_fd = http_hangup_fd(&rq->io)};
-	bool ok = sandbox_run(&w->conf, &rq->job, &sink, &rq->result, &rq->fault);
+	bool ok = sandbox_run(&w->conf, w->warm, &rq->job, &sink, &rq->result, &rq->fault);
 	if (!rq->status_sent) {
 		respond_fault(rq, "");
 		return;

@@ -31,6 +31,7 @@ struct worker {
 	int listen_fd;            /* the FastCGI socket accepted on (0: the pool's) */
 	int pool_fd;              /* the pool's socket, for its queue length; -1: none */
 	bool status_only;         /* serves the status routes only (status socket) */
+	struct warm_pool *warm;   /* sandboxes started ahead; owned by the master */
 };
 
 /* Load conf and registry; false with err set (the old ones are untouched). */

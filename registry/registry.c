@@ -63,7 +63,7 @@ static bool name_taken(const struct registry *r, size_t count, const char *s)
 static bool parse_language(const cJSON *o, const char *what, struct registry *r, struct fault *f)
 {
 	static const char *const known[] = {"name", "aliases", "version", "image", "file", "compile",
-		"compileTimeMs", "run", "env", "limits", NULL};
+		"compileTimeMs", "run", "env", "limits", "agent", "preload", NULL};
 	struct language *l = &r->langs[r->n];
 	const char *s;
 	char name[128];
@@ -124,6 +124,16 @@ static bool parse_language(const cJSON *o, const char *what, struct registry *r,
 	int64_t compile_time_ms = compile ? 10000 : 0;
 	if (ctime && !json_int(ctime, "compileTimeMs", 100, 600000, &compile_time_ms, f))
 		return false;
+
+	/* The warm pool's agent (sandbox/agent/) and what it imports ahead. */
+	const cJSON *agent = cJSON_GetObjectItemCaseSensitive(o, "agent");
+	if (agent && !json_strings(agent, "agent", 8, &l->agent, f))
+		return false;
+	if (agent && (l->agent.n == 0 || compile))
+		return fail(f, E_INVALID_VALUE, "%s: agent must be a command, for a language without compile", name);
+	const cJSON *preload = cJSON_GetObjectItemCaseSensitive(o, "preload");
+	if (preload && (!agent || !json_strings(preload, "preload", 64, &l->preload, f)))
+		return f->code ? false : fail(f, E_INVALID_VALUE, "%s: preload needs an agent", name);
 
 	const cJSON *env = cJSON_GetObjectItemCaseSensitive(o, "env"), *e;
 	if (env && !json_object(env, "env", f))
@@ -267,6 +277,8 @@ void registry_free(struct registry *r)
 		strv_free(&l->compile);
 		strv_free(&l->run);
 		strv_free(&l->env);
+		strv_free(&l->agent);
+		strv_free(&l->preload);
 	}
 	free(r->langs);
 	*r = (struct registry){0};

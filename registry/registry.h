@@ -24,6 +24,8 @@ struct language {
 	struct strv compile; /* argv template of the compile step; empty if none */
 	struct strv run;    /* argv template; see argv.c for the placeholders */
 	struct strv env;    /* "KEY=value" */
+	struct strv agent;  /* the warm pool's agent command; empty: no warm pool */
+	struct strv preload; /* modules the agent imports before a job comes */
 	struct limits defaults; /* compile_time_ms: 0 without a compile step */
 };
 

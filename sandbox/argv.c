@@ -92,13 +92,15 @@ static void push_expanded(struct strv *a, const char *tmpl, const struct sandbox
 	free(base);
 }
 
-void sandbox_docker_argv(const struct conf *c, const struct sandbox_job *job,
-			 const char *container, const char *owner, const char *src_dir,
-			 struct strv *a)
+/*
+ * Everything but the code, the agent and the command: one list for a cold
+ * run and a warm sandbox, so that they cannot drift apart. kind is the
+ * isobox.kind label ("cold", "warm").
+ */
+static void push_hardened(const struct conf *c, const struct language *l, const struct limits *lim,
+			  bool network, const char *container, const char *owner, const char *kind,
+			  struct strv *a)
 {
-	const struct language *l = job->lang;
-	const struct limits *lim = &job->limits;
-
 	strv_push(a, c->docker);
 	strv_push(a, "run");
 	strv_push(a, "--interactive"); /* stdin, stdout and stderr through pipes */
@@ -106,7 +108,8 @@ void sandbox_docker_argv(const struct conf *c, const struct sandbox_job *job,
 	strv_pushf(a, "--name=%s", container);
 	strv_pushf(a, "--label=isobox.instance=%s", c->instance);
 	strv_pushf(a, "--label=isobox.owner=%s", owner);
-	if (job->network) {
+	strv_pushf(a, "--label=isobox.kind=%s", kind);
+	if (network) {
 		/* Egress: the firewalled bridge, a runsc with a network stack, and
 		 * the resolvers that the firewall lets through (egress.c). */
 		strv_pushf(a, "--runtime=%s", c->network.runtime);
@@ -141,7 +144,6 @@ void sandbox_docker_argv(const struct conf *c, const struct sandbox_job *job,
 		   (long long)c->sandbox.tmp_bytes);
 	strv_pushf(a, "--tmpfs=/box:rw,nosuid,nodev,exec,size=%lld,mode=1777",
 		   (long long)c->sandbox.work_bytes);
-	strv_pushf(a, "--mount=type=bind,src=%s,dst=/src,readonly", src_dir);
 	strv_push(a, "--workdir=/box");
 	strv_push(a, "--log-driver=none"); /* output goes through pipes only */
 	strv_pushf(a, "--cgroup-parent=%s", c->cgroup_parent);
@@ -153,6 +155,15 @@ void sandbox_docker_argv(const struct conf *c, const struct sandbox_job *job,
 	strv_push(a, "--env=TMPDIR=/tmp");
 	for (size_t i = 0; i < l->env.n; i++)
 		strv_pushf(a, "--env=%s", l->env.v[i]);
+}
+
+void sandbox_docker_argv(const struct conf *c, const struct sandbox_job *job,
+			 const char *container, const char *owner, const char *src_dir,
+			 struct strv *a)
+{
+	const struct language *l = job->lang;
+	push_hardened(c, l, &job->limits, job->network, container, owner, "cold", a);
+	strv_pushf(a, "--mount=type=bind,src=%s,dst=/src,readonly", src_dir);
 	strv_push(a, "--entrypoint=");
 	strv_push(a, l->image_id);
 	strv_push(a, "/bin/sh");
@@ -169,4 +180,19 @@ void sandbox_docker_argv(const struct conf *c, const struct sandbox_job *job,
 		push_expanded(a, l->run.v[i], job, false);
 	for (size_t i = 0; i < job->n_args; i++)
 		strv_push(a, job->args[i]);
+}
+
+void sandbox_warm_argv(const struct conf *c, const struct language *l, const struct limits *lim,
+		       const char *container, const char *owner, struct strv *a)
+{
+	push_hardened(c, l, lim, false, container, owner, "warm", a);
+	strv_pushf(a, "--mount=type=bind,src=%s,dst=/isobox-agent,readonly", c->warm.agent_dir);
+	strv_push(a, "--entrypoint=");
+	strv_push(a, l->image_id);
+	for (size_t i = 0; i < l->agent.n; i++)
+		strv_push(a, l->agent.v[i]);
+	/* The agent ends by itself if nobody takes it well after its age. */
+	strv_pushf(a, "%lld", (long long)(c->warm.max_age_ms / 1000 + 60));
+	for (size_t i = 0; i < l->preload.n; i++)
+		strv_push(a, l->preload.v[i]);
 }

@@ -27,6 +27,16 @@ pid_t docker_kill_start(const struct conf *c, const char *name)
 	return pid;
 }
 
+pid_t docker_remove_start(const struct conf *c, const char *name)
+{
+	char *argv[] = {c->docker, "rm", "--force", (char *)name, NULL};
+	int *none[3] = {NULL, NULL, NULL};
+	pid_t pid = subproc_spawn(argv, none);
+	if (pid < 0)
+		log_msg("cannot start docker rm for %s: %s", name, strerror(errno));
+	return pid;
+}
+
 bool docker_inspect(const struct conf *c, const char *name, int64_t deadline, int *code, bool *oom)
 {
 	struct buf out = {0};

@@ -7,6 +7,7 @@
 #include <time.h>
 
 pid_t docker_kill_start(const struct conf *c, const char *name); /* in the background */
+pid_t docker_remove_start(const struct conf *c, const char *name); /* rm --force, in the background */
 bool docker_inspect(const struct conf *c, const char *name, int64_t deadline, int *code, bool *oom);
 bool docker_oom_seen(const struct conf *c, const char *name, time_t since, int64_t deadline);
 bool docker_remove(const struct conf *c, const char *name, int64_t deadline);

@@ -13,6 +13,7 @@
 #include "decoder.h"
 #include "docker.h"
 #include "subproc.h"
+#include "warm.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -32,14 +33,16 @@ struct exec {
 	struct sandbox_result *res;
 	struct decoder dec;
 	struct exec_clock clock;
-	pid_t client, killer;
+	pid_t client, killer;    /* client: -1 in a warm sandbox (the master's child) */
 	int in_fd, out_fd, err_fd;
-	size_t stdin_off;
+	const char *in_data;     /* what goes down stdin: the program's stdin, or */
+	size_t in_len, in_off;   /* for a warm sandbox the job first (warm.c) */
 	struct buf docker_msg;   /* docker's own stderr, before the sandbox is up */
 	/* The program's stdout that overtook the compile result: the two pipes
 	 * keep no common order, but the sink hears the compile first. */
 	struct buf held;
 	bool compile_told;       /* the sink heard the compile result */
+	bool up_told;            /* the sink heard that the sandbox is up */
 	enum stop_reason stopped;
 	int64_t ended_ms;
 	int64_t last_emit_ms;    /* when the sink last heard from us */
@@ -111,9 +114,12 @@ static void keep(struct exec *x, struct sandbox_phase *ph, int fd, const char *p
 /* The first sign of life: the compile step or the program began. */
 static void sandbox_up(struct exec *x)
 {
-	if (x->clock.up_ms)
+	if (x->up_told)
 		return;
-	x->clock.up_ms = x->last_emit_ms = now_ms();
+	x->up_told = true;
+	x->last_emit_ms = now_ms();
+	if (!x->clock.up_ms) /* a warm sandbox was up before the job came */
+		x->clock.up_ms = x->last_emit_ms;
 	if (x->sink && x->sink->started)
 		x->sink->started(x->sink->ctx);
 }
@@ -189,9 +195,8 @@ static void pump(struct exec *x, int *fd, int which)
 
 static void feed_stdin(struct exec *x)
 {
-	const struct sandbox_job *job = x->job;
-	while (x->in_fd >= 0 && x->stdin_off < job->stdin_len) {
-		ssize_t w = write(x->in_fd, job->stdin_data + x->stdin_off, job->stdin_len - x->stdin_off);
+	while (x->in_fd >= 0 && x->in_off < x->in_len) {
+		ssize_t w = write(x->in_fd, x->in_data + x->in_off, x->in_len - x->in_off);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0 && errno == EAGAIN)
@@ -200,7 +205,7 @@ static void feed_stdin(struct exec *x)
 			close_fd_at(&x->in_fd);
 			return;
 		}
-		x->stdin_off += (size_t)w;
+		x->in_off += (size_t)w;
 	}
 	close_fd_at(&x->in_fd); /* all written: the program sees end of file */
 }
@@ -337,7 +342,8 @@ static bool collect(struct exec *x, struct fault *f)
 	close_fd_at(&x->in_fd);
 	close_fd_at(&x->out_fd);
 	close_fd_at(&x->err_fd);
-	subproc_wait(x->client, deadline - now_ms());
+	if (x->client > 0)
+		subproc_wait(x->client, deadline - now_ms());
 	if (x->killer > 0)
 		subproc_wait(x->killer, deadline - now_ms());
 	if (x->stopped == STOP_WORKER)
@@ -358,7 +364,8 @@ bool exec_cold(const struct sandbox *sb, const struct sandbox_job *job,
 	       const struct sandbox_sink *sink, struct sandbox_result *res, struct fault *f)
 {
 	struct exec x = {.c = sb->c, .sb = sb, .job = job, .sink = sink, .res = res,
-			 .in_fd = -1, .out_fd = -1, .err_fd = -1};
+			 .in_fd = -1, .out_fd = -1, .err_fd = -1,
+			 .in_data = job->stdin_data, .in_len = job->stdin_len};
 	struct strv argv = {0};
 	decoder_init(&x.dec, job->lang->compile.n > 0);
 	sandbox_docker_argv(x.c, job, sb->name, sandbox_owner_id(), sb->dir, &argv);
@@ -373,6 +380,49 @@ bool exec_cold(const struct sandbox *sb, const struct sandbox_job *job,
 		close_fd_at(&x.in_fd);
 	supervise(&x);
 	bool ok = collect(&x, f);
+	buf_free(&x.docker_msg);
+	buf_free(&x.held);
+	return ok;
+}
+
+bool exec_warm(const struct sandbox *sb, struct warm_lease *lease, const struct sandbox_job *job,
+	       const struct sandbox_sink *sink, struct sandbox_result *res, struct fault *f,
+	       bool *go_cold)
+{
+	struct exec x = {.c = sb->c, .sb = sb, .job = job, .sink = sink, .res = res, .client = -1,
+			 .in_fd = lease->fds[0], .out_fd = lease->fds[1], .err_fd = lease->fds[2]};
+	lease->fds[0] = lease->fds[1] = lease->fds[2] = -1; /* ours now; collect() closes them */
+	struct buf frame = {0};
+	warm_job_frame(job, &frame);
+	x.in_data = frame.data;
+	x.in_len = frame.len;
+	decoder_init(&x.dec, false);
+	/* Up already: the agent must start the program within the start
+	 * allowance, and the whole life is bounded from now (deadline.c). */
+	x.clock.spawned_ms = x.clock.up_ms = x.clock.phase_ms = now_ms();
+	x.spawned_at = time(NULL);
+	supervise(&x);
+	/*
+	 * The agent never started the program: it died in the queue (an OOM,
+	 * dockerd restarted) or hung. Nothing of the job ran, so it may run
+	 * cold, unless the client left or the worker is stopping.
+	 */
+	*go_cold = !x.dec.program_started &&
+		   (x.stopped == STOP_NONE || x.stopped == STOP_DEADLINE || x.stopped == STOP_GARBLED);
+	bool ok;
+	if (*go_cold) {
+		log_msg("warm sandbox %s ended before its program started (%s): running it cold", sb->name,
+			docker_reason(&x));
+		close_fd_at(&x.in_fd);
+		close_fd_at(&x.out_fd);
+		close_fd_at(&x.err_fd);
+		if (x.killer > 0)
+			subproc_wait(x.killer, COLLECT_MS);
+		ok = fail(f, E_SANDBOX_FAILED, "the warm sandbox ended before the program started");
+	} else {
+		ok = collect(&x, f);
+	}
+	buf_free(&frame);
 	buf_free(&x.docker_msg);
 	buf_free(&x.held);
 	return ok;

@@ -14,6 +14,7 @@
 #include "deadline.h"
 #include "docker.h"
 #include "exec.h"
+#include "warm.h"
 #include "workdir.h"
 
 #include <poll.h>
@@ -74,16 +75,48 @@ static bool caller_hung_up(const struct sandbox_sink *s)
 	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
 }
 
-bool sandbox_run(const struct conf *c, const struct sandbox_job *job,
+/*
+ * A warm sandbox, if one fits the job (warm.c): nothing to create, and
+ * the master removes it afterwards. False when the job must run cold:
+ * none fitted, or the one taken ended before the program started.
+ */
+static bool run_warm(const struct conf *c, struct warm_pool *wp, const struct sandbox_job *job,
+		     const struct sandbox_sink *sink, struct sandbox_result *res, struct fault *f,
+		     bool *done)
+{
+	struct warm_lease lease;
+	*done = false;
+	if (!warm_take(wp, job, &lease, &res->warm_miss))
+		return false;
+	struct sandbox sb = {.c = c, .name = lease.name};
+	bool go_cold = false;
+	bool ok = exec_warm(&sb, &lease, job, sink, res, f, &go_cold);
+	warm_release(wp, &lease);
+	if (go_cold) {
+		sandbox_result_free(res);
+		*res = (struct sandbox_result){.compile.exit_code = -1, .run.exit_code = -1,
+					       .warm_miss = "dead"};
+		*f = (struct fault){0};
+		return false;
+	}
+	res->warm = true;
+	*done = true;
+	return ok;
+}
+
+bool sandbox_run(const struct conf *c, struct warm_pool *wp, const struct sandbox_job *job,
 		 const struct sandbox_sink *sink, struct sandbox_result *res, struct fault *f)
 {
 	struct sandbox sb;
 	*res = (struct sandbox_result){.compile.exit_code = -1, .run.exit_code = -1};
 	if (caller_hung_up(sink))
 		return fail(f, E_CLIENT_GONE, "the client left before the run started");
+	bool done, ok = run_warm(c, wp, job, sink, res, f, &done);
+	if (done)
+		return ok;
 	if (!sandbox_create(c, job, &sb, f))
 		return false;
-	bool ok = sandbox_exec(&sb, job, sink, res, f);
+	ok = sandbox_exec(&sb, job, sink, res, f);
 	sandbox_destroy(&sb);
 	return ok;
 }

@@ -24,6 +24,8 @@
 #include "../conf/conf.h"
 #include "../registry/registry.h"
 
+#include <sys/types.h>
+
 struct sandbox_file {
 	const char *name; /* validated relative path, see sandbox_valid_path */
 	const char *data;
@@ -61,6 +63,9 @@ struct sandbox_result {
 	struct sandbox_phase compile, run;
 	bool has_compile, has_run;
 	bool client_gone; /* the client left; the sandbox was killed */
+	bool warm;        /* it ran in a warm sandbox (warm.c) */
+	const char *warm_miss; /* else why not, when its language has a warm
+				  pool: "empty", "limits", "network", "dead" */
 };
 
 /*
@@ -111,11 +116,14 @@ bool sandbox_exec(struct sandbox *sb, const struct sandbox_job *job, const struc
 		  struct sandbox_result *res, struct fault *f);
 void sandbox_destroy(struct sandbox *sb);
 
+struct warm_pool;
+
 /*
- * A cold run: create, exec, destroy. A caller whose connection has already
+ * Run a job: in a warm sandbox from wp when one fits (wp may be NULL),
+ * else cold (create, exec, destroy). A caller whose connection has already
  * hung up gets 499 client_gone and nothing runs.
  */
-bool sandbox_run(const struct conf *c, const struct sandbox_job *job,
+bool sandbox_run(const struct conf *c, struct warm_pool *wp, const struct sandbox_job *job,
 		 const struct sandbox_sink *sink, struct sandbox_result *res, struct fault *f);
 void sandbox_result_free(struct sandbox_result *res);
 
@@ -136,6 +144,40 @@ bool sandbox_valid_path(const char *name, size_t max_len, struct fault *f);
 void sandbox_docker_argv(const struct conf *c, const struct sandbox_job *job,
 			 const char *container, const char *owner, const char *src_dir,
 			 struct strv *argv);
+
+/* The argv of a warm sandbox: the same hardening, the agent as command. Pure. */
+void sandbox_warm_argv(const struct conf *c, const struct language *l, const struct limits *lim,
+		       const char *container, const char *owner, struct strv *argv);
+
+/*
+ * The warm pool (warm.c): sandboxes the pool master starts ahead, per
+ * language (conf warm.sandboxes), each running the language's agent and
+ * waiting for one job. A sandbox is never reused. The master's side:
+ *
+ *	warm_create        before forking workers; NULL: no warm pool
+ *	warm_after_fork    in each new worker: drop the master's own fds
+ *	warm_tick          the duty: notice ready ones, remove used and stale
+ *	                   ones, refill; returns ms until it wants to run again
+ *	warm_child_exited  a child died: true if it was a warm sandbox's client
+ *	warm_worker_gone   a worker died: remove what it held
+ *	warm_destroy       the master stops: remove them all
+ *
+ * Workers wake the master with SIGUSR1 when they take or finish one.
+ */
+struct warm_pool *warm_create(const struct conf *c, const struct registry *reg);
+void warm_after_fork(struct warm_pool *wp);
+int64_t warm_tick(struct warm_pool *wp, const struct conf *c, const struct registry *reg);
+bool warm_child_exited(struct warm_pool *wp, pid_t pid);
+void warm_worker_gone(struct warm_pool *wp, const struct conf *c, pid_t pid);
+void warm_destroy(struct warm_pool *wp, const struct conf *c);
+
+/* For /metrics: one language's pool. */
+struct warm_count {
+	const char *language;
+	int target, ready, starting;
+	long long refills, refill_ms; /* started and ready, and the time that took */
+};
+size_t warm_counts(const struct warm_pool *wp, struct warm_count *out, size_t max);
 
 /*
  * Egress (egress.c). The firewall rules (iptables-restore text) and the

@@ -11,6 +11,8 @@ static const char registry_yaml[] =
 	"    image: python\n"
 	"    file: main.py\n"
 	"    run: [python3, \"{file}\"]\n"
+	"    agent: [python3, /isobox-agent/python.py]\n"
+	"    preload: [numpy, pandas]\n"
 	"    env: {PYTHONDONTWRITEBYTECODE: \"1\"}\n"
 	"    limits: {memoryBytes: 268435456, cpus: 1.0, pids: 128, outputBytes: 65536, wallTimeMs: 10000}\n"
 	"  - name: python-slim\n"

@@ -12,6 +12,7 @@ int main(void)
 	test_registry();
 	test_request();
 	test_argv();
+	test_warm();
 	test_result();
 	test_sse();
 	test_egress();

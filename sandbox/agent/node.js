@@ -1,0 +1,205 @@
+// node.js: the agent of a warm JavaScript sandbox (sandbox/warm.c).
+//
+// It runs as the sandbox's first process, requires what the registry lists
+// (argv: idle seconds, then module names), says "\036ready\n" on stderr and
+// waits for one job on stdin. The job is python.py's (sandbox/warm_job.c
+// writes it):
+//
+//   <files>\n   then for each file: <name bytes> <data bytes>\n<name><data>
+//   <args>\n    then for each arg:  <bytes>\n<arg>
+//
+// and whatever follows on stdin is the program's stdin. The agent writes the
+// files into /box, says "\036" on stderr (the program starts: decoder.h) and
+// runs the entry file as the main module of this Node.js, which has already
+// paid for its start and the requires. It serves one job: the sandbox is
+// never reused.
+//
+// A program must not tell this from `node main.js args` except by speed:
+// process.argv, require.main (a fresh module with id "."), __filename,
+// process.mainModule, the exit code of a throw or of process.exit(n), the
+// message of an uncaught exception, and stdin (the same pipe, blocking as
+// the agent found it, read from where the job ends) are what the cold run
+// gives, because Node's own entry point, Module.runMain, loads it.
+//
+// Every read of the job is an exact-size fs.readSync on fd 0, never
+// process.stdin: a stream would read ahead and take the program's stdin.
+// The wait for the job must end after the idle time, which a blocking
+// readSync cannot do and a read on the thread pool cannot either (exit then
+// joins the pool's threads, one of them stuck in read(2)). So the wait is
+// an event-loop watch on fd 0 with a zero-byte buffer: libuv finds no room
+// for the data, reads nothing and reports ENOBUFS, which here means "fd 0
+// is readable" (a job or EOF).
+//
+// What a program can still see, none of it cheap to hide:
+//  - stack traces of errors thrown while the entry file loads end in
+//    "at process.processTicksAndRejections (node:internal/process/
+//    task_queues:NN)" where a cold run has "at node:internal/main/
+//    run_main_module:NN"; the frames above it are the cold run's and none
+//    is the agent's (runMain is queued with process.nextTick, so the
+//    agent's own frames are gone by then). Error.prepareStackTrace is left
+//    alone: the program could observe it.
+//  - the main module runs in a tick callback, not during bootstrap: the
+//    async_hooks ids at its top level differ (executionAsyncId() is not 1).
+//  - require.cache holds the preloaded modules (the point of preloading),
+//    and their module.parent is this agent's module object, which is gone
+//    from require.cache.
+//  - process.uptime(), performance.now() and process.moduleLoadList count
+//    from the sandbox's start, not from the job's.
+'use strict';
+
+const fs = require('fs');
+const path = require('path');
+const Module = require('module');
+
+const O_NOFOLLOW = fs.constants.O_NOFOLLOW;
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+// Nothing of the program has run: no handler of its to honour.
+function quit(code) {
+	process.exit(code);
+}
+
+// One exact read of n bytes from fd 0 (several syscalls if short).
+function readExact(n) {
+	const buf = Buffer.allocUnsafe(n);
+	let off = 0;
+	let nap = 1;
+	while (off < n) {
+		let got;
+		try {
+			got = fs.readSync(0, buf, off, Math.min(n - off, 1 << 20), null);
+		} catch (err) {
+			if (err.code === 'EAGAIN' || err.code === 'EWOULDBLOCK') {
+				// A non-blocking fd 0 not yet filled: nap briefly, no busy loop.
+				Atomics.wait(sleeper, 0, 0, nap);
+				nap = Math.min(nap * 2, 50);
+				continue;
+			}
+			if (err.code === 'EINTR')
+				continue;
+			throw err;
+		}
+		if (got === 0)
+			quit(0); // the worker went away before a whole job: nothing ran
+		off += got;
+		nap = 1;
+	}
+	return buf;
+}
+
+// A decimal line, at most 40 bytes; "a b" lines give two numbers.
+function readNumbers(count) {
+	let line = '';
+	for (;;) {
+		const c = readExact(1)[0];
+		if (c === 0x0a)
+			break;
+		if (line.length >= 40)
+			quit(125);
+		line += String.fromCharCode(c);
+	}
+	const words = line.split(' ');
+	if (words.length !== count || !words.every((w) => /^[0-9]{1,15}$/.test(w)))
+		quit(125);
+	return words.map(Number);
+}
+
+function takeJob() {
+	const files = [];
+	for (let i = readNumbers(1)[0]; i > 0; i--) {
+		const [nameLen, dataLen] = readNumbers(2);
+		const name = readExact(nameLen);
+		files.push([name, readExact(dataLen)]);
+	}
+	const args = [];
+	for (let i = readNumbers(1)[0]; i > 0; i--)
+		args.push(readExact(readNumbers(1)[0]).toString());
+	if (files.length === 0)
+		quit(125);
+	return { files, args };
+}
+
+// Names were checked by the worker (relative, no "..", no leading "-" or
+// "@"); the box is empty and only this process writes it yet. Names stay
+// bytes, as the worker sent them.
+function writeFile(name, data) {
+	const slash = name.lastIndexOf(0x2f);
+	if (slash > 0)
+		fs.mkdirSync(name.subarray(0, slash), { recursive: true, mode: 0o755 });
+	const fd = fs.openSync(name, fs.constants.O_WRONLY | fs.constants.O_CREAT |
+		fs.constants.O_EXCL | O_NOFOLLOW, 0o644);
+	try {
+		for (let off = 0; off < data.length;)
+			off += fs.writeSync(fd, data, off, data.length - off);
+	} finally {
+		fs.closeSync(fd);
+	}
+}
+
+// Whether fd 0 came non-blocking; a cold run leaves it as it found it.
+function stdinNonBlocking() {
+	try {
+		const m = /^flags:\s*([0-7]+)/m.exec(fs.readFileSync('/proc/self/fdinfo/0', 'latin1'));
+		return m !== null && (parseInt(m[1], 8) & fs.constants.O_NONBLOCK) !== 0;
+	} catch {
+		return false;
+	}
+}
+
+// Call then() once fd 0 is readable, or exit 0 after idleSeconds.
+function waitForJob(idleSeconds, then) {
+	const net = require('net');
+	const nonBlocking = stdinNonBlocking();
+	let watch;
+	try {
+		watch = new net.Socket({
+			fd: 0, readable: true, writable: false,
+			onread: { buffer: Buffer.alloc(0), callback: () => false },
+		});
+	} catch {
+		// Not a pipe (a file, a terminal): no way to watch it; just read.
+		then();
+		return;
+	}
+	// libuv made fd 0 non-blocking; it never reads it (no buffer), so give
+	// the program the fd as it was.
+	watch._handle.setBlocking(!nonBlocking);
+	const timer = setTimeout(() => quit(0), Math.min(idleSeconds * 1000, 0x7fffffff));
+	watch.once('error', () => { // ENOBUFS: readable; the handle is closed already
+		clearTimeout(timer);
+		then();
+	});
+}
+
+function runJob() {
+	const { files, args } = takeJob();
+	for (const [name, data] of files)
+		writeFile(name, data);
+	const entry = path.resolve(files[0][0].toString());
+
+	// What `node main.js args` would have: argv[1] resolved (not real-pathed)
+	// by Node's pre-execution, this agent's traces out of the module caches.
+	process.argv.splice(0, process.argv.length, process.execPath, entry, ...args);
+	delete Module._cache[__filename];
+	const agentDir = path.dirname(__filename);
+	for (const key of Object.keys(Module._pathCache))
+		if (key.includes(agentDir))
+			delete Module._pathCache[key];
+
+	fs.writeSync(2, '\x1e');
+	// From the tick queue, with nothing of the agent on the stack: the
+	// program's frames end in runMain as a cold run's do.
+	process.nextTick(Module.runMain.bind(Module, entry));
+}
+
+function main() {
+	const idleSeconds = Number(process.argv[2]);
+	if (!(idleSeconds >= 0))
+		quit(125);
+	for (const name of process.argv.slice(3))
+		require(name);
+	fs.writeSync(2, Buffer.from('\x1eready\n'));
+	waitForJob(idleSeconds, runJob);
+}
+
+main();
