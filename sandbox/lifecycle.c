@@ -116,7 +116,9 @@ bool sandbox_run(const struct conf *c, struct warm_pool *wp, const struct sandbo
 		return ok;
 	if (!sandbox_create(c, job, &sb, f))
 		return false;
+	const char *miss = res->warm_miss;
 	ok = sandbox_exec(&sb, job, sink, res, f);
+	res->warm_miss = miss; /* sandbox_exec starts the result afresh */
 	sandbox_destroy(&sb);
 	return ok;
 }

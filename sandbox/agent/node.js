@@ -2,7 +2,7 @@
 //
 // It runs as the sandbox's first process, requires what the registry lists
 // (argv: idle seconds, then module names), says "\036ready\n" on stderr and
-// waits for one job on stdin. The job is python.py's (sandbox/warm_job.c
+// waits for one job on stdin. The job is python.py's (warm_job_frame in sandbox/warm.c
 // writes it):
 //
 //   <files>\n   then for each file: <name bytes> <data bytes>\n<name><data>
@@ -28,21 +28,20 @@
 // joins the pool's threads, one of them stuck in read(2)). So the wait is
 // an event-loop watch on fd 0 with a zero-byte buffer: libuv finds no room
 // for the data, reads nothing and reports ENOBUFS, which here means "fd 0
-// is readable" (a job or EOF).
+// is readable" (a job or EOF). Then the readSyncs.
 //
 // What a program can still see, none of it cheap to hide:
-//  - stack traces of errors thrown while the entry file loads end in
-//    "at process.processTicksAndRejections (node:internal/process/
-//    task_queues:NN)" where a cold run has "at node:internal/main/
-//    run_main_module:NN"; the frames above it are the cold run's and none
-//    is the agent's (runMain is queued with process.nextTick, so the
-//    agent's own frames are gone by then). Error.prepareStackTrace is left
-//    alone: the program could observe it.
-//  - the main module runs in a tick callback, not during bootstrap: the
+//  - stack traces through the entry file's load lack the cold run's last
+//    frame, "at node:internal/main/run_main_module:28:49": the frames end
+//    at "Function.executeUserEntryPoint [as runMain]", which libuv calls
+//    from C++ (a handle's close callback), so none of the agent's frames is
+//    there either. Error.prepareStackTrace is left alone: the program
+//    could observe it.
+//  - the main module runs in that callback, not during bootstrap: the
 //    async_hooks ids at its top level differ (executionAsyncId() is not 1).
 //  - require.cache holds the preloaded modules (the point of preloading),
-//    and their module.parent is this agent's module object, which is gone
-//    from require.cache.
+//    and their module.parent is this agent's module object (id ".",
+//    filename /isobox-agent/node.js), which is gone from require.cache.
 //  - process.uptime(), performance.now() and process.moduleLoadList count
 //    from the sandbox's start, not from the job's.
 'use strict';
@@ -146,32 +145,74 @@ function stdinNonBlocking() {
 	}
 }
 
-// Call then() once fd 0 is readable, or exit 0 after idleSeconds.
-function waitForJob(idleSeconds, then) {
-	const net = require('net');
-	const nonBlocking = stdinNonBlocking();
-	let watch;
+// Once fd 0 is readable, take the job (prepare() returns the program's
+// start) and start it; exit 0 if nothing comes within idleSeconds.
+//
+// The watch is a bare libuv pipe handle, not a net.Socket: destroying a
+// socket touches process.stderr, which would create it and leave fd 2
+// non-blocking for the program and its children. libuv makes fd 0
+// non-blocking when it opens it; having no buffer it never reads it, so fd
+// 0 goes back to what it was at once (blocking, as a cold run has it).
+function serve(idleSeconds, prepare) {
+	let pipe = false;
 	try {
-		watch = new net.Socket({
-			fd: 0, readable: true, writable: false,
-			onread: { buffer: Buffer.alloc(0), callback: () => false },
-		});
-	} catch {
-		// Not a pipe (a file, a terminal): no way to watch it; just read.
-		then();
+		const st = fs.fstatSync(0);
+		pipe = st.isFIFO() || st.isSocket();
+	} catch {}
+	if (!pipe) {
+		// A file or a terminal: nothing to watch, just read.
+		process.nextTick(prepare());
 		return;
 	}
-	// libuv made fd 0 non-blocking; it never reads it (no buffer), so give
-	// the program the fd as it was.
-	watch._handle.setBlocking(!nonBlocking);
+	const nonBlocking = stdinNonBlocking();
+	const { Pipe, constants } = process.binding('pipe_wrap');
+	const watch = new Pipe(constants.SOCKET);
+	let err = watch.open(0);
+	if (!err)
+		err = watch.setBlocking(!nonBlocking);
+	if (err)
+		quit(125);
+	watch.useUserBuffer(Buffer.alloc(0));
 	const timer = setTimeout(() => quit(0), Math.min(idleSeconds * 1000, 0x7fffffff));
-	watch.once('error', () => { // ENOBUFS: readable; the handle is closed already
+	watch.onread = () => { // ENOBUFS: fd 0 is readable (a job or EOF)
+		watch.readStop();
 		clearTimeout(timer);
-		then();
-	});
+		// uv_close leaves fd 0 open (stdio) and calls the start from C++
+		// in the loop turn's last phase: nothing of the agent is on the
+		// stack, and the next turn starts with the timers as a cold run's
+		// first does (setTimeout(f, 0) runs before setImmediate(g)).
+		watch.close(prepare());
+	};
+	err = watch.readStart();
+	if (err)
+		quit(125);
 }
 
-function runJob() {
+// The cold run reaches node through /bin/sh (argv.c), which is dash: it
+// exports PWD and hands on the environment in the order of its variable
+// table (39 buckets; its own PATH first in its bucket, then the imported
+// variables in their order, then PWD). Do the same to process.env.
+function coldEnvironment() {
+	const env = process.env;
+	if (env.PWD === undefined)
+		env.PWD = process.cwd();
+	const bucket = (k) => {
+		let h = k.charCodeAt(0) << 4;
+		for (let i = 0; i < k.length; i++)
+			h += k.charCodeAt(i);
+		return h % 39;
+	};
+	const keys = Object.keys(env).filter((k) => k !== 'PWD');
+	keys.sort((a, b) => bucket(a) - bucket(b) || (b === 'PATH') - (a === 'PATH'));
+	keys.push('PWD');
+	for (const k of keys) {
+		const v = env[k];
+		delete env[k];
+		env[k] = v;
+	}
+}
+
+function prepareJob() {
 	const { files, args } = takeJob();
 	for (const [name, data] of files)
 		writeFile(name, data);
@@ -180,6 +221,7 @@ function runJob() {
 	// What `node main.js args` would have: argv[1] resolved (not real-pathed)
 	// by Node's pre-execution, this agent's traces out of the module caches.
 	process.argv.splice(0, process.argv.length, process.execPath, entry, ...args);
+	coldEnvironment();
 	delete Module._cache[__filename];
 	const agentDir = path.dirname(__filename);
 	for (const key of Object.keys(Module._pathCache))
@@ -187,9 +229,9 @@ function runJob() {
 			delete Module._pathCache[key];
 
 	fs.writeSync(2, '\x1e');
-	// From the tick queue, with nothing of the agent on the stack: the
-	// program's frames end in runMain as a cold run's do.
-	process.nextTick(Module.runMain.bind(Module, entry));
+	// Node's own entry point, as run_main_module calls it (the bound
+	// receiver makes the frame "Function.executeUserEntryPoint [as runMain]").
+	return Module.runMain.bind(Module, entry);
 }
 
 function main() {
@@ -199,7 +241,7 @@ function main() {
 	for (const name of process.argv.slice(3))
 		require(name);
 	fs.writeSync(2, Buffer.from('\x1eready\n'));
-	waitForJob(idleSeconds, runJob);
+	serve(idleSeconds, prepareJob);
 }
 
 main();

@@ -8,6 +8,7 @@ the host: containers, cgroups, worker processes.
 import http.client
 import json
 import os
+import re
 import subprocess
 import time
 import urllib.error
@@ -23,6 +24,8 @@ POOL = int(os.environ.get("POOL", "4"))
 WORK_DIR = "/var/lib/isobox/work"
 RUN_DIR = os.environ.get("ISOBOX_RUN", "/run/isobox")
 LOG_DIR = os.environ.get("ISOBOX_LOG", "/var/log/isobox")
+CONF = os.path.join(PREFIX, "conf", "isobox.yaml")
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def request(method, path, body=None, headers=None, url=URL, timeout=60):
@@ -202,7 +205,40 @@ def pytest_sessionfinish(session, exitstatus):
         f.write("\n".join(lines) + "\n")
 
 
+def pool_env(pool):
+    env = dict(os.environ)
+    env.update(PREFIX=PREFIX, ISOBOX_RUN=RUN_DIR, ISOBOX_LOG=LOG_DIR, POOL=str(pool))
+    return env
+
+
+def restart_pool(pool=POOL):
+    subprocess.run(["bash", os.path.join(REPO, "deploy", "pool.sh"), "restart"],
+                   env=pool_env(pool), check=True, capture_output=True)
+    assert wait_until(healthy, 30), "the pool did not come back"
+
+
+def set_warm(sandboxes):
+    """Restart the pool with warm.sandboxes set to this YAML map ("{}": none)."""
+    with open(CONF) as f:
+        text = f.read()
+    new, n = re.subn(r"(?m)^(warm:\n(?:  #.*\n)*)  sandboxes: \{[^}\n]*\}",
+                     lambda m: m.group(1) + "  sandboxes: " + sandboxes, text, count=1)
+    assert n == 1, f"no warm.sandboxes in {CONF}"
+    with open(CONF, "w") as f:
+        f.write(new)
+    restart_pool()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def service_up():
     ok = wait_until(healthy, 30)
     assert ok, f"isobox is not answering on {URL}: run `make run` first"
+    # The suite counts the containers of runs, so it runs cold; the warm
+    # pool's tests (test_warm*.py, test_attacks_warm.py) turn it on.
+    with open(CONF) as f:
+        shipped = f.read()
+    set_warm("{}")
+    yield
+    with open(CONF, "w") as f:
+        f.write(shipped)
+    restart_pool()

@@ -4,9 +4,8 @@ import os
 import re
 import subprocess
 
-from conftest import PREFIX, RUN_DIR, LOG_DIR, URL, request, wait_until, healthy
+from conftest import CONF, URL, pool_env, request, restart_pool  # noqa: F401 (re-exported)
 
-CONF = os.path.join(PREFIX, "conf", "isobox.yaml")
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
@@ -36,18 +35,6 @@ def value(samples, name, **labels):
 def deltas(before, after):
     """delta(name, **labels): how far a sample moved from before to after."""
     return lambda name, **labels: value(after, name, **labels) - value(before, name, **labels)
-
-
-def pool_env(pool):
-    env = dict(os.environ)
-    env.update(PREFIX=PREFIX, ISOBOX_RUN=RUN_DIR, ISOBOX_LOG=LOG_DIR, POOL=str(pool))
-    return env
-
-
-def restart_pool(pool):
-    subprocess.run(["bash", os.path.join(REPO, "deploy", "pool.sh"), "restart"],
-                   env=pool_env(pool), check=True, capture_output=True)
-    assert wait_until(healthy, 30), "the pool did not come back"
 
 
 class ConfEdit:
