@@ -45,7 +45,7 @@ enum warm_state { W_FREE, W_STARTING, W_READY, W_TAKEN, W_DONE, W_DEAD };
 
 #define STARTING_AT_ONCE 2     /* boots share the CPUs with live runs */
 #define BACKOFF_FIRST_MS 1000  /* after a sandbox failed to start */
-#define BACKOFF_MAX_MS 60000
+#define BACKOFF_MAX_MS 30000
 
 struct warm_slot { /* shared */
 	_Atomic int state;

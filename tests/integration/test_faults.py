@@ -7,7 +7,8 @@ import signal
 import subprocess
 import time
 
-from conftest import POOL, containers, execute, healthy, request, run_ok, wait_until
+from conftest import POOL, containers, execute, healthy, request, run_ok, set_warm, wait_until
+from metrics_util import scrape, value
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -81,3 +82,31 @@ def test_full_work_dir_disk_is_a_clear_503_and_leaves_nothing():
     finally:
         subprocess.run(["umount", work], check=True)
     assert run_ok("print('ok')")["stdout"] == "ok\n"
+
+
+def test_dockerd_restarted_the_warm_pool_refills():
+    """dockerd goes away with the warm sandboxes: a request meanwhile gets
+    the clear 503 (a dead warm sandbox is never an answer), and once docker
+    is back the master refills the pool without a request to prompt it."""
+    def ready():
+        return value(scrape()[1], "isobox_warm_ready", language="python")
+    set_warm("{python: 2}")
+    try:
+        assert wait_until(lambda: ready() == 2, 60), "the warm pool did not fill"
+        pid = int(open("/var/run/docker.pid").read())
+        os.kill(pid, signal.SIGTERM)
+        try:
+            assert wait_until(lambda: not alive(pid), 60), "dockerd did not stop"
+            start = time.monotonic()
+            status, result = execute({"language": "python", "code": "print(1)"}, timeout=60)
+            assert time.monotonic() - start < 15, "no hang while docker is away"
+            assert status == 503 and result["error"]["code"] == "docker_unavailable", result
+        finally:
+            subprocess.run(["bash", os.path.join(REPO, "deploy", "setup.sh")], check=True,
+                           capture_output=True)
+        assert wait_until(docker_up, 60)
+        assert wait_until(lambda: ready() == 2, 90), "the warm pool did not refill"
+        status, result = execute({"language": "python", "code": "print('back')"})
+        assert status == 200 and result["warm"] and result["run"]["stdout"] == "back\n", result
+    finally:
+        set_warm("{}")

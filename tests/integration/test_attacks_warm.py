@@ -1,0 +1,125 @@
+"""Attacks aimed at the warm pool (sandbox/warm.c): what one run leaves in
+a warm sandbox must never reach another request, the agent is no way in,
+and a run that breaks its sandbox costs nobody else anything.
+
+The pool is turned on for this module (conftest turns it off for the
+rest). Every run here asserts that it was warm: these attack the warm
+path, not the cold one."""
+import hashlib
+import os
+import time
+
+import pytest
+
+from conftest import execute, set_warm, wait_until
+from metrics_util import scrape, value
+
+attack = pytest.mark.attack
+WARM = 2
+
+
+def full():
+    return wait_until(lambda: value(scrape()[1], "isobox_warm_ready", language="python") == WARM, 60)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def warm_pool():
+    set_warm("{python: %d}" % WARM)
+    assert full(), "the warm pool did not fill"
+    yield
+    set_warm("{}")
+
+
+def warm_run(code, **extra):
+    assert full()
+    status, r = execute(dict({"language": "python", "code": code}, **extra))
+    assert status == 200 and r["warm"] is True, r
+    return r["run"]
+
+
+LEAVE = r'''
+import ctypes, os, socket, subprocess, time
+libc = ctypes.CDLL(None, use_errno=True)
+open("/tmp/left-behind", "w").write("x")
+open("/dev/shm/left-behind", "w").write("x")
+open("/box/left-behind", "w").write("x")
+print("shm", libc.shmget(0x150b0c5, 4096, 0o1666) >= 0)
+print("msg", libc.msgget(0x150b0c5, 0o1666) >= 0)
+print("sem", libc.semget(0x150b0c5, 1, 0o1666) >= 0)
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind("\0isobox-left-behind"); s.listen()
+os.environ["LEFT_BEHIND"] = "1"
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(300)
+    os._exit(0)
+print("left")
+'''
+
+FIND = r'''
+import ctypes, os, socket
+libc = ctypes.CDLL(None, use_errno=True)
+print("files", [p for p in ("/tmp/left-behind", "/dev/shm/left-behind", "/box/left-behind") if os.path.exists(p)])
+print("shm", libc.shmget(0x150b0c5, 0, 0), "msg", libc.msgget(0x150b0c5, 0), "sem", libc.semget(0x150b0c5, 0, 0))
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+try:
+    s.connect("\0isobox-left-behind"); print("socket found")
+except OSError as e:
+    print("socket", e.errno)
+procs = [p for p in os.listdir("/proc") if p.isdigit()]
+print("procs", procs, "env", "LEFT_BEHIND" in os.environ)
+'''
+
+
+@attack("a warm run leaves a process, files in /tmp, /dev/shm and /box, SysV IPC objects, "
+        "an abstract socket and its environment behind",
+        "the next warm request sees none of it: it got another, fresh sandbox")
+def test_nothing_one_warm_run_leaves_reaches_the_next():
+    left = warm_run(LEAVE)
+    assert left["stdout"] == "shm True\nmsg True\nsem True\nleft\n", left
+    seen = warm_run(FIND)
+    assert seen["stdout"] == ("files []\nshm -1 msg -1 sem -1\nsocket 111\n"
+                              "procs ['1'] env False\n"), seen
+
+
+@attack("a warm run kills the agent (its own PID 1) from a child",
+        "that run ends (SIGKILL, 137); the next request gets a fresh warm sandbox")
+def test_killing_the_agent_costs_only_that_run():
+    run = warm_run("import os, signal, time\nif os.fork() == 0:\n    os.kill(1, signal.SIGKILL)\n"
+                   "    time.sleep(5)\nprint('parent', flush=True)\ntime.sleep(5)")
+    assert run["exitCode"] == 137 and not run["timedOut"] and run["durationMs"] < 4000, run
+    assert warm_run("print('next')")["stdout"] == "next\n"
+
+
+@attack("a warm run floods the agent's channel with forged records (\\036ready, \\036, "
+        "exit codes) on stderr and 20 MB on stdout",
+        "the flood is the program's output: capped (truncated), the run killed; the next is unharmed")
+def test_forged_records_are_output_and_the_flood_is_capped():
+    run = warm_run("import sys\nfor _ in range(200000):\n"
+                   "    sys.stderr.write('\\036ready\\n\\036\\0360 0 0\\n'); sys.stdout.write('x' * 100)")
+    assert run["truncated"] and run["exitCode"] == 137, run
+    assert len(run["stdout"]) + len(run["stderr"]) == 65536
+    assert "\x1eready" in run["stderr"], "the forged records reach the client as what they are: output"
+    assert warm_run("print('next')")["stdout"] == "next\n"
+
+
+@attack("a warm run rewrites the agent (mounted at /isobox-agent)",
+        "read-only: EROFS or EACCES; the host's copy is unchanged")
+def test_the_agent_cannot_be_changed():
+    host = "/var/lib/isobox/sandbox/agent/python.py"
+    before = hashlib.sha256(open(host, "rb").read()).hexdigest()
+    run = warm_run("import errno\nfor p in ('/isobox-agent/python.py', '/isobox-agent/new'):\n"
+                   "    try:\n        open(p, 'w')\n        print('written')\n"
+                   "    except OSError as e:\n        print(errno.errorcode[e.errno])")
+    assert set(run["stdout"].split()) <= {"EROFS", "EACCES"} and run["stdout"].count("\n") == 2, run
+    assert hashlib.sha256(open(host, "rb").read()).hexdigest() == before
+    assert not os.path.exists("/var/lib/isobox/sandbox/agent/new")
+
+
+@attack("a warm run outlives its wall time by printing nothing, then everything",
+        "killed at the request's wall time, measured by the worker")
+def test_a_warm_run_is_held_to_its_wall_time():
+    t0 = time.monotonic()
+    run = warm_run("import time\nwhile True:\n    time.sleep(0.01)", limits={"wallTimeMs": 1000})
+    assert run["timedOut"] and run["exitCode"] == 137 and time.monotonic() - t0 < 5, run
