@@ -110,6 +110,7 @@ int serve_fastcgi(struct worker *w)
 		struct http_io io = {.fcgi = &req};
 		route_request(w, &io);
 		FCGX_Finish_r(&req);
+		sandbox_settle(); /* the clean-up, after the answer */
 		scoreboard_busy(w->board, w->slot, 0);
 		sigprocmask(SIG_UNBLOCK, &hup, NULL);
 	}
@@ -155,4 +156,6 @@ void serve_cgi(struct worker *w)
 	struct http_io io = {0};
 	route_request(w, &io);
 	drain_cgi_body();
+	fflush(stdout);
+	sandbox_settle();
 }

@@ -14,12 +14,14 @@
 #include "deadline.h"
 #include "docker.h"
 #include "exec.h"
+#include "subproc.h"
 #include "warm.h"
 #include "workdir.h"
 
 #include <poll.h>
 #include <stdio.h>
 #include <sys/random.h>
+#include <sys/wait.h>
 
 /* "isobox-<instance>-<16 hex>": unique, and it says nothing of the host
  * (the owner is in a label, which the sandbox cannot read). */
@@ -54,10 +56,45 @@ bool sandbox_exec(struct sandbox *sb, const struct sandbox_job *job, const struc
 	return exec_cold(sb, job, sink, res, f);
 }
 
+/*
+ * Removals started but not yet waited for: the answer goes out before
+ * `docker rm` (the client need not wait for the clean-up), and
+ * sandbox_settle waits for them while the worker still counts as busy.
+ */
+static struct pending_rm {
+	pid_t pid;
+	char name[64];
+} pending[4];
+
+void sandbox_settle(void)
+{
+	int64_t deadline = now_ms() + REMOVE_MS;
+	for (size_t i = 0; i < sizeof pending / sizeof pending[0]; i++) {
+		if (!pending[i].pid)
+			continue;
+		int64_t left = deadline - now_ms();
+		int st = subproc_wait(pending[i].pid, left > 0 ? left : 0);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			log_msg("docker rm %s failed; the reaper removes it when its owner is gone",
+				pending[i].name);
+		pending[i].pid = 0;
+	}
+}
+
 void sandbox_destroy(struct sandbox *sb)
 {
-	if (sb->name && !docker_remove(sb->c, sb->name, now_ms() + REMOVE_MS))
-		log_msg("docker rm %s failed; the reaper removes it when its owner is gone", sb->name);
+	const size_t n = sizeof pending / sizeof pending[0];
+	size_t i = 0;
+	while (i < n && pending[i].pid)
+		i++;
+	if (i == n) { /* never more than a few at once */
+		sandbox_settle();
+		i = 0;
+	}
+	if (sb->name && (pending[i].pid = docker_remove_start(sb->c, sb->name)) > 0)
+		snprintf(pending[i].name, sizeof pending[i].name, "%s", sb->name);
+	else
+		pending[i].pid = 0;
 	if (sb->dir)
 		workdir_remove(sb->dir);
 	free(sb->name);

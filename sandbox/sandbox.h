@@ -115,6 +115,9 @@ bool sandbox_create(const struct conf *c, const struct sandbox_job *job, struct 
 bool sandbox_exec(struct sandbox *sb, const struct sandbox_job *job, const struct sandbox_sink *sink,
 		  struct sandbox_result *res, struct fault *f);
 void sandbox_destroy(struct sandbox *sb);
+/* sandbox_destroy starts `docker rm` and returns: wait for what it started
+ * (bounded), once the answer is sent. */
+void sandbox_settle(void);
 
 struct warm_pool;
 

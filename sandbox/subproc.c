@@ -102,8 +102,10 @@ int subproc_wait(pid_t pid, int64_t timeout_ms)
 	autoclose int pfd = pidfd_of(pid);
 	for (;;) {
 		pid_t r = waitpid(pid, &status, WNOHANG);
-		if (r == pid || (r < 0 && errno != EINTR))
+		if (r == pid)
 			return status;
+		if (r < 0 && errno != EINTR)
+			return -1; /* not ours to wait for: no status to trust */
 		int64_t left = deadline - now_ms();
 		if (left <= 0) {
 			kill(pid, SIGKILL);

@@ -18,7 +18,8 @@ pid_t subproc_spawn(char *const argv[], int *fds[3]);
  * (0-255), or -1 if it could not run or was killed.
  */
 int subproc_capture(char *const argv[], int64_t timeout_ms, struct buf *out, struct buf *err);
-/* Wait for pid, at most timeout_ms, then SIGKILL it. Returns the wait status. */
+/* Wait for pid, at most timeout_ms, then SIGKILL it. Returns the wait status;
+ * -1 if pid is not a child of ours. */
 int subproc_wait(pid_t pid, int64_t timeout_ms);
 
 #endif
