@@ -88,6 +88,23 @@ def containers(instance=INSTANCE):
     return out.split()
 
 
+def run_containers(instance=INSTANCE):
+    """containers() but the warm pool's (isobox.kind=warm), which wait on purpose."""
+    out = subprocess.run(
+        ["docker", "ps", "-a", "--filter", f"label=isobox.instance={instance}",
+         "--format", '{{.ID}} {{.Label "isobox.kind"}}'],
+        check=True, capture_output=True, text=True).stdout
+    return [line.split()[0] for line in out.splitlines() if not line.endswith(" warm")]
+
+
+@pytest.fixture(autouse=True)
+def quiet_host():
+    """Start each test after the last one's sandboxes are gone: the answer
+    goes out just before `docker rm` (sandbox_settle), so a test that looks
+    at once may still see the container of the request before it."""
+    wait_until(lambda: not run_containers(), 10, step=0.05)
+
+
 def work_dirs(instance=INSTANCE):
     return [d for d in os.listdir(WORK_DIR) if d.startswith(instance + ".")]
 

@@ -47,7 +47,7 @@ def job_container(marker, timeout=25):
     def look():
         for cid in containers():
             out = sh("docker", "inspect", "-f", "{{json .Mounts}}", cid, check=False).stdout
-            for m in json.loads(out or "[]"):
+            for m in json.loads(out.strip() or "[]"):  # "": removed meanwhile
                 if m.get("Type") == "bind" and os.path.exists(os.path.join(m["Source"], marker)):
                     found.update(id=cid, src=m["Source"])
                     return True

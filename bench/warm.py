@@ -1,0 +1,664 @@
+#!/usr/bin/env python3
+"""The warm pool, measured side by side in one run: isobox warm (a sandbox
+the pool master started ahead), isobox cold (forced by asking for one page
+less memory than the default: no warm sandbox fits), and a bare
+`docker run` of the same image with isobox's flags (argv.c), interleaved,
+medians.
+
+    bench/warm.py [--runs N] [--url URL] [--only SECTION,...] [--note TEXT]
+                  [--write docs/PERFORMANCE.md] [--strict]
+
+Sections (default: all, in this order):
+  hello      python hello world: bare, cold, warm; warm/bare and cold/bare
+  pandas     import pandas, print a small DataFrame: bare, cold, warm; warm/cold
+  burst      as many python hellos at once as the pool keeps (from /metrics),
+             with the pool full, vs the same number of bare runs at once
+  sustained  python hellos at concurrency 4 for --sustain-seconds (at most
+             --sustain-max runs): isobox (default limits, warm pool on) vs bare
+  javascript javascript hello world: bare, cold, warm
+  where      where the time of a python hello goes, warm, cold and bare
+
+Before every sample (warm, cold or bare alike) the script waits until the
+warm pool is full and nothing boots (isobox_warm_ready == isobox_warm_target,
+isobox_warm_starting == 0 for every language in /metrics), so that each warm
+sample is really warm and no refill runs beside a measurement. Each result's
+"warm" flag is checked: a sample that is not what was asked for (someone
+else took the warm sandbox, the pool was restarted) is reported and taken
+again (--strict: stop). If the pool stays off for --pool-wait seconds the
+warm samples of that section are skipped and the output says so.
+
+The bare run is bench/latency.py's (its images, hello worlds and commands,
+`sh -c` on the code mounted read-only at /src), with all of isobox's
+hardening flags and the limits isobox applied (read from a result): the
+same image by ID, runtime, seccomp profile, memory, cpus, ulimits, tmpfs,
+cgroup parent, --read-only, --cap-drop=ALL. It differs from a cold isobox
+run only by isobox's own work: no entry script copying the code, --rm
+instead of docker inspect + docker rm, no HTTP. Its containers are named
+warmbench-<pid>-<n>; an interrupted run removes the ones still there.
+
+Run as root on a host where the service is up (make run) with a warm pool
+(warm.sandboxes in the installed conf). Prints Markdown; with --write,
+replaces the text between <!-- WARM BENCH --> and <!-- /WARM BENCH -->.
+"""
+import argparse
+import itertools
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import latency  # noqa: E402  (its images, hello worlds, conf reader and stats)
+
+DEFAULT_MEMORY = 268435456
+COLD_LIMITS = {"memoryBytes": DEFAULT_MEMORY - 4096}  # one page less: no warm sandbox fits
+PANDAS = ('import pandas as pd\n'
+          'df = pd.DataFrame({"x": [1, 2, 3], "y": [0.5, 1.5, 2.5]})\n'
+          'print(df)\n')
+# The python hello world with time stamps on stderr: the program's first
+# line and its atexit hook, on the sandbox's clock (gVisor's, which follows
+# the host's: the ordering is checked).
+PROBE = ('import atexit, sys, time\n'
+         't0 = time.time()\n'
+         'atexit.register(lambda: sys.stderr.write("T1 %.6f\\n" % time.time()))\n'
+         'print("hello")\n'
+         'sys.stderr.write("T0 %.6f\\n" % t0)\n')
+SECTIONS = ["hello", "pandas", "burst", "sustained", "javascript", "where"]
+BEGIN, END = "<!-- WARM BENCH -->", "<!-- /WARM BENCH -->"
+
+NOTES = []       # what the output must say besides the numbers
+MISMATCH = []    # samples whose "warm" flag was not what was asked for
+POOL_GONE = set()  # sections whose warm pool did not come back in --pool-wait: no more warm samples
+
+
+def note(text):
+    NOTES.append(text)
+    print("  note:", text, flush=True)
+
+
+class PoolUnavailable(Exception):
+    pass
+
+
+class Sample:
+    """One run as the client saw it: seconds (monotonic), the wall clock at
+    send and receive, output, and for isobox the result's warm flag and
+    run.durationMs."""
+
+    def __init__(self, seconds, wall0, wall1, stdout, stderr, code, warm=None, duration_ms=None,
+                 limits=None):
+        self.seconds, self.wall0, self.wall1 = seconds, wall0, wall1
+        self.stdout, self.stderr, self.code = stdout, stderr, code
+        self.warm, self.duration_ms, self.limits = warm, duration_ms, limits
+
+
+# ---- the installed service ----
+
+def load_settings():
+    """What argv.c's flags are made of, from the installed conf and
+    registry (PyYAML if there is one, else the shipped defaults)."""
+    s = {"docker": "docker", "runtime": latency.conf_value("runtime"),
+         "seccomp": latency.conf_value("seccomp_profile"),
+         "resolv_conf": "/var/lib/isobox/sandbox/resolv.conf", "cgroup_parent": "/isobox.slice",
+         "tmp_bytes": 67108864, "work_bytes": 67108864, "pids_backstop": 1024,
+         "env": {"python": {"PYTHONDONTWRITEBYTECODE": "1"}, "javascript": {}}}
+    conf_path = f"{latency.PREFIX}/conf/isobox.yaml"
+    try:
+        import yaml
+    except ImportError:
+        note("no PyYAML: the bare run uses the shipped defaults for paths, tmpfs sizes and env")
+        return s
+    conf = yaml.safe_load(open(conf_path))
+    sandbox = conf.get("sandbox", {})
+    s["docker"] = conf.get("docker", s["docker"])
+    s["cgroup_parent"] = conf.get("cgroupParent", s["cgroup_parent"])
+    s["resolv_conf"] = sandbox.get("resolvConf", s["resolv_conf"])
+    s["tmp_bytes"] = sandbox.get("tmpBytes", s["tmp_bytes"])
+    s["work_bytes"] = sandbox.get("workBytes", s["work_bytes"])
+    s["pids_backstop"] = sandbox.get("pidsBackstop", s["pids_backstop"])
+    registry = os.path.join(os.path.dirname(conf_path), conf.get("registry", "../registry/registry.yaml"))
+    for lang in yaml.safe_load(open(registry)).get("languages", []):
+        if lang.get("name") in s["env"]:
+            s["env"][lang["name"]] = {k: str(v) for k, v in (lang.get("env") or {}).items()}
+    return s
+
+
+def metrics(url):
+    """The warm pool per language from /metrics: {lang: {target, ready, starting}}."""
+    with urllib.request.urlopen(url + "/metrics", timeout=10) as resp:
+        text = resp.read().decode()
+    pool = {}
+    for m in re.finditer(r'^isobox_warm_(target|ready|starting)\{language="([^"]+)"\} (\S+)$', text, re.M):
+        pool.setdefault(m.group(2), {"target": 0, "ready": 0, "starting": 0})[m.group(1)] = int(float(m.group(3)))
+    return pool
+
+
+def wait_pool(args, need=None, settle=0.3):
+    """Until every language's warm pool is full and nothing boots; with
+    need, that language must have a pool. Then settle a little (the master
+    removes a used sandbox in the background). PoolUnavailable after
+    --pool-wait seconds."""
+    start = time.monotonic()
+    said = start
+    while True:
+        try:
+            pool = metrics(args.url)
+        except (OSError, ValueError) as e:
+            pool, why = None, f"/metrics: {e}"
+        if pool is not None:
+            has = not need or pool.get(need, {}).get("target", 0) > 0
+            if has and all(p["ready"] >= p["target"] and p["starting"] == 0 for p in pool.values()):
+                if time.monotonic() - start > 5:
+                    print(f"  (waited {time.monotonic() - start:.0f} s for the pool)", flush=True)
+                time.sleep(settle)
+                return pool
+            why = "no warm pool for " + need if not has else "pool " + json.dumps(pool)
+        now = time.monotonic()
+        if now - start > args.pool_wait:
+            raise PoolUnavailable(f"the warm pool was not full for {args.pool_wait:.0f} s ({why})")
+        if now - said > 30:
+            print(f"  waiting for the warm pool ({now - start:.0f} s): {why}", flush=True)
+            said = now
+        time.sleep(0.1)
+
+
+def execute(args, lang, code, limits=None):
+    """One POST /execute; retried while the service is restarting."""
+    body = {"language": lang, "code": code}
+    if limits:
+        body["limits"] = limits
+    data = json.dumps(body).encode()
+    give_up = time.monotonic() + args.pool_wait
+    while True:
+        req = urllib.request.Request(args.url + "/execute", data=data,
+                                     headers={"Content-Type": "application/json"})
+        wall0, t0 = time.time(), time.monotonic()
+        try:
+            with urllib.request.urlopen(req, timeout=120) as resp:
+                raw = resp.read()
+        except (urllib.error.HTTPError, urllib.error.URLError, ConnectionError) as e:
+            status = getattr(e, "code", None)
+            if (status is None or status >= 500) and time.monotonic() < give_up:
+                print(f"  /execute failed ({e}); retrying", flush=True)
+                time.sleep(1)
+                continue
+            raise
+        t1, wall1 = time.monotonic(), time.time()
+        r = json.loads(raw)
+        run = r.get("run", {})
+        return Sample(t1 - t0, wall0, wall1, run.get("stdout"), run.get("stderr"), run.get("exitCode"),
+                      r.get("warm"), run.get("durationMs"), r.get("limits"))
+
+
+def isobox(args, lang, code, want_warm, expect=None, section=None):
+    """A sample through the service, warm or forced cold, taken with the
+    pool full; its warm flag checked (retaken, up to 3 times, if wrong).
+    None: no warm pool to be had (then none for the rest of the section)."""
+    if want_warm and section in POOL_GONE:
+        return None
+    for attempt in range(3):
+        try:
+            wait_pool(args, need=lang if want_warm else None)
+        except PoolUnavailable as e:
+            if want_warm:
+                note(f"{section}: warm samples skipped from here on: {e}")
+                POOL_GONE.add(section)
+                return None
+            note(f"cold sample taken with the pool not full: {e}")
+        s = execute(args, lang, code, None if want_warm else COLD_LIMITS)
+        check_output(s, expect, f"isobox {lang} {'warm' if want_warm else 'cold'}")
+        if s.warm is want_warm:
+            return s
+        MISMATCH.append(f"{lang}: asked {'warm' if want_warm else 'cold'}, got warm={s.warm}")
+        print(f"  UNEXPECTED: {MISMATCH[-1]} (attempt {attempt + 1})", flush=True)
+        if args.strict:
+            sys.exit("stopped (--strict): a sample's warm flag was not what was asked for")
+    note(f"{lang}: no {'warm' if want_warm else 'cold'} sample after 3 attempts")
+    return None
+
+
+def check_output(s, expect, what):
+    if s.code != 0 or (expect is not None and s.stdout != expect):
+        raise SystemExit(f"{what}: unexpected result: exit {s.code}, stdout {s.stdout!r}, "
+                         f"stderr {(s.stderr or '')[-500:]!r}")
+
+
+# ---- the bare docker run ----
+
+class Bare:
+    """`docker run --rm` of a language's image with isobox's flags."""
+
+    def __init__(self, settings):
+        self.s = settings
+        self.ids = latency.image_ids()
+        self.limits = {}  # language: what isobox applied (set from a result)
+        self.live = set()
+        self.lock = threading.Lock()
+        self.seq = itertools.count()
+
+    def argv(self, lang, name, src, command):
+        s, lim = self.s, self.limits[lang]
+        image, _, _, _ = latency.HELLO[lang]
+        m, cpus, pids = lim["memoryBytes"], lim["cpus"], lim["pids"]
+        return [s["docker"], "run", "--rm", "--pull=never", f"--name={name}",
+                f"--runtime={s['runtime']}", "--network=none",
+                f"--mount=type=bind,src={s['resolv_conf']},dst=/etc/resolv.conf,readonly",
+                "--read-only", "--user=65534:65534", "--cap-drop=ALL",
+                "--security-opt=no-new-privileges", f"--security-opt=seccomp={s['seccomp']}",
+                f"--memory={m}", f"--memory-swap={m}", f"--cpus={cpus:.3f}",
+                f"--ulimit=nproc={pids}:{pids}", f"--pids-limit={s['pids_backstop']}",
+                "--ulimit=core=0:0", "--ulimit=nofile=1024:1024",
+                f"--tmpfs=/tmp:rw,nosuid,nodev,size={s['tmp_bytes']},mode=1777",
+                f"--tmpfs=/box:rw,nosuid,nodev,exec,size={s['work_bytes']},mode=1777",
+                f"--mount=type=bind,src={src},dst=/src,readonly", "--workdir=/src",
+                "--log-driver=none", f"--cgroup-parent={s['cgroup_parent']}", "--hostname=isobox",
+                "--env=PATH=/usr/local/bin:/usr/bin:/bin", "--env=HOME=/box", "--env=LANG=C.UTF-8",
+                "--env=TMPDIR=/tmp", *[f"--env={k}={v}" for k, v in s["env"][lang].items()],
+                "--entrypoint=", self.ids[image], "sh", "-c", command]
+
+    def run(self, lang, code, expect=None):
+        _, file, _, command = latency.HELLO[lang]
+        name = f"warmbench-{os.getpid()}-{next(self.seq)}"
+        with tempfile.TemporaryDirectory() as src:
+            os.chmod(src, 0o755)
+            path = os.path.join(src, file)
+            with open(path, "w") as f:
+                f.write(code)
+            os.chmod(path, 0o644)
+            argv = self.argv(lang, name, src, command)
+            with self.lock:
+                self.live.add(name)
+            wall0, t0 = time.time(), time.monotonic()
+            out = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+            t1, wall1 = time.monotonic(), time.time()
+            with self.lock:
+                self.live.discard(name)
+        s = Sample(t1 - t0, wall0, wall1, out.stdout, out.stderr, out.returncode)
+        check_output(s, expect, f"bare {lang}")
+        return s
+
+    def sample(self, args, lang, code, expect=None):
+        """A bare run taken with the pool full and quiet, as the others."""
+        try:
+            wait_pool(args)
+        except PoolUnavailable as e:
+            note(f"bare sample taken with the pool not full: {e}")
+        return self.run(lang, code, expect)
+
+    def cleanup(self):
+        with self.lock:
+            names = sorted(self.live)
+        if names:  # only ours, by name
+            subprocess.run([self.s["docker"], "rm", "--force", *names], capture_output=True)
+
+
+# ---- statistics and formatting ----
+
+def med(samples):
+    xs = [s.seconds if isinstance(s, Sample) else s for s in samples if s is not None]
+    return statistics.median(xs) if xs else None
+
+
+def p90(samples):
+    xs = [s.seconds if isinstance(s, Sample) else s for s in samples if s is not None]
+    return latency.stats(xs)[1] if xs else None
+
+
+def sec(x):
+    return "–" if x is None else f"{x:.2f} s"
+
+
+def ms(x):
+    return "–" if x is None else f"{x * 1000:.0f} ms"
+
+
+def ratio(a, b):
+    return "–" if a is None or b is None else f"{a / b:.2f}"
+
+
+def concurrently(n, fn):
+    """Start n calls of fn() at once; (time to all done, results)."""
+    barrier = threading.Barrier(n)
+    starts, ends, results, errors = [None] * n, [None] * n, [None] * n, []
+
+    def one(i):
+        barrier.wait()
+        starts[i] = time.monotonic()
+        try:
+            results[i] = fn()
+        except BaseException as e:  # noqa: B902 (reported below)
+            errors.append(e)
+        ends[i] = time.monotonic()
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    return max(ends) - min(starts), results
+
+
+# ---- the sections ----
+
+def compare(args, bare, lang, code, expect, label):
+    """Interleaved rounds of bare, cold and warm (the order rotates)."""
+    modes = {"bare": lambda: bare.sample(args, lang, code, expect),
+             "cold": lambda: isobox(args, lang, code, False, expect, label),
+             "warm": lambda: isobox(args, lang, code, True, expect, label)}
+    got = {m: [] for m in modes}
+    for m in modes:  # once each first: page cache, and the check of the output
+        modes[m]()
+    order = list(modes)
+    for r in range(args.runs):
+        for m in order[r % 3:] + order[:r % 3]:
+            got[m].append(modes[m]())
+    warm = [s for s in got["warm"] if s is not None]
+    row = {m: (med(v), p90(v)) for m, v in got.items()}
+    print(f"{label:28} bare {sec(row['bare'][0])}  cold {sec(row['cold'][0])}  warm {sec(row['warm'][0])}"
+          f"  ({len(warm)} warm samples)", flush=True)
+    return {"label": label, "n": args.runs, "n_warm": len(warm), **row}
+
+
+def burst(args, bare):
+    pool = wait_pool(args, need="python")
+    n = pool["python"]["target"]
+    print(f"burst: {n} python hellos at once (the pool's python target)", flush=True)
+    hello = latency.HELLO["python"][2]
+    iso, bar, cold_in_burst = [], [], 0
+    for r in range(args.burst_rounds):
+        wait_pool(args, need="python")
+        t, results = concurrently(n, lambda: execute(args, "python", hello))
+        for s in results:
+            check_output(s, "hello\n", "isobox burst")
+        cold = sum(1 for s in results if not s.warm)
+        if cold:
+            cold_in_burst += cold
+            MISMATCH.append(f"burst round {r + 1}: {cold} of {n} ran cold")
+            print(f"  UNEXPECTED: {MISMATCH[-1]}", flush=True)
+            if args.strict:
+                sys.exit("stopped (--strict)")
+        iso.append(t)
+        wait_pool(args)
+        t, _ = concurrently(n, lambda: bare.run("python", hello, "hello\n"))
+        bar.append(t)
+    print(f"burst of {n}: isobox {sec(med(iso))}  bare {sec(med(bar))}", flush=True)
+    return {"n": n, "rounds": args.burst_rounds, "isobox": med(iso), "bare": med(bar),
+            "isobox_p90": p90(iso), "bare_p90": p90(bar), "cold": cold_in_burst}
+
+
+def sustained(args, bare):
+    hello = latency.HELLO["python"][2]
+    conc = min(args.concurrency, 4)
+    out = {}
+    for who in ("isobox", "bare"):
+        try:
+            wait_pool(args, need="python" if who == "isobox" else None)
+        except PoolUnavailable as e:
+            note(f"sustained {who} started with the pool not full: {e}")
+        run = (lambda: execute(args, "python", hello)) if who == "isobox" else \
+            (lambda: bare.run("python", hello, "hello\n"))
+        tickets = itertools.count()
+        lock = threading.Lock()
+        done, errors = [], []
+        start = time.monotonic()
+        stop_at = start + args.sustain_seconds
+
+        def loop():
+            while time.monotonic() < stop_at and next(tickets) < args.sustain_max:
+                try:
+                    s = run()
+                    check_output(s, "hello\n", f"sustained {who}")
+                except BaseException as e:  # noqa: B902 (counted)
+                    with lock:
+                        errors.append(repr(e))
+                    continue
+                with lock:
+                    done.append((time.monotonic(), s))
+
+        threads = [threading.Thread(target=loop) for _ in range(conc)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        last = max((t for t, _ in done), default=start)
+        rate = len(done) / (last - start) if done else 0.0
+        warm = sum(1 for _, s in done if s.warm)
+        if errors:
+            note(f"sustained {who}: {len(errors)} failed runs, e.g. {errors[0][:200]}")
+        out[who] = {"runs": len(done), "seconds": last - start, "rate": rate,
+                    "median": med([s for _, s in done]), "p90": p90([s for _, s in done]),
+                    "warm": warm if who == "isobox" else None, "errors": len(errors)}
+        print(f"sustained {who}: {len(done)} runs in {last - start:.1f} s = {rate:.2f}/s"
+              + (f", {warm} warm" if who == "isobox" else ""), flush=True)
+    out["concurrency"] = conc
+    return out
+
+
+def stamps(s):
+    """(first line, atexit) on the sandbox's clock, from the probe's stderr."""
+    t = dict(re.findall(r"^(T[01]) (\d+\.\d+)$", s.stderr or "", re.M))
+    if "T0" not in t or "T1" not in t:
+        raise SystemExit(f"the probe's stamps are missing: stderr {s.stderr!r}")
+    return float(t["T0"]), float(t["T1"])
+
+
+def where(args, bare):
+    """Where a python hello's time goes, from four instants: request sent
+    (S), the program's first line (F) and its atexit hook (A), answer
+    received (V); plus the server's durationMs (D): from the program-start
+    record to the end of the sandbox's output."""
+    modes = {"warm": lambda: isobox(args, "python", PROBE, True, "hello\n", "where"),
+             "cold": lambda: isobox(args, "python", PROBE, False, "hello\n", "where"),
+             "bare": lambda: bare.sample(args, "python", PROBE, "hello\n")}
+    rows = {m: [] for m in modes}
+    order = list(modes)
+    for m in order:
+        modes[m]()
+    bad_clock = 0
+    for r in range(args.runs):
+        for m in order[r % 3:] + order[:r % 3]:
+            s = modes[m]()
+            if s is None:
+                continue
+            f, a = stamps(s)
+            if not (s.wall0 <= f <= a <= s.wall1):
+                bad_clock += 1
+            rows[m].append({"e2e": s.seconds, "before": f - s.wall0, "program": a - f,
+                            "after": s.wall1 - a,
+                            "d": None if s.duration_ms is None else s.duration_ms / 1000})
+    if bad_clock:
+        note(f"where: {bad_clock} samples whose sandbox stamps fall outside the client's "
+             "send..receive (clock skew): read that table with care")
+    out = {}
+    for m, rs in rows.items():
+        if not rs:
+            continue
+        col = {k: statistics.median([x[k] for x in rs]) for k in ("e2e", "before", "program", "after")}
+        if m != "bare":
+            col["d"] = statistics.median([x["d"] for x in rs])
+            col["outside"] = statistics.median([x["e2e"] - x["d"] for x in rs])
+        if m == "warm":
+            # D = (F - R) + (A - F) + (E - A), R the program-start record as
+            # the worker reads it, E the end of the output. In a warm
+            # sandbox F - R is the agent compiling a five-line file: counted
+            # with the exit. (Cold, F - R is python's own start: no split.)
+            col["exit"] = statistics.median([x["d"] - x["program"] for x in rs])
+            col["answer"] = statistics.median([x["after"] - (x["d"] - x["program"]) for x in rs])
+        col["n"] = len(rs)
+        out[m] = col
+    out["inspect"] = inspect_cost(bare)
+    return out
+
+
+def inspect_cost(bare, n=5):
+    """`docker inspect` of an exited container of ours: what the worker
+    runs after every run (exit code, OOM flag). The container is removed."""
+    name = f"warmbench-{os.getpid()}-inspect"
+    d = bare.s["docker"]
+    with bare.lock:
+        bare.live.add(name)
+    try:
+        subprocess.run([d, "run", "--pull=never", f"--name={name}", f"--runtime={bare.s['runtime']}",
+                        "--network=none", "--log-driver=none", "--entrypoint=",
+                        bare.ids["python"], "true"], check=True, capture_output=True, timeout=120)
+        times = []
+        for _ in range(n):
+            t0 = time.monotonic()
+            subprocess.run([d, "inspect", "--format", "{{.State.ExitCode}} {{.State.OOMKilled}}", name],
+                           check=True, capture_output=True)
+            times.append(time.monotonic() - t0)
+        return statistics.median(times)
+    finally:
+        subprocess.run([d, "rm", "--force", name], capture_output=True)
+        with bare.lock:
+            bare.live.discard(name)
+
+
+# ---- the report ----
+
+def report(args, res):
+    lines = []
+    rows = [res[k] for k in ("hello", "pandas", "javascript") if k in res]
+    if rows:
+        lines += ["| program (median, p90 in brackets) | bare `docker run` | isobox cold | isobox warm "
+                  "| warm / bare | cold / bare | warm / cold |", "|---|---|---|---|---|---|---|"]
+        for r in rows:
+            cell = {m: f"{sec(r[m][0])} ({sec(r[m][1])})" for m in ("bare", "cold", "warm")}
+            lines.append(f"| {r['label']} | {cell['bare']} | {cell['cold']} | {cell['warm']} "
+                         f"| {ratio(r['warm'][0], r['bare'][0])} | {ratio(r['cold'][0], r['bare'][0])} "
+                         f"| {ratio(r['warm'][0], r['cold'][0])} |")
+        lines.append("")
+    if "burst" in res:
+        b = res["burst"]
+        lines += [f"| {b['n']} python hellos at once, pool full (time to all done) | median | p90 |",
+                  "|---|---|---|",
+                  f"| isobox (warm pool) | {sec(b['isobox'])} | {sec(b['isobox_p90'])} |",
+                  f"| bare `docker run` | {sec(b['bare'])} | {sec(b['bare_p90'])} |",
+                  f"| isobox / bare | {ratio(b['isobox'], b['bare'])} | |", ""]
+    if "sustained" in res:
+        s = res["sustained"]
+        lines += [f"| python hellos, concurrency {s['concurrency']}, ~{args.sustain_seconds:.0f} s "
+                  "| runs | per second | latency median | p90 | warm |", "|---|---|---|---|---|---|"]
+        for who, label in (("isobox", "isobox (warm pool on, default limits)"), ("bare", "bare `docker run`")):
+            x = s[who]
+            warm = "–" if x["warm"] is None else f"{x['warm']} of {x['runs']}"
+            lines.append(f"| {label} | {x['runs']} | {x['rate']:.2f} | {sec(x['median'])} "
+                         f"| {sec(x['p90'])} | {warm} |")
+        lines.append("")
+    if "where" in res:
+        w = res["where"]
+        cols = [m for m in ("warm", "cold", "bare") if m in w]
+        lines += ["| python hello: where the time goes (medians) | " + " | ".join(cols) + " |",
+                  "|---|" + "---|" * len(cols)]
+
+        def row(label, key, modes=("warm", "cold", "bare")):
+            cells = [ms(w[m].get(key)) if m in modes else "–" for m in cols]
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+
+        row("end to end, as the client sees it", "e2e")
+        row("request sent → program's first line (HTTP, take/boot, hand-over, interpreter)", "before")
+        row("first line → its atexit hook (the program)", "program")
+        row("atexit → answer received (exit, teardown, inspect, answer)", "after")
+        row("server `durationMs` (program-start record → end of output)", "d", ("warm", "cold"))
+        row("outside durationMs (end to end − durationMs)", "outside", ("warm", "cold"))
+        row("warm: agent's exit and the sandbox's until its output closes (durationMs − program)",
+            "exit", ("warm",))
+        row("warm: after the output closed: docker inspect, JSON, Caddy (atexit → answer − that)",
+            "answer", ("warm",))
+        lines.append(f"\n`docker inspect` of an exited container, alone: {ms(w['inspect'])} (median of 5). "
+                     "A cold run's durationMs starts at the entry script's record, before "
+                     "`exec python3`: it holds the interpreter's start, so it is not split.")
+        lines.append("")
+    plat = open("/var/lib/isobox/platform").readline().strip()
+    foot = (f"{args.runs} interleaved rounds (burst: {args.burst_rounds}), "
+            f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, {platform.machine()}, "
+            f"runsc platform {plat}. Warm samples whose flag was not warm: {len(MISMATCH)}"
+            + (f" ({'; '.join(MISMATCH[:5])})" if MISMATCH else "") + ".")
+    if args.note:
+        foot += " " + args.note
+    lines.append(foot)
+    for n in dict.fromkeys(NOTES):
+        times = NOTES.count(n)
+        lines.append(f"\nNote: {n}" + (f" ({times} times)" if times > 1 else ""))
+    return "\n".join(lines) + "\n"
+
+
+def write(path, text):
+    doc = open(path).read()
+    if BEGIN not in doc or END not in doc:
+        sys.exit(f"{path} has no {BEGIN} ... {END} markers (the section \"Warm pool\")")
+    head, rest = doc.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    with open(path, "w") as f:
+        f.write(head + BEGIN + "\n" + text + END + tail)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--url", default="http://127.0.0.1:8090")
+    ap.add_argument("--runs", type=int, default=7, help="interleaved rounds per comparison")
+    ap.add_argument("--burst-rounds", type=int, default=5)
+    ap.add_argument("--sustain-seconds", type=float, default=30)
+    ap.add_argument("--sustain-max", type=int, default=300, help="at most this many runs per side")
+    ap.add_argument("--concurrency", type=int, default=4, help="sustained; at most 4")
+    ap.add_argument("--pool-wait", type=float, default=600,
+                    help="seconds to wait for the warm pool to be full before giving up on a sample")
+    ap.add_argument("--only", default=",".join(SECTIONS), help="comma-separated: " + ",".join(SECTIONS))
+    ap.add_argument("--strict", action="store_true", help="stop at a sample that is not warm/cold as asked")
+    ap.add_argument("--note", help="a sentence added under the tables (e.g. what else ran)")
+    ap.add_argument("--write", metavar="FILE")
+    args = ap.parse_args()
+    only = [s for s in args.only.split(",") if s]
+    for s in only:
+        if s not in SECTIONS:
+            ap.error(f"--only: no section {s}")
+    if os.geteuid() != 0:
+        print("warning: not root; docker may refuse", file=sys.stderr)
+
+    bare = Bare(load_settings())
+    res = {}
+    try:
+        # The bare run gets the limits isobox applies by default (a warm
+        # sandbox's profile), from a result.
+        for lang in ("python", "javascript"):
+            code = latency.HELLO[lang][2]
+            bare.limits[lang] = execute(args, lang, code).limits
+        hello = latency.HELLO["python"][2]
+        if "hello" in only:
+            res["hello"] = compare(args, bare, "python", hello, "hello\n", "python hello world")
+        if "pandas" in only:
+            expect = bare.run("python", PANDAS).stdout
+            res["pandas"] = compare(args, bare, "python", PANDAS, expect, "python: pandas DataFrame")
+        if "burst" in only:
+            try:
+                res["burst"] = burst(args, bare)
+            except PoolUnavailable as e:
+                note(f"burst skipped: {e}")
+        if "sustained" in only:
+            res["sustained"] = sustained(args, bare)
+        if "javascript" in only:
+            res["javascript"] = compare(args, bare, "javascript", latency.HELLO["javascript"][2],
+                                        "hello\n", "javascript hello world")
+        if "where" in only:
+            res["where"] = where(args, bare)
+    finally:
+        bare.cleanup()
+    text = report(args, res)
+    print()
+    print(text)
+    if args.write:
+        write(args.write, text)
+
+
+if __name__ == "__main__":
+    main()
