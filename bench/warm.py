@@ -71,6 +71,12 @@ PROBE = ('import atexit, sys, time\n'
          'atexit.register(lambda: sys.stderr.write("T1 %.6f\\n" % time.time()))\n'
          'print("hello")\n'
          'sys.stderr.write("T0 %.6f\\n" % t0)\n')
+# What the python agent's exit does besides the program's own atexit: a
+# full collection, over everything it preloaded (numpy, pandas, requests).
+GC_PROBE = ('import gc, time\n'
+            't = time.perf_counter()\n'
+            'gc.collect()\n'
+            'print("%.6f %d" % (time.perf_counter() - t, len(gc.get_objects())))\n')
 SECTIONS = ["hello", "pandas", "burst", "sustained", "javascript", "where"]
 BEGIN, END = "<!-- WARM BENCH -->", "<!-- /WARM BENCH -->"
 
@@ -132,12 +138,17 @@ def load_settings():
 
 
 def metrics(url):
-    """The warm pool per language from /metrics: {lang: {target, ready, starting}}."""
+    """The warm pool per language from /metrics:
+    {lang: {target, ready, starting, refills, refill_seconds}}."""
     with urllib.request.urlopen(url + "/metrics", timeout=10) as resp:
         text = resp.read().decode()
     pool = {}
-    for m in re.finditer(r'^isobox_warm_(target|ready|starting)\{language="([^"]+)"\} (\S+)$', text, re.M):
-        pool.setdefault(m.group(2), {"target": 0, "ready": 0, "starting": 0})[m.group(1)] = int(float(m.group(3)))
+    names = {"target": "target", "ready": "ready", "starting": "starting",
+             "refills_total": "refills", "refill_seconds_total": "refill_seconds"}
+    for m in re.finditer(r'^isobox_warm_(\w+)\{language="([^"]+)"\} (\S+)$', text, re.M):
+        if m.group(1) in names:
+            p = pool.setdefault(m.group(2), dict.fromkeys(names.values(), 0))
+            p[names[m.group(1)]] = float(m.group(3))
     return pool
 
 
@@ -371,7 +382,7 @@ def compare(args, bare, lang, code, expect, label):
 
 def burst(args, bare):
     pool = wait_pool(args, need="python")
-    n = pool["python"]["target"]
+    n = int(pool["python"]["target"])
     print(f"burst: {n} python hellos at once (the pool's python target)", flush=True)
     hello = latency.HELLO["python"][2]
     iso, bar, cold_in_burst = [], [], 0
@@ -397,30 +408,40 @@ def burst(args, bare):
 
 
 def sustained(args, bare):
+    """Python hellos at concurrency 4, three ways: isobox with the warm
+    pool on (default limits: warm while the pool lasts, then cold, and the
+    master boots replacements beside the runs), isobox forced cold (the
+    pool stays full and idle: no refills), bare. Two phases each, in the
+    order A B C C B A, half of --sustain-seconds and of --sustain-max each."""
     hello = latency.HELLO["python"][2]
     conc = min(args.concurrency, 4)
-    out = {}
-    for who in ("isobox", "bare"):
+    runs = {"isobox": lambda: execute(args, "python", hello),
+            "cold": lambda: execute(args, "python", hello, COLD_LIMITS),
+            "bare": lambda: bare.run("python", hello, "hello\n")}
+    out = {who: {"runs": 0, "seconds": 0.0, "lat": [], "warm": 0, "errors": [], "refills": 0.0,
+                 "refill_seconds": 0.0} for who in runs}
+    for who in list(runs) + list(runs)[::-1]:
         try:
             wait_pool(args, need="python" if who == "isobox" else None)
         except PoolUnavailable as e:
             note(f"sustained {who} started with the pool not full: {e}")
-        run = (lambda: execute(args, "python", hello)) if who == "isobox" else \
-            (lambda: bare.run("python", hello, "hello\n"))
+        before = metrics(args.url).get("python", {})
         tickets = itertools.count()
         lock = threading.Lock()
-        done, errors = [], []
+        done = []
+        o = out[who]
         start = time.monotonic()
-        stop_at = start + args.sustain_seconds
+        stop_at = start + args.sustain_seconds / 2
 
         def loop():
-            while time.monotonic() < stop_at and next(tickets) < args.sustain_max:
+            while time.monotonic() < stop_at and next(tickets) < args.sustain_max // 2:
                 try:
-                    s = run()
+                    s = runs[who]()
                     check_output(s, "hello\n", f"sustained {who}")
                 except BaseException as e:  # noqa: B902 (counted)
                     with lock:
-                        errors.append(repr(e))
+                        o["errors"].append(repr(e))
+                    time.sleep(0.5)
                     continue
                 with lock:
                     done.append((time.monotonic(), s))
@@ -430,16 +451,27 @@ def sustained(args, bare):
             t.start()
         for t in threads:
             t.join()
+        after = metrics(args.url).get("python", {})
         last = max((t for t, _ in done), default=start)
-        rate = len(done) / (last - start) if done else 0.0
-        warm = sum(1 for _, s in done if s.warm)
-        if errors:
-            note(f"sustained {who}: {len(errors)} failed runs, e.g. {errors[0][:200]}")
-        out[who] = {"runs": len(done), "seconds": last - start, "rate": rate,
-                    "median": med([s for _, s in done]), "p90": p90([s for _, s in done]),
-                    "warm": warm if who == "isobox" else None, "errors": len(errors)}
-        print(f"sustained {who}: {len(done)} runs in {last - start:.1f} s = {rate:.2f}/s"
-              + (f", {warm} warm" if who == "isobox" else ""), flush=True)
+        o["runs"] += len(done)
+        o["seconds"] += last - start
+        o["lat"] += [s.seconds for _, s in done]
+        o["warm"] += sum(1 for _, s in done if s.warm)
+        wrong = sum(1 for _, s in done if s.warm) if who == "cold" else 0
+        if wrong:
+            MISMATCH.append(f"sustained cold: {wrong} ran warm")
+        if before and after and after["refills"] >= before["refills"]:  # else the pool restarted
+            o["refills"] += after["refills"] - before["refills"]
+            o["refill_seconds"] += after["refill_seconds"] - before["refill_seconds"]
+        print(f"sustained {who}: {len(done)} runs in {last - start:.1f} s"
+              + (f", {sum(1 for _, s in done if s.warm)} warm" if who != "bare" else ""), flush=True)
+    for who, o in out.items():
+        o["rate"] = o["runs"] / o["seconds"] if o["seconds"] else 0.0
+        o["median"], o["p90"] = med(o["lat"]), p90(o["lat"])
+        if o["errors"]:
+            note(f"sustained {who}: {len(o['errors'])} failed runs, e.g. {o['errors'][0][:200]}")
+        print(f"sustained {who}: {o['runs']} runs, {o['rate']:.2f}/s, {o['warm']} warm, "
+              f"{o['refills']:.0f} refills", flush=True)
     out["concurrency"] = conc
     return out
 
@@ -497,6 +529,12 @@ def where(args, bare):
         col["n"] = len(rs)
         out[m] = col
     out["inspect"] = inspect_cost(bare)
+    for m in ("warm", "cold"):
+        gcs = [isobox(args, "python", GC_PROBE, m == "warm", None, "where") for _ in range(3)]
+        gcs = [tuple(float(x) for x in g.stdout.split()) for g in gcs if g is not None]
+        if gcs and m in out:
+            out[m]["gc"] = statistics.median(g[0] for g in gcs)
+            out[m]["objects"] = statistics.median(g[1] for g in gcs)
     return out
 
 
@@ -547,13 +585,19 @@ def report(args, res):
                   f"| isobox / bare | {ratio(b['isobox'], b['bare'])} | |", ""]
     if "sustained" in res:
         s = res["sustained"]
-        lines += [f"| python hellos, concurrency {s['concurrency']}, ~{args.sustain_seconds:.0f} s "
-                  "| runs | per second | latency median | p90 | warm |", "|---|---|---|---|---|---|"]
-        for who, label in (("isobox", "isobox (warm pool on, default limits)"), ("bare", "bare `docker run`")):
+        lines += [f"| python hellos, concurrency {s['concurrency']}, ~{args.sustain_seconds:.0f} s each "
+                  "| runs | per second | latency median | p90 | warm | warm sandboxes booted meanwhile |",
+                  "|---|---|---|---|---|---|---|"]
+        for who, label in (("isobox", "isobox, warm pool on (default limits)"),
+                           ("cold", "isobox, all cold (one page less memory)"),
+                           ("bare", "bare `docker run`")):
             x = s[who]
-            warm = "–" if x["warm"] is None else f"{x['warm']} of {x['runs']}"
+            warm = "–" if who == "bare" else f"{x['warm']} of {x['runs']}"
+            boots = "–" if who == "bare" else (
+                f"{x['refills']:.0f}" + (f" ({x['refill_seconds'] / x['refills']:.1f} s each)"
+                                         if x["refills"] else ""))
             lines.append(f"| {label} | {x['runs']} | {x['rate']:.2f} | {sec(x['median'])} "
-                         f"| {sec(x['p90'])} | {warm} |")
+                         f"| {sec(x['p90'])} | {warm} | {boots} |")
         lines.append("")
     if "where" in res:
         w = res["where"]
@@ -575,6 +619,11 @@ def report(args, res):
             "exit", ("warm",))
         row("warm: after the output closed: docker inspect, JSON, Caddy (atexit → answer − that)",
             "answer", ("warm",))
+        row("a `gc.collect()` timed inside the sandbox (the warm agent's exit runs one)", "gc",
+            ("warm", "cold"))
+        if any("objects" in w.get(m, {}) for m in cols):
+            lines.append("| … objects it walks | " + " | ".join(
+                f"{w[m]['objects']:,.0f}" if "objects" in w.get(m, {}) else "–" for m in cols) + " |")
         lines.append(f"\n`docker inspect` of an exited container, alone: {ms(w['inspect'])} (median of 5). "
                      "A cold run's durationMs starts at the entry script's record, before "
                      "`exec python3`: it holds the interpreter's start, so it is not split.")
