@@ -14,7 +14,8 @@ Sections (default: all, in this order):
   burst      as many python hellos at once as the pool keeps (from /metrics),
              with the pool full, vs the same number of bare runs at once
   sustained  python hellos at concurrency 4 for --sustain-seconds (at most
-             --sustain-max runs): isobox (default limits, warm pool on) vs bare
+             --sustain-max runs) each: isobox (default limits, warm pool on),
+             isobox all cold (no refills beside the runs), bare
   javascript javascript hello world: bare, cold, warm
   where      where the time of a python hello goes, warm, cold and bare
 
@@ -33,7 +34,8 @@ hardening flags and the limits isobox applied (read from a result): the
 same image by ID, runtime, seccomp profile, memory, cpus, ulimits, tmpfs,
 cgroup parent, --read-only, --cap-drop=ALL. It differs from a cold isobox
 run only by isobox's own work: no entry script copying the code, --rm
-instead of docker inspect + docker rm, no HTTP. Its containers are named
+instead of the worker's clean-up (docker rm, docker inspect when the exit
+status is ambiguous), no HTTP. Its containers are named
 warmbench-<pid>-<n>; an interrupted run removes the ones still there.
 
 Run as root on a host where the service is up (make run) with a warm pool
@@ -181,8 +183,8 @@ def wait_pool(args, need=None, settle=0.3):
         time.sleep(0.1)
 
 
-def execute(args, lang, code, limits=None):
-    """One POST /execute; retried while the service is restarting."""
+def execute(args, lang, code, limits=None, patient=True):
+    """One POST /execute; retried while the service is restarting (patient)."""
     body = {"language": lang, "code": code}
     if limits:
         body["limits"] = limits
@@ -197,7 +199,7 @@ def execute(args, lang, code, limits=None):
                 raw = resp.read()
         except (urllib.error.HTTPError, urllib.error.URLError, ConnectionError) as e:
             status = getattr(e, "code", None)
-            if (status is None or status >= 500) and time.monotonic() < give_up:
+            if patient and (status is None or status >= 500) and time.monotonic() < give_up:
                 print(f"  /execute failed ({e}); retrying", flush=True)
                 time.sleep(1)
                 continue
@@ -415,65 +417,89 @@ def sustained(args, bare):
     order A B C C B A, half of --sustain-seconds and of --sustain-max each."""
     hello = latency.HELLO["python"][2]
     conc = min(args.concurrency, 4)
-    runs = {"isobox": lambda: execute(args, "python", hello),
-            "cold": lambda: execute(args, "python", hello, COLD_LIMITS),
+    runs = {"isobox": lambda: execute(args, "python", hello, patient=False),
+            "cold": lambda: execute(args, "python", hello, COLD_LIMITS, patient=False),
             "bare": lambda: bare.run("python", hello, "hello\n")}
-    out = {who: {"runs": 0, "seconds": 0.0, "lat": [], "warm": 0, "errors": [], "refills": 0.0,
+    out = {who: {"runs": 0, "seconds": 0.0, "lat": [], "warm": 0, "refills": 0.0,
                  "refill_seconds": 0.0} for who in runs}
     for who in list(runs) + list(runs)[::-1]:
-        try:
-            wait_pool(args, need="python" if who == "isobox" else None)
-        except PoolUnavailable as e:
-            note(f"sustained {who} started with the pool not full: {e}")
-        before = metrics(args.url).get("python", {})
-        tickets = itertools.count()
-        lock = threading.Lock()
-        done = []
+        for _ in range(3):
+            ph = phase(args, who, runs[who], conc)
+            if not ph["errors"]:
+                break
+            # The service restarted under it (the tests do that): the phase
+            # is not what it claims to be. Taken again.
+            note(f"sustained {who}: a phase with {len(ph['errors'])} failed runs was taken again "
+                 f"({ph['errors'][0][:160]})")
+        else:
+            sys.exit(f"sustained {who}: three phases in a row had failed runs")
         o = out[who]
-        start = time.monotonic()
-        stop_at = start + args.sustain_seconds / 2
-
-        def loop():
-            while time.monotonic() < stop_at and next(tickets) < args.sustain_max // 2:
-                try:
-                    s = runs[who]()
-                    check_output(s, "hello\n", f"sustained {who}")
-                except BaseException as e:  # noqa: B902 (counted)
-                    with lock:
-                        o["errors"].append(repr(e))
-                    time.sleep(0.5)
-                    continue
-                with lock:
-                    done.append((time.monotonic(), s))
-
-        threads = [threading.Thread(target=loop) for _ in range(conc)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        after = metrics(args.url).get("python", {})
-        last = max((t for t, _ in done), default=start)
-        o["runs"] += len(done)
-        o["seconds"] += last - start
-        o["lat"] += [s.seconds for _, s in done]
-        o["warm"] += sum(1 for _, s in done if s.warm)
-        wrong = sum(1 for _, s in done if s.warm) if who == "cold" else 0
-        if wrong:
-            MISMATCH.append(f"sustained cold: {wrong} ran warm")
-        if before and after and after["refills"] >= before["refills"]:  # else the pool restarted
-            o["refills"] += after["refills"] - before["refills"]
-            o["refill_seconds"] += after["refill_seconds"] - before["refill_seconds"]
-        print(f"sustained {who}: {len(done)} runs in {last - start:.1f} s"
-              + (f", {sum(1 for _, s in done if s.warm)} warm" if who != "bare" else ""), flush=True)
+        o["runs"] += len(ph["done"])
+        o["seconds"] += ph["seconds"]
+        o["lat"] += [s.seconds for s in ph["done"]]
+        warm = sum(1 for s in ph["done"] if s.warm)
+        o["warm"] += warm
+        if who == "cold" and warm:
+            MISMATCH.append(f"sustained cold: {warm} ran warm")
+        o["refills"] += ph["refills"]
+        o["refill_seconds"] += ph["refill_seconds"]
+        print(f"sustained {who}: {len(ph['done'])} runs in {ph['seconds']:.1f} s"
+              + (f", {warm} warm" if who != "bare" else ""), flush=True)
     for who, o in out.items():
         o["rate"] = o["runs"] / o["seconds"] if o["seconds"] else 0.0
         o["median"], o["p90"] = med(o["lat"]), p90(o["lat"])
-        if o["errors"]:
-            note(f"sustained {who}: {len(o['errors'])} failed runs, e.g. {o['errors'][0][:200]}")
         print(f"sustained {who}: {o['runs']} runs, {o['rate']:.2f}/s, {o['warm']} warm, "
               f"{o['refills']:.0f} refills", flush=True)
     out["concurrency"] = conc
     return out
+
+
+def phase(args, who, run, conc):
+    """One sustained phase: conc threads calling run() until half of
+    --sustain-seconds (or of --sustain-max runs) is used."""
+    try:
+        wait_pool(args, need="python" if who == "isobox" else None)
+    except PoolUnavailable as e:
+        note(f"sustained {who} started with the pool not full: {e}")
+    try:
+        before = metrics(args.url).get("python", {})
+    except OSError:
+        before = {}
+    tickets = itertools.count()
+    lock = threading.Lock()
+    done, errors = [], []
+    start = time.monotonic()
+    stop_at = start + args.sustain_seconds / 2
+
+    def loop():
+        while time.monotonic() < stop_at and next(tickets) < args.sustain_max // 2:
+            try:
+                s = run()
+                check_output(s, "hello\n", f"sustained {who}")
+            except BaseException as e:  # noqa: B902 (counted)
+                with lock:
+                    errors.append(repr(e))
+                time.sleep(0.5)
+                continue
+            with lock:
+                done.append((time.monotonic(), s))
+
+    threads = [threading.Thread(target=loop) for _ in range(conc)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    try:
+        after = metrics(args.url).get("python", {})
+    except OSError:
+        after = {}
+    last = max((t for t, _ in done), default=start)
+    ph = {"done": [s for _, s in done], "seconds": last - start, "errors": errors,
+          "refills": 0.0, "refill_seconds": 0.0}
+    if before and after and after["refills"] >= before["refills"]:  # else the pool restarted
+        ph["refills"] = after["refills"] - before["refills"]
+        ph["refill_seconds"] = after["refill_seconds"] - before["refill_seconds"]
+    return ph
 
 
 def stamps(s):
@@ -586,7 +612,7 @@ def report(args, res):
     if "sustained" in res:
         s = res["sustained"]
         lines += [f"| python hellos, concurrency {s['concurrency']}, ~{args.sustain_seconds:.0f} s each "
-                  "| runs | per second | latency median | p90 | warm | warm sandboxes booted meanwhile |",
+                  "| runs | per second | latency median | p90 | warm | refills done meanwhile (mean boot) |",
                   "|---|---|---|---|---|---|---|"]
         for who, label in (("isobox", "isobox, warm pool on (default limits)"),
                            ("cold", "isobox, all cold (one page less memory)"),
@@ -612,7 +638,7 @@ def report(args, res):
         row("end to end, as the client sees it", "e2e")
         row("request sent → program's first line (HTTP, take/boot, hand-over, interpreter)", "before")
         row("first line → its atexit hook (the program)", "program")
-        row("atexit → answer received (exit, teardown, inspect, answer)", "after")
+        row("atexit → answer received (exit, then what comes before the answer)", "after")
         row("server `durationMs` (program-start record → end of output)", "d", ("warm", "cold"))
         row("outside durationMs (end to end − durationMs)", "outside", ("warm", "cold"))
         row("warm: agent's exit and the sandbox's until its output closes (durationMs − program)",
@@ -629,9 +655,10 @@ def report(args, res):
                      "`exec python3`: it holds the interpreter's start, so it is not split.")
         lines.append("")
     plat = open("/var/lib/isobox/platform").readline().strip()
-    foot = (f"{args.runs} interleaved rounds (burst: {args.burst_rounds}), "
+    foot = (f"{args.runs} interleaved rounds" + (f" (burst: {args.burst_rounds})" if "burst" in res else "")
+            + ", "
             f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, {platform.machine()}, "
-            f"runsc platform {plat}. Warm samples whose flag was not warm: {len(MISMATCH)}"
+            f'runsc platform {plat}. Samples whose "warm" flag was not as asked: {len(MISMATCH)}'
             + (f" ({'; '.join(MISMATCH[:5])})" if MISMATCH else "") + ".")
     if args.note:
         foot += " " + args.note
