@@ -92,7 +92,7 @@ static bool collect(struct worker *w)
 	pid_t pid;
 	int status;
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		if (warm_child_exited(w->warm, pid))
+		if (warm_child_exited(w->warm, pid, status))
 			continue;
 		for (int i = 0; i < scoreboard_slots(sb); i++) {
 			if (scoreboard_pid(sb, i) != pid)
@@ -202,7 +202,8 @@ int pool_run(struct worker *w, int workers, int status_fd)
 		int64_t wait = next_reap - now_ms();
 		if (wait > RESPAWN_BACKOFF_MS)
 			wait = RESPAWN_BACKOFF_MS;
-		int64_t warm_wait = warm_tick(w->warm, &w->conf, &w->reg);
+		bool saturated = scoreboard_count(w->board).executing >= w->exec_slots;
+		int64_t warm_wait = warm_tick(w->warm, &w->conf, &w->reg, saturated);
 		if (wait > warm_wait)
 			wait = warm_wait;
 		struct timespec ts = {.tv_sec = wait > 0 ? wait / 1000 : 0,

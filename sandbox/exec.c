@@ -35,6 +35,7 @@ struct exec {
 	struct decoder dec;
 	struct exec_clock clock;
 	pid_t client, killer;    /* client: -1 in a warm sandbox (the master's child) */
+	const struct warm_lease *lease; /* a warm sandbox's, else NULL */
 	int in_fd, out_fd, err_fd;
 	const char *in_data;     /* what goes down stdin: the program's stdin, or */
 	size_t in_len, in_off;   /* for a warm sandbox the job first (warm.c) */
@@ -298,7 +299,7 @@ static bool inspect(struct exec *x, int client_status, int64_t deadline)
 	 * its own, and a docker call (~20 ms) is saved.
 	 */
 	int own = client_status >= 0 && WIFEXITED(client_status) ? WEXITSTATUS(client_status) : -1;
-	if (x->client > 0 && !x->stopped && own >= 0 && (own < 125 || own > 127) && own != 137) {
+	if ((x->client > 0 || x->lease) && !x->stopped && own >= 0 && (own < 125 || own > 127) && own != 137) {
 		code = own;
 	} else if (!docker_inspect(x->c, x->sb->name, deadline, &code, &oom)) {
 		return false;
@@ -356,6 +357,8 @@ static bool collect(struct exec *x, struct fault *f)
 	int client_status = -1;
 	if (x->client > 0)
 		client_status = subproc_wait(x->client, deadline - now_ms());
+	else if (x->lease && !x->stopped)
+		client_status = warm_exit_status(x->lease, 200);
 	if (x->killer > 0)
 		subproc_wait(x->killer, deadline - now_ms());
 	if (x->stopped == STOP_WORKER)
@@ -401,7 +404,7 @@ bool exec_warm(const struct sandbox *sb, struct warm_lease *lease, const struct 
 	       const struct sandbox_sink *sink, struct sandbox_result *res, struct fault *f,
 	       bool *go_cold)
 {
-	struct exec x = {.c = sb->c, .sb = sb, .job = job, .sink = sink, .res = res, .client = -1,
+	struct exec x = {.c = sb->c, .sb = sb, .job = job, .sink = sink, .res = res, .client = -1, .lease = lease,
 			 .in_fd = lease->fds[0], .out_fd = lease->fds[1], .err_fd = lease->fds[2]};
 	lease->fds[0] = lease->fds[1] = lease->fds[2] = -1; /* ours now; collect() closes them */
 	struct buf frame = {0};

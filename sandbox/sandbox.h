@@ -160,8 +160,11 @@ void sandbox_warm_argv(const struct conf *c, const struct language *l, const str
  *	warm_create        before forking workers; NULL: no warm pool
  *	warm_after_fork    in each new worker: drop the master's own fds
  *	warm_tick          the duty: notice ready ones, remove used and stale
- *	                   ones, refill; returns ms until it wants to run again
+ *	                   ones, refill (not while every worker is running a
+ *	                   program: saturated); returns ms until it wants to
+ *	                   run again
  *	warm_child_exited  a child died: true if it was a warm sandbox's client
+ *	                   (its status goes to the worker that took it)
  *	warm_worker_gone   a worker died: remove what it held
  *	warm_destroy       the master stops: remove them all
  *
@@ -169,8 +172,9 @@ void sandbox_warm_argv(const struct conf *c, const struct language *l, const str
  */
 struct warm_pool *warm_create(const struct conf *c, const struct registry *reg);
 void warm_after_fork(struct warm_pool *wp);
-int64_t warm_tick(struct warm_pool *wp, const struct conf *c, const struct registry *reg);
-bool warm_child_exited(struct warm_pool *wp, pid_t pid);
+int64_t warm_tick(struct warm_pool *wp, const struct conf *c, const struct registry *reg,
+		  bool saturated);
+bool warm_child_exited(struct warm_pool *wp, pid_t pid, int status);
 void warm_worker_gone(struct warm_pool *wp, const struct conf *c, pid_t pid);
 void warm_destroy(struct warm_pool *wp, const struct conf *c);
 

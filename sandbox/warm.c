@@ -40,6 +40,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 enum warm_state { W_FREE, W_STARTING, W_READY, W_TAKEN, W_DONE, W_DEAD };
 
@@ -52,6 +53,7 @@ struct warm_slot { /* shared */
 	_Atomic int taker; /* the worker that took it */
 	int lang;
 	char name[64];     /* the container: written by the master before READY */
+	_Atomic int exit_status; /* its docker client's wait status; -1: running */
 };
 
 struct warm_lang { /* shared */
@@ -202,6 +204,7 @@ static void start_one(struct warm_pool *wp, const struct conf *c, const struct l
 	}
 	o->born_ms = now_ms();
 	wp->board->slot[i].lang = lang;
+	atomic_store(&wp->board->slot[i].exit_status, -1);
 	wp->board->lang[lang].profile = profile;
 	atomic_store(&wp->board->slot[i].state, W_STARTING);
 }
@@ -333,7 +336,7 @@ static void purge(struct warm_pool *wp, const struct conf *c, const struct regis
 	}
 }
 
-int64_t warm_tick(struct warm_pool *wp, const struct conf *c, const struct registry *reg)
+int64_t warm_tick(struct warm_pool *wp, const struct conf *c, const struct registry *reg, bool saturated)
 {
 	if (!wp)
 		return 1000;
@@ -364,10 +367,12 @@ int64_t warm_tick(struct warm_pool *wp, const struct conf *c, const struct regis
 		if (state == W_READY || state == W_STARTING)
 			held += b->lang[lang].profile.memory_bytes;
 	}
-	bool waiting = starting_all > 0;
+	bool waiting = starting_all > 0, held_back = false;
 	for (int l = 0; l < b->n_langs; l++) {
 		const struct language *lang = find_lang(reg, b->lang[l].name);
-		while (lang && lang->image_id && ready[l] + starting[l] < b->lang[l].target &&
+		/* While every worker runs a program, a boot only takes CPU from
+		 * them: each request then pays a boot anyway (bench/warm.py). */
+		while (!saturated && lang && lang->image_id && ready[l] + starting[l] < b->lang[l].target &&
 		       starting_all < STARTING_AT_ONCE && now >= wp->backoff_until[l]) {
 			struct limits p = profile_of(c, lang);
 			if (held + p.memory_bytes > c->warm.memory_budget_bytes)
@@ -377,13 +382,16 @@ int64_t warm_tick(struct warm_pool *wp, const struct conf *c, const struct regis
 			held += p.memory_bytes;
 			waiting = true;
 		}
+		if (saturated && ready[l] + starting[l] < b->lang[l].target)
+			held_back = true;
 		atomic_store(&b->lang[l].ready, ready[l]);
 		atomic_store(&b->lang[l].starting, starting[l]);
 	}
-	return waiting ? 20 : 1000; /* a boot is watched closely; else refills follow SIGUSR1 */
+	/* A boot is watched closely, a held refill soon; else refills follow SIGUSR1. */
+	return waiting ? 20 : held_back ? 100 : 1000;
 }
 
-bool warm_child_exited(struct warm_pool *wp, pid_t pid)
+bool warm_child_exited(struct warm_pool *wp, pid_t pid, int status)
 {
 	if (!wp || pid <= 0)
 		return false;
@@ -391,6 +399,9 @@ bool warm_child_exited(struct warm_pool *wp, pid_t pid)
 		if (wp->own[i].client != pid)
 			continue;
 		wp->own[i].client = 0;
+		/* `docker run` exits with its container's status: the taker reads
+		 * it here instead of asking docker (warm_exit_status). */
+		atomic_store(&wp->board->slot[i].exit_status, status);
 		/* A ready one died in the queue (OOM, dockerd restarted, its age):
 		 * the next tick purges it. A starting one: check_starting sees EOF. */
 		int expected = W_READY;
@@ -484,7 +495,7 @@ bool warm_take(struct warm_pool *wp, const struct sandbox_job *job, struct warm_
 		if (slot >= 0 && slot < wp->board->n_slots && fds[2] >= 0 &&
 		    atomic_compare_exchange_strong(&wp->board->slot[slot].state, &expected, W_TAKEN)) {
 			atomic_store(&wp->board->slot[slot].taker, getpid());
-			*lease = (struct warm_lease){.slot = slot};
+			*lease = (struct warm_lease){.slot = slot, .wp = wp};
 			memcpy(lease->fds, fds, sizeof fds);
 			snprintf(lease->name, sizeof lease->name, "%s", wp->board->slot[slot].name);
 			tell_master(wp); /* refill now */
@@ -494,6 +505,15 @@ bool warm_take(struct warm_pool *wp, const struct sandbox_job *job, struct warm_
 	}
 	*miss = "empty";
 	return false;
+}
+
+int warm_exit_status(const struct warm_lease *lease, int64_t wait_ms)
+{
+	const _Atomic int *st = &lease->wp->board->slot[lease->slot].exit_status;
+	int64_t until = now_ms() + wait_ms;
+	while (atomic_load(st) == -1 && now_ms() < until)
+		usleep(1000); /* the master reaps the client as its pipes close */
+	return atomic_load(st);
 }
 
 void warm_release(struct warm_pool *wp, struct warm_lease *lease)

@@ -14,6 +14,7 @@
  * container back to the master for removal.
  */
 struct warm_lease {
+	struct warm_pool *wp;
 	int slot;
 	int fds[3];
 	char name[64];
@@ -27,6 +28,9 @@ struct warm_lease {
  */
 bool warm_take(struct warm_pool *wp, const struct sandbox_job *job, struct warm_lease *lease,
 	       const char **miss);
+/* The wait status of its docker client (= the container's exit), as the
+ * master reaped it; -1 if that takes longer than wait_ms. */
+int warm_exit_status(const struct warm_lease *lease, int64_t wait_ms);
 /* Done with it, whatever happened: the master removes the container. */
 void warm_release(struct warm_pool *wp, struct warm_lease *lease);
 
