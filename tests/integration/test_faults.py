@@ -63,7 +63,7 @@ def test_dockerd_down_is_a_clear_503_and_recovers():
     assert subprocess.run(["iptables", "-C", "DOCKER-USER", "-i", "isobox-eg0", "-j", "ISOBOX-EGRESS"],
                           capture_output=True).returncode == 0
     assert run_ok("print('net')", network=True)["stdout"] == "net\n"
-    assert containers() == []
+    assert wait_until(lambda: containers() == [], 10), containers()  # removed just after the answer
 
 
 def test_full_work_dir_disk_is_a_clear_503_and_leaves_nothing():
