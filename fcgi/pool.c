@@ -202,7 +202,10 @@ int pool_run(struct worker *w, int workers, int status_fd)
 		int64_t wait = next_reap - now_ms();
 		if (wait > RESPAWN_BACKOFF_MS)
 			wait = RESPAWN_BACKOFF_MS;
-		bool saturated = scoreboard_count(w->board).executing >= w->exec_slots;
+		/* Busy: half the workers or more run programs. A boot (pandas
+		 * imported ahead) costs more CPU than the run it saves, so under
+		 * load the pool waits to refill (bench/warm.py, sustained). */
+		bool saturated = 2 * scoreboard_count(w->board).executing >= w->exec_slots;
 		int64_t warm_wait = warm_tick(w->warm, &w->conf, &w->reg, saturated);
 		if (wait > warm_wait)
 			wait = warm_wait;
