@@ -160,9 +160,9 @@ void sandbox_warm_argv(const struct conf *c, const struct language *l, const str
  *	warm_create        before forking workers; NULL: no warm pool
  *	warm_after_fork    in each new worker: drop the master's own fds
  *	warm_tick          the duty: notice ready ones, remove used and stale
- *	                   ones, refill (not while every worker is running a
- *	                   program: saturated); returns ms until it wants to
- *	                   run again
+ *	                   ones, refill (not while the pool is saturated: the
+ *	                   caller decides; pool.c says half its workers busy);
+ *	                   returns ms until it wants to run again
  *	warm_child_exited  a child died: true if it was a warm sandbox's client
  *	                   (its status goes to the worker that took it)
  *	warm_worker_gone   a worker died: remove what it held

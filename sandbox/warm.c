@@ -370,8 +370,8 @@ int64_t warm_tick(struct warm_pool *wp, const struct conf *c, const struct regis
 	bool waiting = starting_all > 0, held_back = false;
 	for (int l = 0; l < b->n_langs; l++) {
 		const struct language *lang = find_lang(reg, b->lang[l].name);
-		/* While every worker runs a program, a boot only takes CPU from
-		 * them: each request then pays a boot anyway (bench/warm.py). */
+		/* While the pool is busy, a boot only takes CPU from the runs:
+		 * each request then pays a boot anyway (bench/warm.py). */
 		while (!saturated && lang && lang->image_id && ready[l] + starting[l] < b->lang[l].target &&
 		       starting_all < STARTING_AT_ONCE && now >= wp->backoff_until[l]) {
 			struct limits p = profile_of(c, lang);
