@@ -44,6 +44,7 @@ struct shape {
 
 static pid_t spawn_worker(struct worker *w, const struct shape *p, int index, const sigset_t *orig)
 {
+	pid_t master = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		log_msg("fork: %s", strerror(errno));
@@ -52,6 +53,10 @@ static pid_t spawn_worker(struct worker *w, const struct shape *p, int index, co
 	}
 	if (pid == 0) {
 		serve_install_handlers(); /* before a forwarded SIGHUP can arrive */
+		/* A worker does not outlive its master: the master's death
+		 * stops it as a pool stop would (runs killed, nothing left). */
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != master)
+			_exit(1);
 		sigprocmask(SIG_SETMASK, orig, NULL);
 		w->started_ms = now_ms();
 		w->served = 0;
