@@ -13,6 +13,7 @@ Run as root on a host where `make run` is up. Prints a Markdown table; with
 --write, replaces the table between the BENCH markers in that file.
 """
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -83,13 +84,21 @@ def through_service(url, lang, code, network=False):
     return elapsed, result
 
 
-def bare_docker(image_id, file, code, command):
+@contextlib.contextmanager
+def code_dir(file, code):
+    """A temporary dir holding `file` (mode 0644) with `code`, as the
+    worker's code dir would; yields its path."""
     with tempfile.TemporaryDirectory() as src:
         os.chmod(src, 0o755)
         path = os.path.join(src, file)
         with open(path, "w") as f:
             f.write(code)
         os.chmod(path, 0o644)
+        yield src
+
+
+def bare_docker(image_id, file, code, command):
+    with code_dir(file, code) as src:
         start = time.monotonic()
         out = subprocess.run(
             ["docker", "run", "--rm", "--runtime=runsc-untrusted", "--network=none",

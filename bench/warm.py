@@ -51,7 +51,6 @@ import re
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.error
@@ -280,12 +279,7 @@ class Bare:
     def run(self, lang, code, expect=None):
         _, file, _, command = latency.HELLO[lang]
         name = f"warmbench-{os.getpid()}-{next(self.seq)}"
-        with tempfile.TemporaryDirectory() as src:
-            os.chmod(src, 0o755)
-            path = os.path.join(src, file)
-            with open(path, "w") as f:
-                f.write(code)
-            os.chmod(path, 0o644)
+        with latency.code_dir(file, code) as src:
             argv = self.argv(lang, name, src, command)
             with self.lock:
                 self.live.add(name)
