@@ -13,6 +13,7 @@
 #   make egress       (re)install the egress firewall from the installed conf
 #   make asan         unit tests under ASan + UBSan
 #   make fuzz         libFuzzer on the parsers, FUZZ_SECONDS each (default 60)
+#   make agent-test   the session agent and kernel as processes (no docker)
 #   make asan-test    the integration tests against an ASan+UBSan worker
 
 PORT     ?= 8090
@@ -30,9 +31,10 @@ LIB_SRC  := conf/lib/base.c conf/lib/fault.c conf/lib/json.c conf/yaml_tree.c co
             registry/registry.c \
             sandbox/argv.c sandbox/subproc.c sandbox/workdir.c sandbox/owner.c sandbox/decoder.c sandbox/deadline.c \
             sandbox/docker.c sandbox/exec.c sandbox/lifecycle.c sandbox/reap.c sandbox/egress.c sandbox/warm.c \
+            sandbox/frame.c sandbox/session.c sandbox/session_store.c sandbox/session_files.c \
             fcgi/http.c fcgi/errors.c fcgi/encode.c fcgi/result.c fcgi/sse.c fcgi/stream.c fcgi/request.c fcgi/respond.c fcgi/execute.c \
             fcgi/piston.c fcgi/routes.c fcgi/worker.c fcgi/serve.c fcgi/pool.c fcgi/scoreboard.c fcgi/metrics.c fcgi/queue.c \
-            fcgi/admin.c \
+            fcgi/admin.c fcgi/sessions.c fcgi/job.c \
             fcgi/assets.c
 MAIN_SRC := fcgi/main.c
 UNIT_SRC := $(wildcard tests/unit/test_*.c) tests/unit/fixtures.c tests/unit/main.c
@@ -40,20 +42,25 @@ HEADERS  := $(wildcard conf/*.h conf/lib/*.h registry/*.h sandbox/*.h fcgi/*.h t
 # Served by the worker from inside its binary (fcgi/assets.c).
 ASSETS   := fcgi/www/index.html docs/openapi.yaml docs/llms.txt
 
-FUZZERS      := request config output decoder
+FUZZERS      := request config output decoder frame
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS  := -std=c11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
                 -DISOBOX_DEFAULT_CONF='"$(PREFIX)/conf/isobox.yaml"'
 
 export PORT POOL PREFIX
 
-.PHONY: all deps check unit asan asan-test fuzz setup images install egress start run stop test integration clean
+.PHONY: all deps check unit asan asan-test fuzz agent-test setup images install egress start run stop test integration clean
 
-all: bin/isobox-fcgi
+all: bin/isobox-fcgi bin/isobox-agent
 
 bin/isobox-fcgi: $(LIB_SRC) $(MAIN_SRC) $(HEADERS)
 	@mkdir -p bin
 	$(CC) $(WFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(LIB_SRC) $(MAIN_SRC) $(LDLIBS)
+
+# The session agent runs inside sandboxes of every image: static, libc only.
+bin/isobox-agent: sandbox/agent/agent.c
+	@mkdir -p bin
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -static -o $@ sandbox/agent/agent.c
 
 bin/unit-tests: $(LIB_SRC) $(UNIT_SRC) $(HEADERS)
 	@mkdir -p bin
@@ -114,11 +121,15 @@ setup:
 images: setup
 	bash deploy/images/build.sh
 
-install: bin/isobox-fcgi
+install: bin/isobox-fcgi bin/isobox-agent
 	install -d -m 0755 $(PREFIX)/bin $(PREFIX)/conf $(PREFIX)/registry $(PREFIX)/caddy
 	install -m 0755 bin/isobox-fcgi $(PREFIX)/bin/isobox-fcgi.new
 	mv -f $(PREFIX)/bin/isobox-fcgi.new $(PREFIX)/bin/isobox-fcgi
 	install -m 0644 conf/isobox.yaml $(PREFIX)/conf/isobox.yaml
+	@# The session agent, next to the scripts that deploy/setup.sh installs (warm.agentDir).
+	agents=$$(bin/isobox-fcgi --conf conf/isobox.yaml --print-conf | sed -n 's/^agent_dir=//p'); \
+	  if [ -n "$$agents" ]; then install -d -m 0755 $$agents && \
+	  install -m 0755 bin/isobox-agent $$agents/isobox-agent.new && mv -f $$agents/isobox-agent.new $$agents/isobox-agent; fi
 	install -m 0644 registry/registry.yaml $(PREFIX)/registry/registry.yaml
 	install -m 0644 deploy/caddy/Caddyfile $(PREFIX)/caddy/Caddyfile
 	install -d -m 0755 $(PREFIX)/deploy
@@ -145,7 +156,12 @@ stop:
 
 test: run check
 	$(MAKE) fuzz FUZZ_SECONDS=10
+	$(MAKE) agent-test
 	$(MAKE) integration
+
+# The session agent and the python kernel, driven as processes (no docker).
+agent-test:
+	/usr/bin/python3 -m pytest -q tests/agent
 
 integration:
 	cd tests/integration/sse && npm install --no-audit --no-fund --silent

@@ -255,11 +255,44 @@ static bool parse_warm(const cJSON *o, const char *base_dir, struct conf_warm *w
 	return true;
 }
 
+/* Sessions (sandbox/session.c): absent, they are off. */
+static bool parse_sessions(const cJSON *o, const char *base_dir, struct conf_sessions *s, struct fault *f)
+{
+	static const char *const keys[] = {"dir", "max", "memoryBudgetBytes", "memoryBytes",
+		"idleTimeoutMs", "maxIdleTimeoutMs", "lifetimeMs", "maxLifetimeMs", "workspaceBytes",
+		"maxFileBytes", "maxListEntries", NULL};
+	*s = (struct conf_sessions){.max = 16, .memory_budget_bytes = (int64_t)4 << 30,
+				    .memory_bytes = (int64_t)512 << 20, .idle_ms = 600000,
+				    .max_idle_ms = 3600000, .lifetime_ms = 3600000,
+				    .max_lifetime_ms = 86400000, .workspace_bytes = (int64_t)256 << 20,
+				    .max_file_bytes = (int64_t)32 << 20, .max_list_entries = 10000};
+	if (!o)
+		return true;
+	if (!json_object(o, "sessions", f) || !json_known_keys(o, keys, "sessions", f) ||
+	    !get_path(o, "dir", base_dir, &s->dir, f) ||
+	    !get_optional_int(o, "sessions", "max", 0, &s->max, f) ||
+	    !get_optional_int(o, "sessions", "memoryBudgetBytes", 0, &s->memory_budget_bytes, f) ||
+	    !get_optional_int(o, "sessions", "memoryBytes", 1 << 24, &s->memory_bytes, f) ||
+	    !get_optional_int(o, "sessions", "idleTimeoutMs", 1000, &s->idle_ms, f) ||
+	    !get_optional_int(o, "sessions", "maxIdleTimeoutMs", 1000, &s->max_idle_ms, f) ||
+	    !get_optional_int(o, "sessions", "lifetimeMs", 1000, &s->lifetime_ms, f) ||
+	    !get_optional_int(o, "sessions", "maxLifetimeMs", 1000, &s->max_lifetime_ms, f) ||
+	    !get_optional_int(o, "sessions", "workspaceBytes", 1 << 20, &s->workspace_bytes, f) ||
+	    !get_optional_int(o, "sessions", "maxFileBytes", 1, &s->max_file_bytes, f) ||
+	    !get_optional_int(o, "sessions", "maxListEntries", 1, &s->max_list_entries, f))
+		return false;
+	if (s->dir[0] != '/')
+		return fail(f, E_INVALID_VALUE, "sessions.dir must be an absolute path");
+	if (s->idle_ms > s->max_idle_ms || s->lifetime_ms > s->max_lifetime_ms)
+		return fail(f, E_INVALID_VALUE, "sessions: a default timeout is over its maximum");
+	return true;
+}
+
 static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struct fault *f)
 {
 	static const char *const top[] = {"instance", "registry", "imagesLock", "workDir", "docker",
 		"runtime", "cgroupParent", "pool", "ceilings", "floors", "request", "sandbox", "access",
-		"network", "warm", NULL};
+		"network", "warm", "sessions", NULL};
 	static const char *const request_keys[] = {"maxBodyBytes", "maxFiles", "maxFileBytes",
 		"maxPathBytes", "maxArgs", "maxArgBytes", "maxStdinBytes", "maxJsonValues", NULL};
 	static const char *const sandbox_keys[] = {"tmpBytes", "workBytes", "pidsBackstop",
@@ -327,7 +360,8 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 	if (c->sandbox.seccomp_profile[0] != '/')
 		return fail(f, E_INVALID_VALUE, "sandbox.seccompProfile must be an absolute path");
 	return get_network(root, &c->network, f) &&
-	       parse_warm(cJSON_GetObjectItemCaseSensitive(root, "warm"), base_dir, &c->warm, f);
+	       parse_warm(cJSON_GetObjectItemCaseSensitive(root, "warm"), base_dir, &c->warm, f) &&
+	       parse_sessions(cJSON_GetObjectItemCaseSensitive(root, "sessions"), base_dir, &c->sessions, f);
 }
 
 bool conf_parse(const char *text, size_t len, const char *base_dir, struct conf *out,
@@ -389,6 +423,7 @@ void conf_free(struct conf *c)
 	for (size_t i = 0; i < c->warm.n; i++)
 		free(c->warm.langs[i]);
 	free(c->warm.agent_dir);
+	free(c->sessions.dir);
 	free(c->network.docker_network);
 	free(c->network.bridge);
 	free(c->network.runtime);

@@ -53,6 +53,17 @@ struct conf {
 		int64_t max_age_ms;          /* replaced after waiting this long */
 		char *agent_dir;             /* sandbox/agent/ as installed; NULL: no pool */
 	} warm;
+	struct conf_sessions {
+		char *dir;                /* records and pipes, worker-only; NULL: sessions off */
+		int64_t max;              /* alive at once */
+		int64_t memory_budget_bytes; /* what all of them may hold (their memory limits) */
+		int64_t memory_bytes;     /* ceiling of one session's memory (cpus, pids: ceilings) */
+		int64_t idle_ms, max_idle_ms;         /* default and ceiling of idleTimeoutMs */
+		int64_t lifetime_ms, max_lifetime_ms; /* default and ceiling of maxLifetimeMs */
+		int64_t workspace_bytes;  /* tmpfs /workspace */
+		int64_t max_file_bytes;   /* one upload or download */
+		int64_t max_list_entries; /* one listing */
+	} sessions;
 	struct conf_network {
 		bool enabled;          /* may a request ask for "network": true? */
 		char *docker_network;  /* the egress bridge network's docker name */

@@ -165,9 +165,11 @@ configure_docker() {
 sandbox_files() {
 	install -d -m 0755 -o root -g root "$STATE/sandbox"
 	install -m 0644 -o root -g root "$HERE/seccomp.json" "$STATE/sandbox/seccomp.json"
-	# The warm pool's agents (sandbox/agent/), mounted read-only at /isobox-agent.
+	# The agents (sandbox/agent/), mounted read-only at /isobox-agent: the
+	# warm pool's scripts and the kernels here, the session agent (a
+	# binary) by `make install`.
 	install -d -m 0755 -o root -g root "$STATE/sandbox/agent"
-	install -m 0644 -o root -g root "$HERE"/../sandbox/agent/* "$STATE/sandbox/agent/"
+	install -m 0644 -o root -g root "$HERE"/../sandbox/agent/*.py "$HERE"/../sandbox/agent/*.js "$STATE/sandbox/agent/"
 	printf '# isobox: this run has no network, so no resolver\n' >"$STATE/sandbox/resolv.conf.new"
 	chmod 0644 "$STATE/sandbox/resolv.conf.new"
 	mv -f "$STATE/sandbox/resolv.conf.new" "$STATE/sandbox/resolv.conf"
@@ -295,6 +297,8 @@ setup_user() {
 	# Per-request code directories: written only by the worker, mounted
 	# read-only into the sandbox, so the host never reads what a sandbox wrote.
 	install -d -m 0711 -o isobox -g isobox "$STATE/work"
+	# Sessions: a record, a lock and the pipes of each (sandbox/session.c).
+	install -d -m 0700 -o isobox -g isobox "$STATE/sessions"
 	install -d -m 0755 -o root -g root "$LOG"
 }
 

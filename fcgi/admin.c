@@ -60,7 +60,7 @@ void admin_done(struct worker *w, struct request *rq, int64_t started_ms)
 	struct metrics *m = w->metrics;
 	scoreboard_release_execution(w->board, w->slot);
 	const struct error_info *e = rq->fault.code ? error_info(rq->fault.code) : NULL;
-	int status = e ? error_status(rq->fault.code, request_is_piston(rq)) : 200;
+	int status = e ? error_status(rq->fault.code, request_is_piston(rq)) : rq->status_ok ? rq->status_ok : 200;
 	char st[16], sent[16];
 	snprintf(st, sizeof st, "%d", status);
 	/* Requests by the status the client got: a stream that failed later got 200. */
@@ -68,6 +68,12 @@ void admin_done(struct worker *w, struct request *rq, int64_t started_ms)
 	metrics_count(m, M_HTTP_REQUESTS, rq->route ? rq->route->path : "other", sent);
 	if (e) {
 		metrics_count(m, e->server_side ? M_SANDBOX_FAILURES : M_REJECTED, e->name, st);
+	} else if (rq->in_session && (rq->result.has_run || rq->result.has_compile)) {
+		const char *type = rq->session.type == SESSION_KERNEL ? "kernel" : "shell";
+		metrics_count(m, M_SESSION_STEPS, type, metrics_outcome(&rq->result));
+		metrics_add(m, M_SESSION_STEP_MS, type, NULL, (uint64_t)(now_ms() - started_ms));
+		if (rq->result.session_ended)
+			metrics_count(m, M_SESSIONS_ENDED, "died", NULL);
 	} else if (rq->lang && (rq->result.has_run || rq->result.has_compile)) {
 		metrics_count(m, M_EXECUTIONS, rq->lang->name, metrics_outcome(&rq->result));
 		if (rq->result.warm)
@@ -143,7 +149,8 @@ void admin_metrics(struct worker *w, struct request *rq)
 	buf_printf(&out, "Status: 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
 			 "Cache-Control: no-store\r\n\r\n");
 	if (strcmp(rq->method, "HEAD"))
-		metrics_render(w->metrics, w->board, w->exec_slots, w->warm, &out);
+		metrics_render(w->metrics, w->board, w->exec_slots, w->warm,
+			       w->conf.sessions.dir ? session_count(&w->conf) : -1, &out);
 	http_write(&rq->io, out.data, out.len);
 	buf_free(&out);
 }

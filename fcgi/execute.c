@@ -7,18 +7,11 @@
 #include "request.h"
 #include "result.h"
 #include "respond.h"
+#include "job.h"
 #include "stream.h"
 
+#include <stdio.h>
 #include <string.h>
-#include <strings.h>
-
-static bool is_json(const char *content_type)
-{
-	size_t n = strcspn(content_type, ";");
-	while (n > 0 && content_type[n - 1] == ' ')
-		n--;
-	return n == 16 && !strncasecmp(content_type, "application/json", 16);
-}
 
 /*
  * The body, as an isobox request. JSON only, on both routes: a browser
@@ -29,7 +22,7 @@ static bool is_json(const char *content_type)
 static bool read_request(struct worker *w, struct request *rq)
 {
 	bool piston = request_is_piston(rq);
-	if (!is_json(http_param(&rq->io, "CONTENT_TYPE")))
+	if (!http_is_json(&rq->io))
 		return fail(&rq->fault, E_UNSUPPORTED_MEDIA_TYPE,
 			    piston ? "requests must be of type application/json"
 				   : "send the request as Content-Type: application/json");
@@ -52,20 +45,20 @@ static void log_result(const struct request *rq)
 {
 	const struct sandbox_result *res = &rq->result;
 	const struct sandbox_phase *last = res->has_run ? &res->run : &res->compile;
-	log_msg("execute %s: %s exit %d%s%s%s%s %lldms", rq->lang->name,
+	char what[64] = "execute";
+	if (rq->in_session) /* which worker served which step: tests read it */
+		snprintf(what, sizeof what, "session %s step", rq->session.id);
+	log_msg("%s %s: %s exit %d%s%s%s%s %lldms", what, rq->lang->name,
 		res->has_run ? "run" : "compile", last->exit_code,
 		last->timed_out ? " timed-out" : "", last->oom_killed ? " oom" : "",
 		last->truncated ? " truncated" : "", res->client_gone ? " client-gone" : "",
 		(long long)last->duration_ms);
 }
 
-void execute_handler(struct worker *w, struct request *rq)
+void execute_answer(struct worker *w, struct request *rq)
 {
-	bool piston = request_is_piston(rq);
-	if (!read_request(w, rq))
-		goto error;
 	admin_job_accepted(w, rq);
-	if (!piston && strstr(http_param(&rq->io, "HTTP_ACCEPT"), "text/event-stream")) {
+	if (!request_is_piston(rq) && strstr(http_param(&rq->io, "HTTP_ACCEPT"), "text/event-stream")) {
 		stream_execute(w, rq);
 		if (rq->fault.code) {
 			log_msg("execute failed: %s: %s", error_info(rq->fault.code)->name, rq->fault.message);
@@ -73,17 +66,24 @@ void execute_handler(struct worker *w, struct request *rq)
 		}
 	} else {
 		struct sandbox_sink watch = {.hangup_fd = http_hangup_fd(&rq->io)};
-		if (!sandbox_run(&w->conf, w->warm, &rq->job, &watch, &rq->result, &rq->fault))
-			goto error;
-		cJSON *result = piston ? piston_result(rq)
-				       : result_to_json(rq->lang, &rq->result, &rq->job.limits);
+		if (!job_run(w, rq, &watch)) {
+			if (error_info(rq->fault.code)->server_side)
+				log_msg("execute failed: %s: %s", error_info(rq->fault.code)->name,
+					rq->fault.message);
+			respond_fault(rq, "");
+			return;
+		}
+		cJSON *result = job_result_json(rq);
 		http_send_json(&rq->io, 200, "", result);
 		cJSON_Delete(result);
 	}
 	log_result(rq);
-	return;
-error:
-	if (error_info(rq->fault.code)->server_side)
-		log_msg("execute failed: %s: %s", error_info(rq->fault.code)->name, rq->fault.message);
-	respond_fault(rq, "");
+}
+
+void execute_handler(struct worker *w, struct request *rq)
+{
+	if (read_request(w, rq))
+		execute_answer(w, rq);
+	else
+		respond_fault(rq, "");
 }

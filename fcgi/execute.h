@@ -13,4 +13,10 @@ struct request;
 
 void execute_handler(struct worker *w, struct request *rq);
 
+/*
+ * The parsed rq->job, run and answered: as JSON, or as a stream when the
+ * client accepts text/event-stream. In rq->session when rq->in_session
+ * (a session step), else as /execute runs it.
+ */
+void execute_answer(struct worker *w, struct request *rq);
 #endif

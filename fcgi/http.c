@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 const char *http_param(const struct http_io *io, const char *name)
@@ -105,20 +106,43 @@ bool http_read_body(struct http_io *io, size_t max, struct buf *body, struct fau
 	return true;
 }
 
+bool http_is_json(const struct http_io *io)
+{
+	const char *content_type = http_param(io, "CONTENT_TYPE");
+	size_t n = strcspn(content_type, ";");
+	while (n > 0 && content_type[n - 1] == ' ')
+		n--;
+	return n == 16 && !strncasecmp(content_type, "application/json", 16);
+}
+
+void http_send_empty(struct http_io *io, int status)
+{
+	char head[64];
+	int n = snprintf(head, sizeof head, "Status: %d %s\r\n\r\n", status, http_status_text(status));
+	http_write(io, head, (size_t)n);
+	http_flush(io);
+}
+
 const char *http_status_text(int status)
 {
 	switch (status) {
 	case 200: return "OK";
+	case 201: return "Created";
+	case 204: return "No Content";
 	case 400: return "Bad Request";
 	case 403: return "Forbidden";
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
+	case 409: return "Conflict";
+	case 410: return "Gone";
 	case 413: return "Payload Too Large";
 	case 415: return "Unsupported Media Type";
 	case 421: return "Misdirected Request";
+	case 429: return "Too Many Requests";
 	case 499: return "Client Closed Request"; /* nginx's; nobody reads it */
 	case 500: return "Internal Server Error";
 	case 503: return "Service Unavailable";
+	case 507: return "Insufficient Storage";
 	default: return "Internal Server Error";
 	}
 }

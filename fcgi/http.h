@@ -34,6 +34,11 @@ int http_hangup_fd(const struct http_io *io);
  */
 bool http_read_body(struct http_io *io, size_t max, struct buf *body, struct fault *f);
 
+/* Is the body application/json (parameters allowed)? */
+bool http_is_json(const struct http_io *io);
+/* A response with a status and no body (204). */
+void http_send_empty(struct http_io *io, int status);
+
 /* Status line text for the few statuses isobox uses. */
 const char *http_status_text(int status);
 

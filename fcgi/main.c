@@ -182,6 +182,10 @@ static int print_conf(const struct conf *c)
 	printf("instance=%s\nruntime=%s\nceilings_cpus=%.3f\nceilings_memory_bytes=%lld\n"
 	       "seccomp_profile=%s\n", c->instance, c->runtime, c->ceilings.cpus,
 	       (long long)c->ceilings.memory_bytes, c->sandbox.seccomp_profile);
+	if (c->warm.agent_dir)
+		printf("agent_dir=%s\n", c->warm.agent_dir);
+	if (c->sessions.dir)
+		printf("sessions_dir=%s\n", c->sessions.dir);
 	return 0;
 }
 

@@ -76,6 +76,18 @@ static const struct family {
 	[M_WARM_MISSES] = {"isobox_warm_misses_total",
 		"Programs of a language with a warm pool that ran cold, by reason (empty, limits, network, dead).",
 		"language", "reason"},
+	[M_SESSIONS_CREATED] = {"isobox_sessions_created_total",
+		"Sessions started, by type (shell, kernel).",
+		"type", NULL},
+	[M_SESSIONS_ENDED] = {"isobox_sessions_ended_total",
+		"Sessions that ended, by reason (deleted; expired: idle or past their lifetime; died: their sandbox stopped, an OOM kill).",
+		"reason", NULL},
+	[M_SESSION_STEPS] = {"isobox_session_steps_total",
+		"Steps run in sessions, by session type and outcome (as isobox_executions_total).",
+		"type", "outcome"},
+	[M_SESSION_STEP_MS] = {"isobox_session_step_milliseconds_total",
+		"Time spent in session steps (the whole request), by session type: divided by the steps, the mean step latency.",
+		"type", NULL},
 };
 
 struct metrics *metrics_create(void)
@@ -132,15 +144,20 @@ static struct counter *find_counter(struct metrics *m, uint32_t fam, const char 
 	return NULL;
 }
 
-void metrics_count(struct metrics *m, enum metrics_family fam, const char *a, const char *b)
+void metrics_add(struct metrics *m, enum metrics_family fam, const char *a, const char *b, uint64_t n)
 {
-	if (!m)
+	if (!m || !n)
 		return;
 	struct counter *c = find_counter(m, fam, a, b);
 	if (c)
-		atomic_fetch_add(&c->value, 1);
+		atomic_fetch_add(&c->value, n);
 	else
 		atomic_fetch_add(&m->dropped, 1);
+}
+
+void metrics_count(struct metrics *m, enum metrics_family fam, const char *a, const char *b)
+{
+	metrics_add(m, fam, a, b, 1);
 }
 
 static struct histogram *find_histogram(struct metrics *m, const char *language)
@@ -325,7 +342,7 @@ static void render_warm(const struct warm_pool *warm, struct buf *out)
 }
 
 void metrics_render(const struct metrics *m, const struct scoreboard *sb, int exec_slots,
-		    const struct warm_pool *warm, struct buf *out)
+		    const struct warm_pool *warm, int sessions, struct buf *out)
 {
 	struct scoreboard_counts n = scoreboard_count(sb);
 	header(out, "isobox_workers", "gauge", "Worker processes alive in the pool.");
@@ -338,6 +355,10 @@ void metrics_render(const struct metrics *m, const struct scoreboard *sb, int ex
 		render_family(m, (enum metrics_family)fam, out);
 	render_histograms(m, out);
 	render_warm(warm, out);
+	if (sessions >= 0) {
+		header(out, "isobox_sessions", "gauge", "Sessions alive now.");
+		buf_printf(out, "isobox_sessions %d\n", sessions);
+	}
 	header(out, "isobox_metrics_dropped_total", "counter",
 	       "Samples not counted because a label table was full.");
 	buf_printf(out, "isobox_metrics_dropped_total %llu\n",

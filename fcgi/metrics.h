@@ -31,6 +31,10 @@ enum metrics_family {
 	M_WORKER_EXITS,     /* reason: recycled, hung, killed, exited */
 	M_WARM_HITS,        /* language: ran in a warm sandbox */
 	M_WARM_MISSES,      /* language, reason: ran cold though it has a warm pool */
+	M_SESSIONS_CREATED, /* type: shell, kernel */
+	M_SESSIONS_ENDED,   /* reason: deleted, expired, died */
+	M_SESSION_STEPS,    /* type, outcome */
+	M_SESSION_STEP_MS,  /* type: the steps' time, summed (ms) */
 	M_FAMILIES
 };
 
@@ -42,6 +46,8 @@ void metrics_destroy(struct metrics *m);
 
 /* Add one to the counter of family fam with these label values. */
 void metrics_count(struct metrics *m, enum metrics_family fam, const char *a, const char *b);
+/* Add n. */
+void metrics_add(struct metrics *m, enum metrics_family fam, const char *a, const char *b, uint64_t n);
 /* One execution of `language` took ms (whole request, container start included). */
 void metrics_observe_ms(struct metrics *m, const char *language, int64_t ms);
 
@@ -53,8 +59,8 @@ void metrics_observe_ms(struct metrics *m, const char *language, int64_t ms);
 const char *metrics_outcome(const struct sandbox_result *res);
 
 /* The whole text exposition; exec_slots is the pool's size (pool.workers);
- * warm may be NULL (no warm pool). */
+ * warm may be NULL (no warm pool); sessions: alive now, -1 when they are off. */
 void metrics_render(const struct metrics *m, const struct scoreboard *sb, int exec_slots,
-		    const struct warm_pool *warm, struct buf *out);
+		    const struct warm_pool *warm, int sessions, struct buf *out);
 
 #endif

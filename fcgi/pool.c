@@ -32,6 +32,8 @@
 #include <sys/wait.h>
 
 #define REAP_EVERY_MS 10000
+/* How often the master looks for idle, old and dead sessions. */
+#define EXPIRE_EVERY_MS 2000
 #define STOP_GRACE_MS 10000
 #define RESPAWN_BACKOFF_MS 1000
 
@@ -194,7 +196,10 @@ int pool_run(struct worker *w, int workers, int status_fd)
 	log_msg("pool of %d workers on fd 0 (instance %s, when busy: %s%s%s)", workers,
 		w->conf.instance, reject ? "reject" : "wait", reject ? ", +1 to answer busy" : "",
 		status_fd >= 0 ? ", +1 on the status socket" : "");
-	int64_t next_reap = now_ms() + REAP_EVERY_MS;
+	int64_t next_reap = now_ms() + REAP_EVERY_MS, next_expire = 0;
+	/* Session sandboxes' `docker run` clients are detached from the
+	 * workers that start them: they become ours to reap, not init's. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	for (;;) {
 		for (int i = 0; i < p.n; i++) {
 			if (scoreboard_pid(w->board, i) > 0)
@@ -214,6 +219,13 @@ int pool_run(struct worker *w, int workers, int status_fd)
 		int64_t warm_wait = warm_tick(w->warm, &w->conf, &w->reg, saturated);
 		if (wait > warm_wait)
 			wait = warm_wait;
+		if (now_ms() >= next_expire) {
+			int expired, died;
+			session_expire(&w->conf, &expired, &died);
+			metrics_add(w->metrics, M_SESSIONS_ENDED, "expired", NULL, (uint64_t)expired);
+			metrics_add(w->metrics, M_SESSIONS_ENDED, "died", NULL, (uint64_t)died);
+			next_expire = now_ms() + EXPIRE_EVERY_MS;
+		}
 		struct timespec ts = {.tv_sec = wait > 0 ? wait / 1000 : 0,
 				      .tv_nsec = wait > 0 ? (wait % 1000) * 1000000 : 0};
 		int sig = sigtimedwait(&set, NULL, &ts);

@@ -9,6 +9,8 @@
 void request_free(struct request *rq)
 {
 	free(rq->path);
+	free(rq->params[0]);
+	free(rq->params[1]);
 	buf_free(&rq->body);
 	cJSON_Delete(rq->json);
 	free(rq->files);
@@ -24,6 +26,83 @@ char *request_route(const char *path_info, const char *request_uri)
 	if (!request_uri || !request_uri[0])
 		return xstrdup("/");
 	return xstrndup(request_uri, strcspn(request_uri, "?#"));
+}
+
+static int hex_digit(char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+/* p[0..n) with %XX decoded; NULL if an escape is broken or makes a NUL. */
+static char *percent_decode(const char *p, size_t n)
+{
+	char *out = xmalloc(n + 1), *o = out;
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] != '%') {
+			*o++ = p[i];
+			continue;
+		}
+		int hi = i + 2 < n ? hex_digit(p[i + 1]) : -1, lo = hi >= 0 ? hex_digit(p[i + 2]) : -1;
+		if (lo < 0 || (hi | lo) == 0) {
+			free(out);
+			return NULL;
+		}
+		*o++ = (char)(hi << 4 | lo);
+		i += 2;
+	}
+	*o = '\0';
+	return out;
+}
+
+bool request_match(const char *pattern, const char *path, char *params[2])
+{
+	size_t k = 0;
+	params[0] = params[1] = NULL;
+	while (*pattern && *path) {
+		if (*pattern != '*') {
+			if (*pattern++ != *path++)
+				goto no;
+			continue;
+		}
+		bool rest = pattern[1] == '*';
+		size_t n = rest ? strlen(path) : strcspn(path, "/");
+		if (n == 0 || k == 2 || !(params[k++] = percent_decode(path, n)))
+			goto no;
+		pattern += rest ? 2 : 1;
+		path += n;
+	}
+	if (!*pattern && !*path)
+		return true;
+no:
+	free(params[0]);
+	free(params[1]);
+	params[0] = params[1] = NULL;
+	return false;
+}
+
+char *request_query_param(const char *query, const char *name)
+{
+	size_t len = strlen(name);
+	for (const char *p = query ? query : ""; *p;) {
+		size_t n = strcspn(p, "&");
+		if (n > len && !strncmp(p, name, len) && p[len] == '=') {
+			char *raw = xstrndup(p + len + 1, n - len - 1);
+			for (char *q = raw; *q; q++)
+				if (*q == '+')
+					*q = ' ';
+			char *value = percent_decode(raw, strlen(raw));
+			free(raw);
+			return value;
+		}
+		p += n + (p[n] == '&');
+	}
+	return NULL;
 }
 
 /* A file's name, checked against the others: no duplicates, and no name that
@@ -90,12 +169,14 @@ static bool parse_files(struct request *rq, const cJSON *arr, const struct conf 
 	return true;
 }
 
+static bool parse_program(struct request *rq, const struct conf *c, const cJSON *root);
+
 bool request_parse_execute(struct request *rq, const struct conf *c, const struct registry *reg)
 {
 	static const char *const known[] = {"language", "version", "code", "files", "stdin", "args",
 		"limits", "network", NULL};
 	struct fault *f = &rq->fault;
-	const char *language, *version = NULL, *code = NULL, *stdin_data = "";
+	const char *language, *version = NULL;
 	const cJSON *v;
 
 	if (!json_parse_strict(rq->body.data, rq->body.len, (size_t)c->request.max_json_values,
@@ -116,7 +197,64 @@ bool request_parse_execute(struct request *rq, const struct conf *c, const struc
 	if (!(rq->lang = registry_find(reg, language, version, f)))
 		return false;
 	rq->job.lang = rq->lang;
+	if (!parse_program(rq, c, root))
+		return false;
 
+	struct limits asked = {0};
+	unsigned set = 0;
+	if ((v = cJSON_GetObjectItemCaseSensitive(root, "limits")) && !cJSON_IsNull(v) &&
+	    !limits_parse(v, "limits", &asked, &set, f))
+		return false;
+	rq->job.limits = limits_apply(&rq->lang->defaults, &asked, set, &c->floors, &c->ceilings);
+
+	if ((v = cJSON_GetObjectItemCaseSensitive(root, "network")) && !cJSON_IsNull(v) &&
+	    !json_bool(v, "network", &rq->network, f))
+		return false;
+	/* Off unless asked; asking works only where the operator allows it
+	 * (the firewall itself is checked when the run starts). */
+	if (rq->network && !c->network.enabled)
+		return fail(f, E_NETWORK_DISABLED,
+			    "network access is turned off on this server; omit \"network\" or set it to false");
+	rq->job.network = rq->network;
+	return true;
+}
+
+bool request_parse_step(struct request *rq, const struct conf *c, const struct limits *held)
+{
+	static const char *const known[] = {"code", "files", "stdin", "args", "limits", NULL};
+	struct fault *f = &rq->fault;
+	const cJSON *v;
+	if (!json_parse_strict(rq->body.data, rq->body.len, (size_t)c->request.max_json_values,
+			       &rq->json, f))
+		return false;
+	if (!json_object(rq->json, "the request body", f) ||
+	    !json_known_keys(rq->json, known, "a session step", f))
+		return false;
+	rq->job.lang = rq->lang;
+	if (!parse_program(rq, c, rq->json))
+		return false;
+	struct limits asked = {0};
+	unsigned set = 0;
+	if ((v = cJSON_GetObjectItemCaseSensitive(rq->json, "limits")) && !cJSON_IsNull(v) &&
+	    !limits_parse(v, "limits", &asked, &set, f))
+		return false;
+	if (set & (LIMIT_MEMORY | LIMIT_CPUS | LIMIT_PIDS))
+		return fail(f, E_INVALID_REQUEST, "memoryBytes, cpus and pids belong to the session: "
+			    "set them when you create it; a step sets wallTimeMs and outputBytes");
+	rq->job.limits = limits_apply(&rq->lang->defaults, &asked, set, &c->floors, &c->ceilings);
+	rq->job.limits.memory_bytes = held->memory_bytes;
+	rq->job.limits.cpus = held->cpus;
+	rq->job.limits.pids = held->pids;
+	rq->job.network = rq->network;
+	return true;
+}
+
+/* code or files, stdin and args: what runs, for /execute and a session step. */
+static bool parse_program(struct request *rq, const struct conf *c, const cJSON *root)
+{
+	struct fault *f = &rq->fault;
+	const char *code = NULL, *stdin_data = "";
+	const cJSON *v;
 	const cJSON *code_v = cJSON_GetObjectItemCaseSensitive(root, "code");
 	const cJSON *files_v = cJSON_GetObjectItemCaseSensitive(root, "files");
 	if (code_v && files_v)
@@ -158,22 +296,5 @@ bool request_parse_execute(struct request *rq, const struct conf *c, const struc
 				    (long long)c->request.max_arg_bytes);
 	rq->job.args = rq->args.v;
 	rq->job.n_args = rq->args.n;
-
-	struct limits asked = {0};
-	unsigned set = 0;
-	if ((v = cJSON_GetObjectItemCaseSensitive(root, "limits")) && !cJSON_IsNull(v) &&
-	    !limits_parse(v, "limits", &asked, &set, f))
-		return false;
-	rq->job.limits = limits_apply(&rq->lang->defaults, &asked, set, &c->floors, &c->ceilings);
-
-	if ((v = cJSON_GetObjectItemCaseSensitive(root, "network")) && !cJSON_IsNull(v) &&
-	    !json_bool(v, "network", &rq->network, f))
-		return false;
-	/* Off unless asked; asking works only where the operator allows it
-	 * (the firewall itself is checked when the run starts). */
-	if (rq->network && !c->network.enabled)
-		return fail(f, E_NETWORK_DISABLED,
-			    "network access is turned off on this server; omit \"network\" or set it to false");
-	rq->job.network = rq->network;
 	return true;
 }

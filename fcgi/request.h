@@ -26,7 +26,9 @@ enum route_flags {
 enum route_acl { ACL_ANYONE, ACL_METRICS, ACL_HEALTHZ };
 
 struct route {
-	const char *path, *method; /* GET routes answer HEAD too */
+	/* GET routes answer HEAD too. In a path, "*" is one segment and a
+	 * last "**" the rest (one or more segments): the request's params. */
+	const char *path, *method;
 	void (*handler)(struct worker *w, struct request *rq);
 	unsigned flags;
 	enum route_acl acl;
@@ -37,6 +39,7 @@ struct request {
 	const char *method; /* borrowed from the server's params */
 	char *path;         /* route: "/execute" */
 	const struct route *route; /* NULL until routed (routes.c) */
+	char *params[2];    /* what the route's "*" and "**" matched, decoded */
 	struct buf body;
 	cJSON *json;
 	const struct language *lang;
@@ -47,6 +50,9 @@ struct request {
 	struct sandbox_result result;
 	struct fault fault;
 	int status_sent; /* a stream's 200, sent before the run ends; 0: not yet */
+	int status_ok;   /* the status of a success that is not 200 (201, 204) */
+	struct session session; /* a session step's session */
+	bool in_session;
 };
 
 void request_free(struct request *rq);
@@ -68,5 +74,19 @@ char *request_route(const char *path_info, const char *request_uri);
  * I/O. On failure rq->fault says why (400, 403, 404).
  */
 bool request_parse_execute(struct request *rq, const struct conf *c, const struct registry *reg);
+/*
+ * Parse a session step's body (the /execute body without language,
+ * version and network) into rq->job for rq->lang; the sandbox keeps the
+ * session's memory, cpus and pids (held). Pure.
+ */
+bool request_parse_step(struct request *rq, const struct conf *c, const struct limits *held);
+/*
+ * Does path match a route's pattern? Then the "*" and "**" parts go to
+ * params (percent-decoded; the caller frees them). Pure.
+ */
+bool request_match(const char *pattern, const char *path, char *params[2]);
+/* The value of name=... in a query string, decoded; NULL if absent or
+ * broken (the caller frees it). Pure. */
+char *request_query_param(const char *query, const char *name);
 
 #endif

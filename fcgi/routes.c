@@ -8,6 +8,7 @@
 #include "piston.h"
 #include "respond.h"
 #include "result.h"
+#include "sessions.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +23,15 @@ static const struct route routes[] = {
 	{"/", "GET", asset_serve, 0, ACL_ANYONE},
 	{"/openapi.yaml", "GET", asset_serve, 0, ACL_ANYONE},
 	{"/llms.txt", "GET", asset_serve, 0, ACL_ANYONE},
+	{"/v1/sessions", "POST", sessions_create, ROUTE_RUNS_PROGRAM, ACL_ANYONE},
+	{"/v1/sessions", "GET", sessions_list, 0, ACL_ANYONE},
+	{"/v1/sessions/*", "GET", sessions_get, 0, ACL_ANYONE},
+	{"/v1/sessions/*", "DELETE", sessions_delete, 0, ACL_ANYONE},
+	{"/v1/sessions/*/exec", "POST", sessions_exec, ROUTE_RUNS_PROGRAM, ACL_ANYONE},
+	{"/v1/sessions/*/files", "GET", sessions_files_list, 0, ACL_ANYONE},
+	{"/v1/sessions/*/files/**", "GET", sessions_file_get, 0, ACL_ANYONE},
+	{"/v1/sessions/*/files/**", "PUT", sessions_file_put, 0, ACL_ANYONE},
+	{"/v1/sessions/*/files/**", "DELETE", sessions_file_delete, 0, ACL_ANYONE},
 };
 
 void route_runtimes(struct worker *w, struct request *rq)
@@ -47,17 +57,38 @@ void route_runtimes(struct worker *w, struct request *rq)
 	cJSON_Delete(o);
 }
 
-static const struct route *find(const char *path)
-{
-	for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
-		if (!strcmp(path, routes[i].path))
-			return &routes[i];
-	return NULL;
-}
-
 static bool method_allowed(const struct route *r, const char *method)
 {
 	return !strcmp(method, r->method) || (!strcmp(method, "HEAD") && !strcmp(r->method, "GET"));
+}
+
+/*
+ * The route for this path and method, with its params in rq. NULL when
+ * none: then *allow lists the methods the path has ("" if it has none)
+ * and *other is the first route of the path (its shape answers the 405).
+ */
+static const struct route *find(struct request *rq, char *allow, size_t allow_len,
+				const struct route **other)
+{
+	allow[0] = '\0';
+	*other = NULL;
+	for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+		char *params[2];
+		if (!request_match(routes[i].path, rq->path, params))
+			continue;
+		if (method_allowed(&routes[i], rq->method)) {
+			rq->params[0] = params[0];
+			rq->params[1] = params[1];
+			return &routes[i];
+		}
+		free(params[0]);
+		free(params[1]);
+		if (!*other)
+			*other = &routes[i];
+		size_t used = strlen(allow);
+		snprintf(allow + used, allow_len - used, "%s%s", used ? ", " : "", routes[i].method);
+	}
+	return NULL;
 }
 
 /* Is this request for this server, to a route that exists, with its
@@ -71,17 +102,20 @@ static bool routed(struct worker *w, struct request *rq)
 		respond_fault(rq, "");
 		return false;
 	}
-	rq->route = find(rq->path);
-	if (!rq->route) {
+	char allow[64];
+	const struct route *other;
+	rq->route = find(rq, allow, sizeof allow, &other);
+	if (!rq->route && !allow[0]) {
 		fail(&rq->fault, E_NOT_FOUND, "no such endpoint: %.100s", rq->path);
 		respond_fault(rq, "");
 		return false;
 	}
-	if (!method_allowed(rq->route, rq->method)) {
-		char headers[64];
-		snprintf(headers, sizeof headers, "Allow: %s\r\n", rq->route->method);
-		fail(&rq->fault, E_METHOD_NOT_ALLOWED, "%s %s is not allowed; use %s", rq->method,
-		     rq->path, rq->route->method);
+	if (!rq->route) {
+		char headers[96];
+		rq->route = other;
+		snprintf(headers, sizeof headers, "Allow: %s\r\n", allow);
+		fail(&rq->fault, E_METHOD_NOT_ALLOWED, "%.16s %.100s is not allowed; use %s", rq->method,
+		     rq->path, allow);
 		respond_fault(rq, headers);
 		return false;
 	}

@@ -9,6 +9,7 @@
  * sandbox is killed at once.
  */
 #include "stream.h"
+#include "job.h"
 #include "request.h"
 #include "result.h"
 #include "respond.h"
@@ -77,7 +78,7 @@ void stream_execute(struct worker *w, struct request *rq)
 				    .output = on_output, .idle = on_idle,
 				    .idle_ms = HEARTBEAT_MS, .ctx = &st,
 				    .hangup_fd = http_hangup_fd(&rq->io)};
-	bool ok = sandbox_run(&w->conf, w->warm, &rq->job, &sink, &rq->result, &rq->fault);
+	bool ok = job_run(w, rq, &sink);
 	if (!rq->status_sent) {
 		respond_fault(rq, "");
 		return;
@@ -85,8 +86,7 @@ void stream_execute(struct worker *w, struct request *rq)
 	struct buf b = {0};
 	sse_output(&b, &st.carry[1], "stdout", "", 0, true);
 	sse_output(&b, &st.carry[2], "stderr", "", 0, true);
-	cJSON *body = ok ? result_to_json(rq->lang, &rq->result, &rq->job.limits)
-			 : fault_to_json(&rq->fault);
+	cJSON *body = ok ? job_result_json(rq) : fault_to_json(&rq->fault);
 	char *json = cJSON_PrintUnformatted(body);
 	sse_event(&b, ok ? "result" : "error", json);
 	free(json);

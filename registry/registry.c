@@ -63,7 +63,7 @@ static bool name_taken(const struct registry *r, size_t count, const char *s)
 static bool parse_language(const cJSON *o, const char *what, struct registry *r, struct fault *f)
 {
 	static const char *const known[] = {"name", "aliases", "version", "image", "file", "compile",
-		"compileTimeMs", "run", "env", "limits", "agent", "preload", NULL};
+		"compileTimeMs", "run", "env", "limits", "agent", "preload", "kernel", NULL};
 	struct language *l = &r->langs[r->n];
 	const char *s;
 	char name[128];
@@ -134,6 +134,10 @@ static bool parse_language(const cJSON *o, const char *what, struct registry *r,
 	const cJSON *preload = cJSON_GetObjectItemCaseSensitive(o, "preload");
 	if (preload && (!agent || !json_strings(preload, "preload", 64, &l->preload, f)))
 		return f->code ? false : fail(f, E_INVALID_VALUE, "%s: preload needs an agent", name);
+	/* Kernel sessions: the interpreter that sandbox/agent/agent.c starts. */
+	const cJSON *kernel = cJSON_GetObjectItemCaseSensitive(o, "kernel");
+	if (kernel && (!json_strings(kernel, "kernel", 8, &l->kernel, f) || l->kernel.n == 0))
+		return f->code ? false : fail(f, E_INVALID_VALUE, "%s: kernel must be a command", name);
 
 	const cJSON *env = cJSON_GetObjectItemCaseSensitive(o, "env"), *e;
 	if (env && !json_object(env, "env", f))
@@ -279,6 +283,7 @@ void registry_free(struct registry *r)
 		strv_free(&l->env);
 		strv_free(&l->agent);
 		strv_free(&l->preload);
+		strv_free(&l->kernel);
 	}
 	free(r->langs);
 	*r = (struct registry){0};

@@ -26,6 +26,7 @@ struct language {
 	struct strv env;    /* "KEY=value" */
 	struct strv agent;  /* the warm pool's agent command; empty: no warm pool */
 	struct strv preload; /* modules the agent imports before a job comes */
+	struct strv kernel; /* a kernel session's interpreter; empty: no kernels */
 	struct limits defaults; /* compile_time_ms: 0 without a compile step */
 };
 

@@ -5,7 +5,8 @@
 #include <string.h>
 
 /*
- * Runs inside the sandbox as its first process, before the user's program.
+ * Runs inside the sandbox as its first process, before the user's program
+ * (in a session, as each step's first process: without the copy).
  * A constant: no part of a request is ever interpolated into it; the
  * request's file names and args reach it only as argv elements.
  *
@@ -17,22 +18,25 @@
  * stderr, so the worker trusts these records for nothing but the result:
  * the sandbox's life is bounded from outside (deadline.c).
  */
-static const char entry_script[] =
-	"cp -R /src/. /box/ || exit 125\n"
-	"k=$1; shift\n"
-	"if [ \"$k\" -gt 0 ]; then\n"
-	"  printf '\\036' >&2\n"
-	"  ( i=0; for a do shift; i=$((i + 1)); [ $i -le $k ] && set -- \"$@\" \"$a\"; done\n"
-	"    exec \"$@\" ) </dev/null >/tmp/.isobox-out 2>/tmp/.isobox-err\n"
-	"  rc=$?\n"
-	"  printf '\\036%d %d %d\\n' $rc $(($(wc -c </tmp/.isobox-out))) $(($(wc -c </tmp/.isobox-err))) >&2\n"
-	"  cat /tmp/.isobox-out /tmp/.isobox-err >&2\n"
-	"  rm -f /tmp/.isobox-out /tmp/.isobox-err\n"
-	"  [ $rc -eq 0 ] || exit $rc\n"
-	"  shift $k\n"
-	"fi\n"
-	"printf '\\036' >&2\n"
-	"exec \"$@\"\n";
+#define COPY_CODE "cp -R /src/. /box/ || exit 125\n"
+#define ENTRY_STEPS \
+	"k=$1; shift\n" \
+	"if [ \"$k\" -gt 0 ]; then\n" \
+	"  printf '\\036' >&2\n" \
+	"  ( i=0; for a do shift; i=$((i + 1)); [ $i -le $k ] && set -- \"$@\" \"$a\"; done\n" \
+	"    exec \"$@\" ) </dev/null >/tmp/.isobox-out 2>/tmp/.isobox-err\n" \
+	"  rc=$?\n" \
+	"  printf '\\036%d %d %d\\n' $rc $(($(wc -c </tmp/.isobox-out))) $(($(wc -c </tmp/.isobox-err))) >&2\n" \
+	"  cat /tmp/.isobox-out /tmp/.isobox-err >&2\n" \
+	"  rm -f /tmp/.isobox-out /tmp/.isobox-err\n" \
+	"  [ $rc -eq 0 ] || exit $rc\n" \
+	"  shift $k\n" \
+	"fi\n" \
+	"printf '\\036' >&2\n" \
+	"exec \"$@\"\n"
+static const char entry_script[] = COPY_CODE ENTRY_STEPS;
+/* A session step: the agent wrote the files into /workspace already. */
+static const char step_script[] = ENTRY_STEPS;
 
 /* The entry file's name without directories and extension ("Main"). */
 static char *base_name(const char *path)
@@ -99,7 +103,7 @@ static void push_expanded(struct strv *a, const char *tmpl, const struct sandbox
  */
 static void push_hardened(const struct conf *c, const struct language *l, const struct limits *lim,
 			  bool network, const char *container, const char *owner, const char *kind,
-			  struct strv *a)
+			  const char *home, struct strv *a)
 {
 	strv_push(a, c->docker);
 	strv_push(a, "run");
@@ -144,31 +148,40 @@ static void push_hardened(const struct conf *c, const struct language *l, const 
 		   (long long)c->sandbox.tmp_bytes);
 	strv_pushf(a, "--tmpfs=/box:rw,nosuid,nodev,exec,size=%lld,mode=1777",
 		   (long long)c->sandbox.work_bytes);
-	strv_push(a, "--workdir=/box");
+	strv_pushf(a, "--workdir=%s", home);
 	strv_push(a, "--log-driver=none"); /* output goes through pipes only */
 	strv_pushf(a, "--cgroup-parent=%s", c->cgroup_parent);
 	strv_push(a, "--hostname=isobox");
 	/* The image has no environment; this is all the program sees. */
 	strv_push(a, "--env=PATH=/usr/local/bin:/usr/bin:/bin");
-	strv_push(a, "--env=HOME=/box");
+	strv_pushf(a, "--env=HOME=%s", home);
 	strv_push(a, "--env=LANG=C.UTF-8");
 	strv_push(a, "--env=TMPDIR=/tmp");
 	for (size_t i = 0; i < l->env.n; i++)
 		strv_pushf(a, "--env=%s", l->env.v[i]);
 }
 
+static void push_command(struct strv *a, const char *script, const struct sandbox_job *job);
+
 void sandbox_docker_argv(const struct conf *c, const struct sandbox_job *job,
 			 const char *container, const char *owner, const char *src_dir,
 			 struct strv *a)
 {
 	const struct language *l = job->lang;
-	push_hardened(c, l, &job->limits, job->network, container, owner, "cold", a);
+	push_hardened(c, l, &job->limits, job->network, container, owner, "cold", "/box", a);
 	strv_pushf(a, "--mount=type=bind,src=%s,dst=/src,readonly", src_dir);
 	strv_push(a, "--entrypoint=");
 	strv_push(a, l->image_id);
+	push_command(a, entry_script, job);
+}
+
+/* The entry script, K, the compile command and the program's argv. */
+static void push_command(struct strv *a, const char *script, const struct sandbox_job *job)
+{
+	const struct language *l = job->lang;
 	strv_push(a, "/bin/sh");
 	strv_push(a, "-c");
-	strv_push(a, entry_script);
+	strv_push(a, script);
 	strv_push(a, "isobox"); /* $0 of the entry script */
 	size_t count_at = a->n;
 	strv_push(a, "0"); /* K, fixed below */
@@ -185,7 +198,7 @@ void sandbox_docker_argv(const struct conf *c, const struct sandbox_job *job,
 void sandbox_warm_argv(const struct conf *c, const struct language *l, const struct limits *lim,
 		       const char *container, const char *owner, struct strv *a)
 {
-	push_hardened(c, l, lim, false, container, owner, "warm", a);
+	push_hardened(c, l, lim, false, container, owner, "warm", "/box", a);
 	strv_pushf(a, "--mount=type=bind,src=%s,dst=/isobox-agent,readonly", c->warm.agent_dir);
 	strv_push(a, "--entrypoint=");
 	strv_push(a, l->image_id);
@@ -195,4 +208,27 @@ void sandbox_warm_argv(const struct conf *c, const struct language *l, const str
 	strv_pushf(a, "%lld", (long long)(c->warm.max_age_ms / 1000 + 60));
 	for (size_t i = 0; i < l->preload.n; i++)
 		strv_push(a, l->preload.v[i]);
+}
+
+void sandbox_session_argv(const struct conf *c, const struct language *l, const struct limits *lim,
+			  bool network, bool kernel, const char *container, const char *owner,
+			  const char *id, struct strv *a)
+{
+	push_hardened(c, l, lim, network, container, owner, "session", "/workspace", a);
+	strv_pushf(a, "--label=isobox.session=%s", id);
+	/* The session's files: in its own memory, like /box, and kept. */
+	strv_pushf(a, "--tmpfs=/workspace:rw,nosuid,nodev,exec,size=%lld,mode=1777",
+		   (long long)c->sessions.workspace_bytes);
+	strv_pushf(a, "--mount=type=bind,src=%s,dst=/isobox-agent,readonly", c->warm.agent_dir);
+	strv_push(a, "--entrypoint=");
+	strv_push(a, l->image_id);
+	strv_push(a, "/isobox-agent/isobox-agent");
+	strv_push(a, kernel ? "kernel" : "shell");
+	for (size_t i = 0; kernel && i < l->kernel.n; i++)
+		strv_push(a, l->kernel.v[i]);
+}
+
+void sandbox_step_argv(const struct sandbox_job *job, struct strv *a)
+{
+	push_command(a, step_script, job);
 }

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "exec.h"
 #include "deadline.h"
+#include "frame.h"
 #include "decoder.h"
 #include "docker.h"
 #include "subproc.h"
@@ -36,6 +37,7 @@ struct exec {
 	struct exec_clock clock;
 	pid_t client, killer;    /* client: -1 in a warm sandbox (the master's child) */
 	const struct warm_lease *lease; /* a warm sandbox's, else NULL */
+	struct session_link *link;      /* a session step's, else NULL */
 	int in_fd, out_fd, err_fd;
 	const char *in_data;     /* what goes down stdin: the program's stdin, or */
 	size_t in_len, in_off;   /* for a warm sandbox the job first (warm.c) */
@@ -58,6 +60,8 @@ static void close_fd_at(int *fd)
 	*fd = -1;
 }
 
+static bool session_interrupt(struct exec *x);
+
 /*
  * Kill the container, once: killing the client would leave it running. In
  * the background: a program blocked writing output that nobody reads can
@@ -72,6 +76,10 @@ static void stop(struct exec *x, enum stop_reason why)
 	x->stopped = why;
 	if (!x->ended_ms)
 		x->ended_ms = now_ms();
+	if (x->link && why != STOP_GARBLED && session_interrupt(x))
+		return; /* the session lives on if its agent ends the step */
+	if (x->link)
+		x->link->lost = true;
 	x->killer = docker_kill_start(x->c, x->sb->name);
 }
 
@@ -181,6 +189,55 @@ static void decode(struct exec *x, int fd, const char *p, size_t n)
 	} while (n > 0 || ev.kind != DEC_MORE);
 }
 
+/*
+ * A session step is stopped by asking its agent to interrupt it, which
+ * keeps the session; if the request is not yet all written, or the agent
+ * does not answer before the drain ends, the container is killed instead
+ * and the session is over (supervise, collect).
+ */
+static bool session_interrupt(struct exec *x)
+{
+	if (x->in_fd < 0 || x->in_off < x->in_len)
+		return false;
+	char line[FRAME_TAG_LEN + 8];
+	int n = snprintf(line, sizeof line, "int %s\n", x->link->tag);
+	/* The pipe is empty (the request was read before anything ran): a
+	 * short line fits at once. */
+	if (write(x->in_fd, line, (size_t)n) != n)
+		return false;
+	x->link->interrupted = true;
+	return true;
+}
+
+/* A session's agent speaks in frames (frame.h): the step's output goes to
+ * the decoder as if read from its pipes, its end frame ends the step. */
+static void unframe(struct exec *x, const char *p, size_t n)
+{
+	struct session_link *l = x->link;
+	struct frame_event ev;
+	do {
+		size_t used = frame_feed(&l->frames, p, n, &ev);
+		p += used;
+		n -= used;
+		bool ours = !strcmp(ev.tag, l->tag);
+		if (ev.kind == FRAME_OUT && ours && !l->ended)
+			decode(x, ev.fd, ev.data, ev.len);
+		if (ev.kind == FRAME_END && ours && !l->ended) {
+			buf_append(&l->end_payload, ev.data, ev.len);
+			if (!ev.more) {
+				l->ended = true;
+				l->end_code = (int)ev.code;
+				if (!x->ended_ms)
+					x->ended_ms = now_ms();
+			}
+		}
+		if (ev.kind == FRAME_GARBLED) {
+			log_msg("session sandbox %s: %s: ending it", x->sb->name, ev.reason);
+			stop(x, STOP_GARBLED);
+		}
+	} while (n > 0 || ev.kind != FRAME_MORE);
+}
+
 /* Read what is there on one pipe; close it at end of file. */
 static void pump(struct exec *x, int *fd, int which)
 {
@@ -192,7 +249,10 @@ static void pump(struct exec *x, int *fd, int which)
 		close_fd_at(fd);
 		return;
 	}
-	decode(x, which, chunk, (size_t)n);
+	if (x->link)
+		unframe(x, chunk, (size_t)n);
+	else
+		decode(x, which, chunk, (size_t)n);
 }
 
 static void feed_stdin(struct exec *x)
@@ -209,8 +269,10 @@ static void feed_stdin(struct exec *x)
 		}
 		x->in_off += (size_t)w;
 	}
-	close_fd_at(&x->in_fd); /* all written: the program sees end of file */
+	if (!x->link) /* a session's agent reads more requests after this one */
+		close_fd_at(&x->in_fd); /* all written: the program sees end of file */
 }
+
 
 /* A heartbeat during silence; how a streaming client's departure is seen. */
 static void check_idle(struct exec *x, int64_t now)
@@ -240,7 +302,7 @@ static void supervise(struct exec *x)
 {
 	int64_t drain_until = 0;
 	feed_stdin(x);
-	while (x->out_fd >= 0 || x->err_fd >= 0) {
+	while ((x->out_fd >= 0 || x->err_fd >= 0) && !(x->link && x->link->ended)) {
 		int64_t now = now_ms();
 		int64_t deadline = exec_deadline(x->c, &x->job->limits, &x->dec, &x->clock);
 		if (!x->stopped && now >= deadline)
@@ -261,7 +323,7 @@ static void supervise(struct exec *x)
 		struct pollfd p[4] = {
 			{.fd = x->out_fd, .events = POLLIN},
 			{.fd = x->err_fd, .events = POLLIN},
-			{.fd = x->in_fd, .events = POLLOUT},
+			{.fd = x->in_off < x->in_len ? x->in_fd : -1, .events = POLLOUT},
 			{.fd = watch ? x->sink->hangup_fd : -1},
 		};
 		if (poll(p, 4, (int)(wait > 0 ? wait : 0)) < 0 && errno != EINTR)
@@ -299,10 +361,14 @@ static bool inspect(struct exec *x, int client_status, int64_t deadline)
 	 * its own, and a docker call (~20 ms) is saved.
 	 */
 	int own = client_status >= 0 && WIFEXITED(client_status) ? WEXITSTATUS(client_status) : -1;
-	if ((x->client > 0 || x->lease) && !x->stopped && own >= 0 && (own < 125 || own > 127) && own != 137) {
+	if (x->link && x->link->ended) {
+		code = x->link->end_code; /* the agent's word: the session lives on */
+	} else if ((x->client > 0 || x->lease) && !x->stopped && own >= 0 && (own < 125 || own > 127) && own != 137) {
 		code = own;
 	} else if (!docker_inspect(x->c, x->sb->name, deadline, &code, &oom)) {
-		return false;
+		if (!x->link)
+			return false;
+		code = 137; /* a session's sandbox removed under it (deleted) */
 	}
 	/* An exit by SIGKILL that we did not send: was it the OOM killer?
 	 * dockerd may record that after the exit, or lose it from the state
@@ -438,6 +504,32 @@ bool exec_warm(const struct sandbox *sb, struct warm_lease *lease, const struct 
 		ok = collect(&x, f);
 	}
 	buf_free(&frame);
+	buf_free(&x.docker_msg);
+	buf_free(&x.held);
+	return ok;
+}
+
+bool exec_session(const struct sandbox *sb, struct session_link *link, int in_fd, int out_fd,
+		  const struct buf *request, const struct sandbox_job *job, bool kernel,
+		  const struct sandbox_sink *sink, struct sandbox_result *res, struct fault *f)
+{
+	struct exec x = {.c = sb->c, .sb = sb, .job = job, .sink = sink, .res = res, .client = -1,
+			 .link = link, .in_fd = in_fd, .out_fd = out_fd, .err_fd = -1,
+			 .in_data = request->data, .in_len = request->len};
+	decoder_init(&x.dec, !kernel && job->lang->compile.n > 0);
+	/* Up already, like a warm sandbox: bounded from now (deadline.c). */
+	x.clock.spawned_ms = x.clock.up_ms = x.clock.phase_ms = now_ms();
+	x.spawned_at = time(NULL);
+	supervise(&x);
+	if (!link->ended && !link->lost) {
+		/* The agent left the step unanswered (it died, or ignored the
+		 * interrupt until the drain ended): the session is over. */
+		log_msg("session sandbox %s did not end its step: removing it", sb->name);
+		link->lost = true;
+		if (x.killer <= 0)
+			x.killer = docker_kill_start(x.c, sb->name);
+	}
+	bool ok = collect(&x, f);
 	buf_free(&x.docker_msg);
 	buf_free(&x.held);
 	return ok;

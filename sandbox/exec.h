@@ -2,6 +2,7 @@
 #ifndef ISOBOX_SANDBOX_EXEC_H
 #define ISOBOX_SANDBOX_EXEC_H
 
+#include "frame.h"
 #include "sandbox.h"
 
 /* Run the job in a sandbox that does not exist yet: one `docker run`. */
@@ -17,5 +18,26 @@ struct warm_lease;
 bool exec_warm(const struct sandbox *sb, struct warm_lease *lease, const struct sandbox_job *job,
 	       const struct sandbox_sink *sink, struct sandbox_result *res, struct fault *f,
 	       bool *go_cold);
+
+/*
+ * One step in a session sandbox (session.c): the request, already framed
+ * (frame.h), goes to the agent on in_fd; its answers come on out_fd. Both
+ * fds become exec's and are closed. The step ends with the agent's end
+ * frame; a stop (deadline, output cap, the client gone) asks the agent to
+ * interrupt the step. link says how it ended: lost when the session's
+ * sandbox died, broke the protocol or ignored the interrupt (it is killed).
+ */
+struct session_link {
+	const char *tag;
+	struct frame_decoder frames;
+	bool ended;             /* the end frame came */
+	int end_code;
+	struct buf end_payload; /* a cell's JSON (the caller frees it) */
+	bool interrupted;       /* the agent was asked to interrupt the step */
+	bool lost;              /* the session is over */
+};
+bool exec_session(const struct sandbox *sb, struct session_link *link, int in_fd, int out_fd,
+		  const struct buf *request, const struct sandbox_job *job, bool kernel,
+		  const struct sandbox_sink *sink, struct sandbox_result *res, struct fault *f);
 
 #endif

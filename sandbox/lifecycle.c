@@ -166,4 +166,5 @@ void sandbox_result_free(struct sandbox_result *res)
 	buf_free(&res->compile.err);
 	buf_free(&res->run.out);
 	buf_free(&res->run.err);
+	buf_free(&res->kernel);
 }

@@ -23,15 +23,17 @@ static void reap_containers(const struct conf *c)
 	struct buf out = {0};
 	char *filter = xasprintf("label=isobox.instance=%s", c->instance);
 	char *ps[] = {c->docker, "ps", "--all", "--no-trunc", "--filter", filter,
-		"--format", "{{.ID}} {{.Label \"isobox.owner\"}}", NULL};
+		"--format", "{{.ID}} {{.Label \"isobox.kind\"}} {{.Label \"isobox.owner\"}}", NULL};
 	struct strv rm = {0};
 	strv_push(&rm, c->docker);
 	strv_push(&rm, "rm");
 	strv_push(&rm, "--force");
 	if (subproc_capture(ps, REAP_LIST_MS, &out, NULL) == 0 && out.data) {
 		for (char *line = strtok(out.data, "\n"); line; line = strtok(NULL, "\n")) {
-			char id[80], owner[64] = "";
-			if (sscanf(line, "%79s %63s", id, owner) >= 1 && !owner_alive(owner))
+			char id[80], kind[16] = "", owner[64] = "";
+			/* Sessions outlive their creators: session_expire ends them. */
+			if (sscanf(line, "%79s %15s %63s", id, kind, owner) >= 2 && strcmp(kind, "session") &&
+			    !owner_alive(owner))
 				strv_push(&rm, id);
 		}
 	}

@@ -66,6 +66,10 @@ struct sandbox_result {
 	bool warm;        /* it ran in a warm sandbox (warm.c) */
 	const char *warm_miss; /* else why not, when its language has a warm
 				  pool: "empty", "limits", "network", "dead" */
+	/* A session step (session.c): */
+	struct buf kernel;     /* a cell's result as its kernel wrote it (JSON,
+				  untrusted: fcgi/ checks what it uses) */
+	const char *session_ended; /* the session ended during the step: why */
 };
 
 /*
@@ -201,6 +205,97 @@ bool sandbox_egress_files(const struct conf *c, struct buf *rules, struct buf *r
 bool sandbox_egress_ready(const struct conf *c, char *mode, size_t mode_len, struct fault *f);
 /* Log what network.allow takes off the deny list (at start and on reload). */
 void sandbox_egress_log(const struct conf *c);
+
+/*
+ * Sessions (session.c, session_store.c): a sandbox that lives across
+ * requests, with a persistent /workspace, and in a kernel session a live
+ * interpreter. Its agent (sandbox/agent/agent.c) serves one request at a
+ * time over two named pipes that any worker can open; its record lives in
+ * a directory of its own under sessions.dir, so any worker serves any
+ * step, and the pool master's duty ends idle and old ones.
+ *
+ *	<sessions.dir>/<id>/record   the session (JSON, written by workers)
+ *	<sessions.dir>/<id>/lock     flock: held by the request using it; its
+ *	                             mtime is the session's last use
+ *	<sessions.dir>/<id>/in, out, err
+ *	                             the agent's stdin, stdout and stderr: a
+ *	                             detached `docker run -i` holds them open
+ *	<sessions.dir>/<id>.gone     why it ended (for 410), kept an hour
+ *
+ * A session's container carries isobox.kind=session and its id; only
+ * session.c removes it, never the owner-based reaper.
+ */
+#define SESSION_ID_LEN 32
+
+enum session_type { SESSION_SHELL, SESSION_KERNEL };
+
+struct session {
+	char id[SESSION_ID_LEN + 1];
+	char language[64], version[64]; /* the registry's name and pinned version */
+	enum session_type type;
+	struct limits limits;   /* memory, cpus, pids: the session's; the rest per step */
+	bool network;
+	int64_t created_ms;     /* wall clock, ms since the epoch */
+	int64_t last_used_ms;
+	int64_t idle_ms, lifetime_ms;
+	int64_t steps;
+	char container[96];
+	bool busy;              /* a request holds it (when read) */
+};
+
+/* When it ends if nothing uses it (wall clock ms). Pure. */
+int64_t session_expires_ms(const struct session *s);
+
+/* Start one: 201. 429/507 past the ceilings in sessions:, 5xx when its
+ * sandbox does not start (nothing is left behind then). */
+bool session_create(const struct conf *c, const struct language *l, enum session_type type,
+		    const struct limits *lim, bool network, int64_t idle_ms, int64_t lifetime_ms,
+		    struct session *out, struct fault *f);
+/* Read one; 404 session_not_found, or 410 session_expired with why. */
+bool session_get(const struct conf *c, const char *id, struct session *out, struct fault *f);
+/* All of them (the caller frees *out). */
+bool session_list(const struct conf *c, struct session **out, size_t *n, struct fault *f);
+/* Kill and remove everything it holds, even while a step runs. */
+bool session_delete(const struct conf *c, const char *id, struct fault *f);
+/*
+ * Run one step: job->files and args (a shell session) or files[0] as a
+ * cell (a kernel session). job->limits: the step's wall time and output
+ * cap; the sandbox keeps the session's own. 409 session_busy when another
+ * request holds the session. res as for sandbox_run; res->session_ended
+ * says if the session did not survive it (an OOM kill, its sandbox died).
+ */
+bool session_step(const struct conf *c, const struct session *s, const struct sandbox_job *job,
+		  const struct sandbox_sink *sink, struct sandbox_result *res, struct fault *f);
+
+/* Files under /workspace, through the agent (it never follows a link). */
+struct session_entry {
+	char *name; /* raw bytes, NUL-terminated (names have no NUL) */
+	char type;  /* 'f' file, 'd' directory, 'l' link, 'o' other */
+	int64_t size, mtime;
+};
+bool session_put_file(const struct conf *c, const char *id, const char *path, const char *data,
+		      size_t len, struct fault *f);
+bool session_get_file(const struct conf *c, const char *id, const char *path, struct buf *out,
+		      struct fault *f);
+bool session_list_files(const struct conf *c, const char *id, const char *path,
+			struct session_entry **out, size_t *n, struct fault *f);
+bool session_delete_file(const struct conf *c, const char *id, const char *path, struct fault *f);
+void session_entries_free(struct session_entry *e, size_t n);
+/* The agent's listing (frame.h) as entries, at most max. Pure. */
+bool session_parse_listing(const char *p, size_t len, size_t max, struct session_entry **out,
+			   size_t *n, struct fault *f);
+
+/* The master's duty: end idle and old sessions (*expired) and those whose
+ * sandbox stopped (*died), remove what ended ones left. */
+void session_expire(const struct conf *c, int *expired, int *died);
+/* For /metrics: sessions alive now. */
+int session_count(const struct conf *c);
+
+/* The docker argv of a session's sandbox, and of one step's command. Pure. */
+void sandbox_session_argv(const struct conf *c, const struct language *l, const struct limits *lim,
+			  bool network, bool kernel, const char *container, const char *owner,
+			  const char *id, struct strv *argv);
+void sandbox_step_argv(const struct sandbox_job *job, struct strv *argv);
 
 /* "PID.STARTTIME" of this process: who owns what it makes (owner.c). */
 const char *sandbox_owner_id(void);

@@ -83,6 +83,35 @@ fail:;
 	return -1;
 }
 
+bool subproc_detach(char *const argv[], const int fds[3])
+{
+	pid_t mid = fork();
+	if (mid < 0)
+		return false;
+	if (mid == 0) {
+		/* In a session of its own, and no death signal: it outlives the
+		 * worker, and the pool master (a subreaper) or init reaps it. */
+		sigset_t none;
+		sigemptyset(&none);
+		if (setsid() < 0 || sigprocmask(SIG_SETMASK, &none, NULL) < 0)
+			_exit(127);
+		pid_t pid = fork();
+		if (pid != 0)
+			_exit(pid < 0 ? 127 : 0);
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		for (int i = 0; i < 3; i++)
+			if (dup2(fds[i], i) < 0)
+				_exit(127);
+		close_from(3);
+		execve(argv[0], argv, client_env);
+		_exit(127);
+	}
+	int status = subproc_wait(mid, 5000);
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 /* A pidfd polls readable when the child exits: a wait with a timeout
  * that wakes at once, instead of a sleep loop. */
 static int pidfd_of(pid_t pid)

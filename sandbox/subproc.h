@@ -13,6 +13,12 @@
  */
 pid_t subproc_spawn(char *const argv[], int *fds[3]);
 /*
+ * Start argv[0] detached: in a session of its own, with fds[i] as its fd i,
+ * every other fd closed and no signal when the worker dies (a session's
+ * `docker run` client must outlive the worker that started it).
+ */
+bool subproc_detach(char *const argv[], const int fds[3]);
+/*
  * Run argv to completion (killed after timeout_ms), capturing stdout (and
  * stderr, if err is not NULL) up to 64 KiB each. Returns the exit status
  * (0-255), or -1 if it could not run or was killed.

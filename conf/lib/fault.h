@@ -34,6 +34,7 @@ enum fault_code {
 	E_UNSUPPORTED_MEDIA_TYPE,
 	E_UNKNOWN_LANGUAGE,
 	E_UNKNOWN_VERSION,
+	E_NOT_A_FILE,           /* a directory or a link where a file was named */
 	/* Where it was sent, and by whom. */
 	E_NOT_FOUND,
 	E_METHOD_NOT_ALLOWED,
@@ -42,6 +43,15 @@ enum fault_code {
 	E_NETWORK_DISABLED,
 	E_CLIENT_GONE,          /* the caller left before anything ran */
 	E_BUSY,
+	/* Sessions. */
+	E_SESSIONS_OFF,
+	E_SESSION_NOT_FOUND,
+	E_SESSION_EXPIRED,      /* it existed and ended: idle, lifetime, died */
+	E_SESSION_BUSY,         /* another request holds it */
+	E_FILE_NOT_FOUND,
+	E_TOO_MANY_SESSIONS,
+	E_SESSION_MEMORY_FULL,  /* sessions.memoryBudgetBytes */
+	E_WORKSPACE_FULL,
 	/* The server: what failed on our side. */
 	E_INTERNAL,
 	E_IMAGE_NOT_BUILT,

@@ -89,12 +89,14 @@ def containers(instance=INSTANCE):
 
 
 def run_containers(instance=INSTANCE):
-    """containers() but the warm pool's (isobox.kind=warm), which wait on purpose."""
+    """containers() but the warm pool's and the sessions' (isobox.kind=warm,
+    session), which stay on purpose."""
     out = subprocess.run(
         ["docker", "ps", "-a", "--filter", f"label=isobox.instance={instance}",
          "--format", '{{.ID}} {{.Label "isobox.kind"}}'],
         check=True, capture_output=True, text=True).stdout
-    return [line.split()[0] for line in out.splitlines() if not line.endswith(" warm")]
+    return [line.split()[0] for line in out.splitlines()
+            if not line.endswith(" warm") and not line.endswith(" session")]
 
 
 @pytest.fixture(autouse=True)

@@ -110,3 +110,26 @@ def test_dockerd_restarted_the_warm_pool_refills():
         assert status == 200 and result["warm"] and result["run"]["stdout"] == "back\n", result
     finally:
         set_warm("{}")
+
+
+def test_dockerd_restarted_sessions_are_reported_gone():
+    """dockerd takes the sessions' sandboxes with it: each is then reported
+    gone (410 with why), never half-alive, and nothing of it is left."""
+    from sessions_util import create, gone_without_trace, step, step_ok
+    sid = create()["id"]
+    step_ok(sid, "print(1)")
+    pid = int(open("/var/run/docker.pid").read())
+    os.kill(pid, signal.SIGTERM)
+    try:
+        assert wait_until(lambda: not alive(pid), 60), "dockerd did not stop"
+        status, result = step(sid, "print(2)", timeout=60)
+        assert status in (410, 503), result
+    finally:
+        subprocess.run(["bash", os.path.join(REPO, "deploy", "setup.sh")], check=True,
+                       capture_output=True)
+    assert wait_until(docker_up, 60)
+    status, _, err = request("GET", f"/v1/sessions/{sid}")
+    if status == 200:  # not yet noticed: the next step or the master's duty does
+        status = step(sid, "print(3)")[0]
+    assert status == 410, err
+    assert gone_without_trace(sid, timeout=30)

@@ -41,5 +41,12 @@ def test_no_cgroup_left():
     assert wait_until(lambda: leftover_cgroups() == [], 10), leftover_cgroups()
 
 
+def test_no_session_left():
+    """Every test ends the sessions it made: no record, no pipes, no
+    detached docker client (test_no_sandbox_process_left)."""
+    left = [d for d in os.listdir("/var/lib/isobox/sessions") if not d.endswith(".gone") and d != ".admit"]
+    assert left == []
+
+
 def test_service_still_answers():
     assert healthy()

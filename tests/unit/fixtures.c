@@ -13,6 +13,7 @@ static const char registry_yaml[] =
 	"    run: [python3, \"{file}\"]\n"
 	"    agent: [python3, /isobox-agent/python.py]\n"
 	"    preload: [numpy, pandas]\n"
+	"    kernel: [python3, /isobox-agent/kernel.py]\n"
 	"    env: {PYTHONDONTWRITEBYTECODE: \"1\"}\n"
 	"    limits: {memoryBytes: 268435456, cpus: 1.0, pids: 128, outputBytes: 65536, wallTimeMs: 10000}\n"
 	"  - name: python-slim\n"

@@ -13,6 +13,7 @@ int main(void)
 	test_request();
 	test_argv();
 	test_warm();
+	test_session();
 	test_result();
 	test_sse();
 	test_egress();

@@ -33,6 +33,7 @@ void test_registry(void);
 void test_request(void);
 void test_argv(void);
 void test_warm(void);
+void test_session(void);
 void test_result(void);
 void test_sse(void);
 void test_egress(void);

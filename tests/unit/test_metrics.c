@@ -104,7 +104,7 @@ static void test_counting(void)
 
 	struct buf b = {0};
 	buf_append(&b, "\n", 1); /* so that has_line can match the first line */
-	metrics_render(m, sb, 2, NULL, &b);
+	metrics_render(m, sb, 2, NULL, -1, &b);
 	ok(has_line(&b, "isobox_workers 1"), "render: live workers counted");
 	ok(has_line(&b, "isobox_workers_busy 1"), "render: busy workers counted");
 	ok(has_line(&b, "isobox_execution_slots 2"), "render: execution slots");
@@ -144,7 +144,7 @@ static void test_counting(void)
 		metrics_count(m, M_EXECUTIONS, name, "ok");
 	}
 	buf_append(&b, "\n", 1);
-	metrics_render(m, sb, 2, NULL, &b);
+	metrics_render(m, sb, 2, NULL, -1, &b);
 	/* 6 label sets were there: 506 of the 600 fit in 512 entries. */
 	ok(has_line(&b, "isobox_metrics_dropped_total 94"), "render: a full table drops and counts");
 	ok(count_lines_with(&b, "{language=\"python\",outcome=\"ok\"}") == 1, "render: each label set once");

@@ -1,0 +1,88 @@
+/*
+ * job.c: run a request's parsed job, where it belongs (a session's
+ * sandbox, or a warm or cold one), and its result as JSON in the route's
+ * shape. Shared by the plain answer (execute.c) and the stream (stream.c).
+ */
+#define _GNU_SOURCE
+#include "job.h"
+#include "piston.h"
+#include "request.h"
+#include "result.h"
+
+#include <string.h>
+
+bool job_run(struct worker *w, struct request *rq, const struct sandbox_sink *sink)
+{
+	if (rq->in_session)
+		return session_step(&w->conf, &rq->session, &rq->job, sink, &rq->result, &rq->fault);
+	return sandbox_run(&w->conf, w->warm, &rq->job, sink, &rq->result, &rq->fault);
+}
+
+/* The kernel's word on a cell: only the fields we know, of the types we
+ * expect; strings kept valid UTF-8. */
+static cJSON *kernel_to_json(const struct buf *raw)
+{
+	cJSON *in = raw->len ? cJSON_ParseWithLength(raw->data, raw->len) : NULL;
+	cJSON *o = cJSON_CreateObject();
+	const cJSON *value = cJSON_GetObjectItemCaseSensitive(in, "value");
+	const cJSON *error = cJSON_GetObjectItemCaseSensitive(in, "error");
+	const cJSON *images = cJSON_GetObjectItemCaseSensitive(in, "images"), *img;
+	if (cJSON_IsString(value))
+		json_add_bytes(o, "value", value->valuestring, strlen(value->valuestring));
+	else
+		cJSON_AddNullToObject(o, "value");
+	if (cJSON_IsObject(error)) {
+		cJSON *e = cJSON_AddObjectToObject(o, "error");
+		static const char *const keys[] = {"name", "value", "traceback"};
+		for (size_t i = 0; i < 3; i++) {
+			const cJSON *v = cJSON_GetObjectItemCaseSensitive(error, keys[i]);
+			const char *text = cJSON_IsString(v) ? v->valuestring : "";
+			json_add_bytes(e, keys[i], text, strlen(text));
+		}
+	} else {
+		cJSON_AddNullToObject(o, "error");
+	}
+	cJSON *list = cJSON_AddArrayToObject(o, "images");
+	int n = 0;
+	if (!cJSON_IsArray(images))
+		images = NULL;
+	cJSON_ArrayForEach(img, images) {
+		const cJSON *type = cJSON_GetObjectItemCaseSensitive(img, "type");
+		const cJSON *data = cJSON_GetObjectItemCaseSensitive(img, "data");
+		struct buf bytes = {0};
+		if (n < 8 && cJSON_IsString(type) && !strcmp(type->valuestring, "image/png") &&
+		    cJSON_IsString(data) && base64_decode(data->valuestring, &bytes)) {
+			cJSON *i = cJSON_CreateObject();
+			cJSON_AddStringToObject(i, "type", "image/png");
+			cJSON_AddStringToObject(i, "data", data->valuestring);
+			cJSON_AddItemToArray(list, i);
+			n++;
+		}
+		buf_free(&bytes);
+	}
+	cJSON_AddBoolToObject(o, "restarted", cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(in, "restarted")));
+	cJSON_Delete(in);
+	return o;
+}
+
+/* What a step adds: "session" {id, type, ended}, and a cell's "kernel". */
+static void add_session(cJSON *o, const struct session *s, const struct sandbox_result *res)
+{
+	cJSON *about = cJSON_AddObjectToObject(o, "session");
+	cJSON_AddStringToObject(about, "id", s->id);
+	cJSON_AddStringToObject(about, "type", s->type == SESSION_KERNEL ? "kernel" : "shell");
+	if (res->session_ended)
+		cJSON_AddStringToObject(about, "ended", res->session_ended);
+	if (s->type == SESSION_KERNEL && res->has_run)
+		cJSON_AddItemToObject(o, "kernel", kernel_to_json(&res->kernel));
+}
+
+cJSON *job_result_json(const struct request *rq)
+{
+	if (request_is_piston(rq))
+		return piston_result(rq);
+	cJSON *o = result_to_json(rq->lang, &rq->result, &rq->job.limits);
+	if (rq->in_session)
+		add_session(o, &rq->session, &rq->result);
+	return o;
+}

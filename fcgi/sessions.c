@@ -1,0 +1,287 @@
+/*
+ * sessions.c: /v1/sessions. Each handler parses what it was sent, asks
+ * sandbox/ (sandbox.h, Sessions) to do it and answers; a step goes through
+ * the same pipeline as /execute (execute.c), so it answers the same
+ * result, or the same events when streamed.
+ */
+#define _GNU_SOURCE
+#include "sessions.h"
+#include "admin.h"
+#include "metrics.h"
+#include "execute.h"
+#include "request.h"
+#include "respond.h"
+#include "result.h"
+#include "../conf/lib/json.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+/* "2026-11-30T22:43:10.123Z" */
+static void add_time(cJSON *o, const char *key, int64_t ms)
+{
+	char text[40];
+	time_t secs = (time_t)(ms / 1000);
+	struct tm tm;
+	gmtime_r(&secs, &tm);
+	size_t n = strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(text + n, sizeof text - n, ".%03dZ", (int)(ms % 1000));
+	cJSON_AddStringToObject(o, key, text);
+}
+
+static cJSON *session_to_json(const struct worker *w, const struct session *s)
+{
+	struct fault ignored;
+	const struct language *l = registry_find(&w->reg, s->language, s->version, &ignored);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "id", s->id);
+	cJSON_AddStringToObject(o, "language", s->language);
+	cJSON_AddStringToObject(o, "version", l ? l->full_version : s->version);
+	cJSON_AddStringToObject(o, "type", s->type == SESSION_KERNEL ? "kernel" : "shell");
+	cJSON *lim = cJSON_AddObjectToObject(o, "limits");
+	cJSON_AddNumberToObject(lim, "memoryBytes", (double)s->limits.memory_bytes);
+	cJSON_AddNumberToObject(lim, "cpus", s->limits.cpus);
+	cJSON_AddNumberToObject(lim, "pids", (double)s->limits.pids);
+	cJSON_AddBoolToObject(o, "network", s->network);
+	cJSON_AddStringToObject(o, "state", s->busy ? "busy" : "idle");
+	cJSON_AddNumberToObject(o, "steps", (double)s->steps);
+	cJSON_AddNumberToObject(o, "idleTimeoutMs", (double)s->idle_ms);
+	cJSON_AddNumberToObject(o, "maxLifetimeMs", (double)s->lifetime_ms);
+	add_time(o, "createdAt", s->created_ms);
+	add_time(o, "lastUsedAt", s->last_used_ms);
+	add_time(o, "expiresAt", session_expires_ms(s));
+	return o;
+}
+
+static void answer(struct request *rq, int status, cJSON *o)
+{
+	rq->status_ok = status;
+	http_send_json(&rq->io, status, "", o);
+	cJSON_Delete(o);
+}
+
+static bool read_json(struct worker *w, struct request *rq)
+{
+	if (!http_is_json(&rq->io))
+		return fail(&rq->fault, E_UNSUPPORTED_MEDIA_TYPE, "send the request as Content-Type: application/json");
+	return http_read_body(&rq->io, (size_t)w->conf.request.max_body_bytes, &rq->body, &rq->fault);
+}
+
+static bool get_timeout(const cJSON *root, const char *key, int64_t dflt, int64_t max, int64_t *out,
+			struct fault *f)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+	*out = dflt;
+	return !v || cJSON_IsNull(v) || json_int(v, key, 1000, max, out, f);
+}
+
+/* The body of POST /v1/sessions, checked. */
+static bool parse_create(struct worker *w, struct request *rq, enum session_type *type,
+			 struct limits *lim, int64_t *idle, int64_t *life)
+{
+	static const char *const known[] = {"language", "version", "type", "limits", "network",
+		"idleTimeoutMs", "maxLifetimeMs", NULL};
+	const struct conf *c = &w->conf;
+	struct fault *f = &rq->fault;
+	const char *language, *version = NULL, *kind = "shell";
+	const cJSON *v;
+	if (!json_parse_strict(rq->body.data, rq->body.len, (size_t)c->request.max_json_values, &rq->json, f) ||
+	    !json_object(rq->json, "the request body", f) || !json_known_keys(rq->json, known, "a session", f))
+		return false;
+	const cJSON *root = rq->json;
+	if (!(v = cJSON_GetObjectItemCaseSensitive(root, "language")))
+		return fail(f, E_MISSING_FIELD, "language is required");
+	if (!json_string(v, "language", &language, f))
+		return false;
+	if ((v = cJSON_GetObjectItemCaseSensitive(root, "version")) && !cJSON_IsNull(v) &&
+	    !json_string(v, "version", &version, f))
+		return false;
+	if (!(rq->lang = registry_find(&w->reg, language, version, f)))
+		return false;
+	if ((v = cJSON_GetObjectItemCaseSensitive(root, "type")) && !cJSON_IsNull(v) &&
+	    !json_string(v, "type", &kind, f))
+		return false;
+	if (strcmp(kind, "shell") && strcmp(kind, "kernel"))
+		return fail(f, E_INVALID_VALUE, "type must be \"shell\" or \"kernel\"");
+	*type = !strcmp(kind, "kernel") ? SESSION_KERNEL : SESSION_SHELL;
+	if (*type == SESSION_KERNEL && rq->lang->kernel.n == 0)
+		return fail(f, E_INVALID_VALUE, "%s has no kernel sessions; use type \"shell\"", rq->lang->name);
+	struct limits asked = {0}, ceiling = c->ceilings;
+	unsigned set = 0;
+	if ((v = cJSON_GetObjectItemCaseSensitive(root, "limits")) && !cJSON_IsNull(v) &&
+	    !limits_parse(v, "limits", &asked, &set, f))
+		return false;
+	if (set & (LIMIT_OUTPUT | LIMIT_WALL))
+		return fail(f, E_INVALID_REQUEST, "wallTimeMs and outputBytes belong to each step "
+			    "(POST /v1/sessions/{id}/exec); a session sets memoryBytes, cpus and pids");
+	/* Idle sessions hold their memory: a ceiling of their own. */
+	if (ceiling.memory_bytes > c->sessions.memory_bytes)
+		ceiling.memory_bytes = c->sessions.memory_bytes;
+	*lim = limits_apply(&rq->lang->defaults, &asked, set, &c->floors, &ceiling);
+	rq->job.limits = *lim; /* the bound of this request: a start */
+	if ((v = cJSON_GetObjectItemCaseSensitive(root, "network")) && !cJSON_IsNull(v) &&
+	    !json_bool(v, "network", &rq->network, f))
+		return false;
+	if (rq->network && !c->network.enabled)
+		return fail(f, E_NETWORK_DISABLED, "network access is turned off on this server");
+	return get_timeout(root, "idleTimeoutMs", c->sessions.idle_ms, c->sessions.max_idle_ms, idle, f) &&
+	       get_timeout(root, "maxLifetimeMs", c->sessions.lifetime_ms, c->sessions.max_lifetime_ms, life, f);
+}
+
+void sessions_create(struct worker *w, struct request *rq)
+{
+	enum session_type type = SESSION_SHELL;
+	struct limits lim = {0};
+	int64_t idle = 0, life = 0;
+	struct session s;
+	if (!read_json(w, rq) || !parse_create(w, rq, &type, &lim, &idle, &life)) {
+		respond_fault(rq, "");
+		return;
+	}
+	admin_job_accepted(w, rq);
+	if (!session_create(&w->conf, rq->lang, type, &lim, rq->network, idle, life, &s, &rq->fault)) {
+		log_msg("session create failed: %s", rq->fault.message);
+		respond_fault(rq, "");
+		return;
+	}
+	log_msg("session %s created: %s %s", s.id, s.language, type == SESSION_KERNEL ? "kernel" : "shell");
+	metrics_count(w->metrics, M_SESSIONS_CREATED, type == SESSION_KERNEL ? "kernel" : "shell", NULL);
+	answer(rq, 201, session_to_json(w, &s));
+}
+
+void sessions_list(struct worker *w, struct request *rq)
+{
+	struct session *all;
+	size_t n;
+	if (!session_list(&w->conf, &all, &n, &rq->fault)) {
+		respond_fault(rq, "");
+		return;
+	}
+	cJSON *o = cJSON_CreateObject();
+	cJSON *list = cJSON_AddArrayToObject(o, "sessions");
+	for (size_t i = 0; i < n; i++)
+		cJSON_AddItemToArray(list, session_to_json(w, &all[i]));
+	free(all);
+	answer(rq, 200, o);
+}
+
+void sessions_get(struct worker *w, struct request *rq)
+{
+	struct session s;
+	if (!session_get(&w->conf, rq->params[0], &s, &rq->fault))
+		respond_fault(rq, "");
+	else
+		answer(rq, 200, session_to_json(w, &s));
+}
+
+void sessions_delete(struct worker *w, struct request *rq)
+{
+	if (!session_delete(&w->conf, rq->params[0], &rq->fault)) {
+		respond_fault(rq, "");
+		return;
+	}
+	metrics_count(w->metrics, M_SESSIONS_ENDED, "deleted", NULL);
+	rq->status_ok = 204;
+	http_send_empty(&rq->io, 204);
+}
+
+void sessions_exec(struct worker *w, struct request *rq)
+{
+	struct fault *f = &rq->fault;
+	if (!session_get(&w->conf, rq->params[0], &rq->session, f) ||
+	    !(rq->lang = registry_find(&w->reg, rq->session.language, rq->session.version, f)) ||
+	    !read_json(w, rq) || !request_parse_step(rq, &w->conf, &rq->session.limits)) {
+		respond_fault(rq, "");
+		return;
+	}
+	if (rq->session.type == SESSION_KERNEL && cJSON_GetObjectItemCaseSensitive(rq->json, "files")) {
+		fail(f, E_INVALID_REQUEST, "a kernel step is a cell: send code (files go in with "
+		     "PUT /v1/sessions/{id}/files/{path})");
+		respond_fault(rq, "");
+		return;
+	}
+	rq->in_session = true;
+	execute_answer(w, rq);
+}
+
+/* The file path of a files route, checked like a request's file names. */
+static bool file_path(struct worker *w, struct request *rq, const char *path)
+{
+	return sandbox_valid_path(path, (size_t)w->conf.request.max_path_bytes, &rq->fault);
+}
+
+void sessions_files_list(struct worker *w, struct request *rq)
+{
+	autofree char *path = request_query_param(http_param(&rq->io, "QUERY_STRING"), "path");
+	const char *dir = path && path[0] && strcmp(path, ".") ? path : "";
+	struct session_entry *e = NULL;
+	size_t n = 0;
+	if ((dir[0] && !file_path(w, rq, dir)) ||
+	    !session_list_files(&w->conf, rq->params[0], dir, &e, &n, &rq->fault)) {
+		respond_fault(rq, "");
+		return;
+	}
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "path", dir[0] ? dir : ".");
+	cJSON *list = cJSON_AddArrayToObject(o, "entries");
+	for (size_t i = 0; i < n; i++) {
+		static const char *const types[] = {['f'] = "file", ['d'] = "directory", ['l'] = "link",
+			['o'] = "other"};
+		cJSON *x = cJSON_CreateObject();
+		json_add_bytes(x, "name", e[i].name, strlen(e[i].name));
+		cJSON_AddStringToObject(x, "type", types[(unsigned char)e[i].type]);
+		cJSON_AddNumberToObject(x, "size", (double)e[i].size);
+		add_time(x, "mtime", e[i].mtime * 1000);
+		cJSON_AddItemToArray(list, x);
+	}
+	session_entries_free(e, n);
+	answer(rq, 200, o);
+}
+
+void sessions_file_get(struct worker *w, struct request *rq)
+{
+	struct buf data = {0};
+	if (!file_path(w, rq, rq->params[1]) ||
+	    !session_get_file(&w->conf, rq->params[0], rq->params[1], &data, &rq->fault)) {
+		respond_fault(rq, "");
+		return;
+	}
+	char head[160];
+	int n = snprintf(head, sizeof head, "Status: 200 OK\r\nContent-Type: application/octet-stream\r\n"
+			 "Content-Length: %zu\r\n\r\n", data.len);
+	http_write(&rq->io, head, (size_t)n);
+	if (strcmp(rq->method, "HEAD"))
+		http_write(&rq->io, data.data, data.len);
+	http_flush(&rq->io);
+	buf_free(&data);
+}
+
+void sessions_file_put(struct worker *w, struct request *rq)
+{
+	if (!file_path(w, rq, rq->params[1]) ||
+	    !http_read_body(&rq->io, (size_t)w->conf.sessions.max_file_bytes, &rq->body, &rq->fault) ||
+	    !session_put_file(&w->conf, rq->params[0], rq->params[1], rq->body.data, rq->body.len,
+			      &rq->fault)) {
+		if (rq->fault.code == E_BODY_TOO_LARGE)
+			fail(&rq->fault, E_FILE_TOO_LARGE, "a file may be at most %lld bytes (sessions.maxFileBytes)",
+			     (long long)w->conf.sessions.max_file_bytes);
+		respond_fault(rq, "");
+		return;
+	}
+	cJSON *o = cJSON_CreateObject();
+	json_add_bytes(o, "path", rq->params[1], strlen(rq->params[1]));
+	cJSON_AddNumberToObject(o, "size", (double)rq->body.len);
+	answer(rq, 201, o);
+}
+
+void sessions_file_delete(struct worker *w, struct request *rq)
+{
+	if (!file_path(w, rq, rq->params[1]) ||
+	    !session_delete_file(&w->conf, rq->params[0], rq->params[1], &rq->fault)) {
+		respond_fault(rq, "");
+		return;
+	}
+	rq->status_ok = 204;
+	http_send_empty(&rq->io, 204);
+}

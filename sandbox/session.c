@@ -1,0 +1,240 @@
+/*
+ * session.c: what a request does with a session: start one, run a step
+ * in it, move files in and out of its /workspace, end it.
+ *
+ * A session's sandbox is a `docker run -i` whose client is detached from
+ * the worker that started it (subproc_detach): its stdin, stdout and
+ * stderr are named pipes in the session's directory, which the client
+ * opens read-write, so no worker coming or going ever closes them. A
+ * request opens the pipes, writes one request to the agent (frame.h) and
+ * reads its answers; the session's lock (session_store.c) makes it the
+ * only one doing so.
+ *
+ * Files go through the agent, inside the sandbox: the host never opens a
+ * path that sandboxed code could have made, so no link it plants can send
+ * the host anywhere (the agent itself follows none).
+ */
+#define _GNU_SOURCE
+#include "deadline.h"
+#include "docker.h"
+#include "exec.h"
+#include "frame.h"
+#include "session.h"
+#include "session_store.h"
+#include "subproc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+static int64_t wall_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* The agent says it is up ("ready"), or docker says why not (on err). */
+static bool wait_ready(int out_fd, int err_fd, int64_t deadline, struct buf *docker_msg)
+{
+	struct frame_decoder d;
+	frame_init(&d, 0);
+	struct pollfd p[2] = {{.fd = out_fd, .events = POLLIN}, {.fd = err_fd, .events = POLLIN}};
+	while (now_ms() < deadline && (p[0].fd >= 0 || p[1].fd >= 0)) {
+		if (poll(p, 2, 200) < 0 && errno != EINTR)
+			return false;
+		for (int i = 0; i < 2; i++) {
+			char chunk[4096];
+			if (p[i].fd < 0 || !p[i].revents)
+				continue;
+			ssize_t n = read(p[i].fd, chunk, sizeof chunk);
+			if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+				p[i].fd = -1; /* the client exited */
+				continue;
+			}
+			if (n < 0)
+				continue;
+			if (i == 1) {
+				if (docker_msg->len < 4096)
+					buf_append(docker_msg, chunk, (size_t)n);
+				continue;
+			}
+			struct frame_event ev;
+			size_t used = frame_feed(&d, chunk, (size_t)n, &ev);
+			if (ev.kind == FRAME_READY && used == (size_t)n)
+				return true;
+			return false; /* anything else first: not our agent */
+		}
+	}
+	return false;
+}
+
+static bool start_failed(const char *lang, struct buf *msg, bool timed_out, struct fault *f)
+{
+	const char *why = msg->data ? msg->data : "docker gave no reason";
+	for (char *p = msg->data; p && *p; p++)
+		if (*p == '\n' || *p == '"')
+			*p = ' ';
+	if (strstr(why, "No such image"))
+		return fail(f, E_IMAGE_MISSING, "the pinned image for %s is not in docker: rebuild images", lang);
+	if (strstr(why, "Cannot connect to the Docker daemon"))
+		return fail(f, E_DOCKER_UNAVAILABLE, "docker is not reachable: %.200s", why);
+	if (timed_out)
+		return fail(f, E_SANDBOX_START_TIMEOUT, "the session's sandbox did not start in time");
+	return fail(f, E_SANDBOX_FAILED, "the session's sandbox did not start: %.300s", why);
+}
+
+/* The pipes, and the detached `docker run` that holds them. */
+static bool start_sandbox(struct session_handle *h, const struct language *l, struct fault *f)
+{
+	const struct conf *c = h->c;
+	const struct session *s = &h->s;
+	static const char *const names[3] = {"in", "out", "err"};
+	int held[3] = {-1, -1, -1}, out_fd = -1, err_fd = -1;
+	bool ok = true;
+	for (int i = 0; i < 3 && ok; i++)
+		ok = mkfifoat(h->dir_fd, names[i], 0600) == 0 &&
+		     (held[i] = openat(h->dir_fd, names[i], O_RDWR | O_NOFOLLOW | O_CLOEXEC)) >= 0;
+	if (ok) {
+		out_fd = openat(h->dir_fd, "out", O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+		err_fd = openat(h->dir_fd, "err", O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+		ok = out_fd >= 0 && err_fd >= 0;
+	}
+	if (!ok) {
+		fail(f, E_SANDBOX_UNAVAILABLE, "cannot make the session's pipes: %s", strerror(errno));
+	} else {
+		struct strv argv = {0};
+		sandbox_session_argv(c, l, &s->limits, s->network, s->type == SESSION_KERNEL, s->container,
+				     sandbox_owner_id(), s->id, &argv);
+		ok = subproc_detach(argv.v, held);
+		strv_free(&argv);
+		if (!ok)
+			fail(f, E_SANDBOX_UNAVAILABLE, "cannot start %s", c->docker);
+	}
+	for (int i = 0; i < 3; i++)
+		if (held[i] >= 0)
+			close(held[i]); /* the client has its own now */
+	if (ok) {
+		struct buf msg = {0};
+		int64_t deadline = now_ms() + c->sandbox.start_timeout_ms;
+		ok = wait_ready(out_fd, err_fd, deadline, &msg);
+		if (!ok)
+			start_failed(l->name, &msg, now_ms() >= deadline, f);
+		buf_free(&msg);
+	}
+	if (out_fd >= 0)
+		close(out_fd);
+	if (err_fd >= 0)
+		close(err_fd);
+	return ok;
+}
+
+bool session_create(const struct conf *c, const struct language *l, enum session_type type,
+		    const struct limits *lim, bool network, int64_t idle_ms, int64_t lifetime_ms,
+		    struct session *out, struct fault *f)
+{
+	if (!c->sessions.dir)
+		return fail(f, E_SESSIONS_OFF, "sessions are turned off on this server");
+	if (!l->image_id)
+		return fail(f, E_IMAGE_NOT_BUILT, "no image is built for %s yet: run deploy/images/build.sh",
+			    l->name);
+	char mode[16];
+	if (network && !sandbox_egress_ready(c, mode, sizeof mode, f))
+		return false;
+	struct session s = {.type = type, .limits = *lim, .network = network, .idle_ms = idle_ms,
+			    .lifetime_ms = lifetime_ms};
+	session_new_id(s.id);
+	snprintf(s.language, sizeof s.language, "%s", l->name);
+	snprintf(s.version, sizeof s.version, "%s", l->version);
+	snprintf(s.container, sizeof s.container, "isobox-%s-%s", c->instance, s.id);
+	s.created_ms = s.last_used_ms = wall_ms();
+	struct session_handle h;
+	if (!session_admit(c, &s, &h, f))
+		return false;
+	if (!start_sandbox(&h, l, f)) {
+		session_close(&h, false);
+		session_end(c, s.id, s.container, "it did not start", true);
+		return false;
+	}
+	session_close(&h, true);
+	*out = s;
+	return true;
+}
+
+bool session_delete(const struct conf *c, const char *id, struct fault *f)
+{
+	struct session s;
+	if (!session_get(c, id, &s, f))
+		return false;
+	session_end(c, id, s.container, "deleted", true);
+	return true;
+}
+
+void session_step_request(const struct sandbox_job *job, bool kernel, const char *tag, struct buf *b)
+{
+	if (kernel) {
+		buf_printf(b, "cell %s %zu %zu\n", tag, job->files[0].len, job->stdin_len);
+		buf_append(b, job->files[0].data, job->files[0].len);
+		buf_append(b, job->stdin_data, job->stdin_len);
+		return;
+	}
+	struct strv argv = {0};
+	sandbox_step_argv(job, &argv);
+	buf_printf(b, "run %s %zu %zu %zu\n", tag, job->n_files, argv.n, job->stdin_len);
+	for (size_t i = 0; i < job->n_files; i++) {
+		const struct sandbox_file *file = &job->files[i];
+		buf_printf(b, "%zu %zu\n", strlen(file->name), file->len);
+		buf_append(b, file->name, strlen(file->name));
+		buf_append(b, file->data, file->len);
+	}
+	for (size_t i = 0; i < argv.n; i++) {
+		buf_printf(b, "%zu\n", strlen(argv.v[i]));
+		buf_append(b, argv.v[i], strlen(argv.v[i]));
+	}
+	buf_append(b, job->stdin_data, job->stdin_len);
+	strv_free(&argv);
+}
+
+bool session_step(const struct conf *c, const struct session *s, const struct sandbox_job *job,
+		  const struct sandbox_sink *sink, struct sandbox_result *res, struct fault *f)
+{
+	struct session_handle h;
+	int in_fd, out_fd;
+	*res = (struct sandbox_result){.compile.exit_code = -1, .run.exit_code = -1};
+	if (!session_open(c, s->id, &h, f))
+		return false;
+	if (!session_pipes(&h, &in_fd, &out_fd, f)) {
+		session_close(&h, false);
+		return false;
+	}
+	bool kernel = h.s.type == SESSION_KERNEL;
+	char tag[FRAME_TAG_LEN + 1];
+	frame_new_tag(tag);
+	struct buf request = {0};
+	session_step_request(job, kernel, tag, &request);
+	struct session_link link = {.tag = tag};
+	/* A cell's JSON: its value and error are capped by the output cap,
+	 * its images (at most 8) by the file cap. */
+	frame_init(&link.frames, (unsigned long long)(job->limits.output_bytes + c->sessions.max_file_bytes));
+	struct sandbox sb = {.c = c, .name = h.s.container};
+	bool ok = exec_session(&sb, &link, in_fd, out_fd, &request, job, kernel, sink, res, f);
+	buf_free(&request);
+	if (link.lost) {
+		bool oom = res->run.oom_killed || res->compile.oom_killed;
+		res->session_ended = oom ? "it ran out of memory (its memoryBytes)"
+			: link.interrupted ? "it did not stop its step when interrupted"
+					   : "its sandbox stopped";
+		session_close(&h, false);
+		session_end(c, h.s.id, h.s.container, res->session_ended, true);
+	} else {
+		h.s.steps++;
+		session_record_write(h.dir_fd, &h.s);
+		session_close(&h, true);
+	}
+	res->kernel = link.end_payload; /* the result owns it now */
+	return ok;
+}

@@ -1,0 +1,251 @@
+/*
+ * session_files.c: files in and out of a session's /workspace, through its
+ * agent (frame.h: put, get, list, del). The host never opens a path in the
+ * workspace: the agent does, inside the sandbox, with O_NOFOLLOW on every
+ * component, so a link that sandboxed code made is reported, not followed.
+ */
+#define _GNU_SOURCE
+#include "frame.h"
+#include "session_store.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A file request may take this long, plus a second per 4 MiB it moves. */
+#define FILE_REQUEST_MS 10000
+
+/* One request to the agent and its answer. */
+struct agent_call {
+	struct buf request;
+	char tag[FRAME_TAG_LEN + 1];
+	size_t data_max;  /* of a get's data */
+	struct buf data;  /* a get's bytes */
+	struct buf reply; /* the end frame's payload */
+	int code;         /* its code: 0 or an errno value */
+};
+
+/* Write the request while reading what the agent says (a step's old
+ * output may still be queued ahead of our answer: it is dropped). */
+static bool converse(int in_fd, int out_fd, struct agent_call *call, int64_t deadline, const char **why)
+{
+	struct frame_decoder d;
+	frame_init(&d, 16u << 20);
+	size_t off = 0;
+	while (now_ms() < deadline) {
+		struct pollfd p[2] = {{.fd = out_fd, .events = POLLIN},
+				      {.fd = off < call->request.len ? in_fd : -1, .events = POLLOUT}};
+		if (poll(p, 2, 200) < 0 && errno != EINTR)
+			break;
+		if (p[1].revents) {
+			ssize_t w = write(in_fd, call->request.data + off, call->request.len - off);
+			if (w < 0 && errno != EAGAIN && errno != EINTR)
+				return (*why = "its sandbox stopped"), false;
+			off += w > 0 ? (size_t)w : 0;
+		}
+		if (!p[0].revents)
+			continue;
+		char chunk[65536];
+		ssize_t n = read(out_fd, chunk, sizeof chunk);
+		if (n == 0)
+			return (*why = "its sandbox stopped"), false;
+		const char *q = chunk;
+		size_t left = n > 0 ? (size_t)n : 0;
+		while (left > 0) {
+			struct frame_event ev;
+			size_t used = frame_feed(&d, q, left, &ev);
+			q += used;
+			left -= used;
+			bool ours = !strcmp(ev.tag, call->tag);
+			if (ev.kind == FRAME_GARBLED)
+				return (*why = "its agent broke the protocol"), false;
+			if (ours && ev.kind == FRAME_DATA) {
+				if (call->data.len + ev.len > call->data_max)
+					return (*why = "its agent sent more than it was asked for"), false;
+				buf_append(&call->data, ev.data, ev.len);
+			}
+			if (ours && ev.kind == FRAME_END) {
+				if (call->reply.len < 65536)
+					buf_append(&call->reply, ev.data, ev.len);
+				if (!ev.more) {
+					call->code = (int)ev.code;
+					return true;
+				}
+			}
+		}
+	}
+	*why = "its agent did not answer in time";
+	return false;
+}
+
+/* Open the session, send the call, read the answer; the session ends if
+ * its agent cannot answer. */
+static bool call_agent(const struct conf *c, const char *id, struct agent_call *call, size_t moved,
+		       struct fault *f)
+{
+	struct session_handle h;
+	int in_fd, out_fd;
+	if (!session_open(c, id, &h, f))
+		return false;
+	if (!session_pipes(&h, &in_fd, &out_fd, f)) {
+		session_close(&h, false);
+		return false;
+	}
+	const char *why = NULL;
+	int64_t deadline = now_ms() + FILE_REQUEST_MS + (int64_t)(moved >> 22) * 1000;
+	bool ok = converse(in_fd, out_fd, call, deadline, &why);
+	close(in_fd);
+	close(out_fd);
+	if (!ok) {
+		session_close(&h, false);
+		session_end(c, id, h.s.container, why, true);
+		return fail(f, E_SESSION_EXPIRED, "session %s has ended: %s", id, why);
+	}
+	session_close(&h, true);
+	return true;
+}
+
+/* The agent's errno, as the API's error. */
+static bool agent_error(const struct agent_call *call, const char *path, struct fault *f)
+{
+	const char *msg = call->reply.data ? call->reply.data : "";
+	switch (call->code) {
+	case ENOENT:
+		return fail(f, E_FILE_NOT_FOUND, "no file \"%.200s\" in /workspace", path);
+	case ELOOP:
+	case ENOTDIR:
+		return fail(f, E_NOT_A_FILE, "\"%.200s\" goes through a symbolic link or a file: links are "
+			    "never followed (%.100s)", path, msg);
+	case EISDIR:
+	case EINVAL:
+		return fail(f, E_NOT_A_FILE, "\"%.200s\" is not a regular file (%.100s)", path, msg);
+	case EFBIG:
+		return fail(f, E_FILE_TOO_LARGE, "\"%.200s\" is over the %s", path, "download cap (sessions.maxFileBytes)");
+	case ENOSPC:
+	case EDQUOT:
+		return fail(f, E_WORKSPACE_FULL, "/workspace is full (sessions.workspaceBytes)");
+	default:
+		return fail(f, E_SANDBOX_FAILED, "the agent could not do it: %.200s", msg);
+	}
+}
+
+static void file_request(struct agent_call *call, const char *op, const char *path, const char *extra)
+{
+	frame_new_tag(call->tag);
+	buf_printf(&call->request, "%s %s %s%zu", op, call->tag, extra, strlen(path));
+}
+
+static void agent_call_free(struct agent_call *call)
+{
+	buf_free(&call->request);
+	buf_free(&call->data);
+	buf_free(&call->reply);
+}
+
+bool session_put_file(const struct conf *c, const char *id, const char *path, const char *data,
+		      size_t len, struct fault *f)
+{
+	struct agent_call call = {0};
+	frame_new_tag(call.tag);
+	buf_printf(&call.request, "put %s %zu %zu\n", call.tag, strlen(path), len);
+	buf_append(&call.request, path, strlen(path));
+	buf_append(&call.request, data, len);
+	bool ok = call_agent(c, id, &call, len, f) && (call.code == 0 || agent_error(&call, path, f));
+	agent_call_free(&call);
+	return ok;
+}
+
+bool session_get_file(const struct conf *c, const char *id, const char *path, struct buf *out,
+		      struct fault *f)
+{
+	struct agent_call call = {.data_max = (size_t)c->sessions.max_file_bytes};
+	char max[32];
+	snprintf(max, sizeof max, "%zu ", call.data_max);
+	file_request(&call, "get", path, max);
+	buf_printf(&call.request, "\n%s", path);
+	bool ok = call_agent(c, id, &call, call.data_max, f) && (call.code == 0 || agent_error(&call, path, f));
+	if (ok) {
+		*out = call.data;
+		call.data = (struct buf){0};
+	}
+	agent_call_free(&call);
+	return ok;
+}
+
+bool session_list_files(const struct conf *c, const char *id, const char *path,
+			struct session_entry **out, size_t *n, struct fault *f)
+{
+	struct agent_call call = {0};
+	*out = NULL;
+	*n = 0;
+	file_request(&call, "list", path, "");
+	buf_printf(&call.request, "\n%s", path);
+	bool ok = call_agent(c, id, &call, 0, f) && (call.code == 0 || agent_error(&call, path, f)) &&
+		  session_parse_listing(call.reply.data, call.reply.len,
+					(size_t)c->sessions.max_list_entries, out, n, f);
+	agent_call_free(&call);
+	return ok;
+}
+
+bool session_delete_file(const struct conf *c, const char *id, const char *path, struct fault *f)
+{
+	struct agent_call call = {0};
+	file_request(&call, "del", path, "");
+	buf_printf(&call.request, "\n%s", path);
+	bool ok = call_agent(c, id, &call, 0, f) && (call.code == 0 || agent_error(&call, path, f));
+	agent_call_free(&call);
+	return ok;
+}
+
+void session_entries_free(struct session_entry *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(e[i].name);
+	free(e);
+}
+
+bool session_parse_listing(const char *p, size_t len, size_t max, struct session_entry **out,
+			   size_t *n, struct fault *f)
+{
+	size_t cap = 0;
+	*out = NULL;
+	*n = 0;
+	while (len > 0) {
+		const char *lf = memchr(p, '\n', len < 128 ? len : 128);
+		char head[128], type;
+		long long size, mtime;
+		unsigned long namelen;
+		int used = 0;
+		if (lf) {
+			memcpy(head, p, (size_t)(lf - p));
+			head[lf - p] = '\0';
+		}
+		if (!lf || sscanf(head, "%c %lld %lld %lu%n", &type, &size, &mtime, &namelen, &used) != 4 ||
+		    used != lf - p || !strchr("fdlo", type) || size < 0 || namelen == 0 ||
+		    namelen > len - (size_t)(lf - p) - 1) {
+			session_entries_free(*out, *n);
+			*out = NULL;
+			*n = 0;
+			return fail(f, E_SANDBOX_FAILED, "the session's agent sent a listing that is not in the protocol");
+		}
+		const char *name = lf + 1;
+		if (memchr(name, '\0', namelen) || memchr(name, '/', namelen)) {
+			session_entries_free(*out, *n);
+			*out = NULL;
+			*n = 0;
+			return fail(f, E_SANDBOX_FAILED, "the session's agent sent a bad name in a listing");
+		}
+		if (*n < max) {
+			if (*n == cap)
+				*out = xrealloc(*out, (cap = cap ? 2 * cap : 32) * sizeof **out);
+			(*out)[(*n)++] = (struct session_entry){.name = xstrndup(name, namelen), .type = type,
+								.size = size, .mtime = mtime};
+		}
+		size_t step = (size_t)(lf - p) + 1 + namelen;
+		p += step;
+		len -= step;
+	}
+	return true;
+}

@@ -1,0 +1,427 @@
+/*
+ * session_store.c: where sessions are kept (the layout is in sandbox.h),
+ * how one is opened and locked for a request, how one ends, and the pool
+ * master's duty that ends idle, old and dead ones.
+ *
+ * Everything here is in a directory that only workers write: no sandbox
+ * mounts it, so nothing in it was made by untrusted code. Still, every
+ * name is opened relative to a directory fd with O_NOFOLLOW.
+ */
+#define _GNU_SOURCE
+#include "deadline.h"
+#include "docker.h"
+#include "session_store.h"
+#include "subproc.h"
+#include "workdir.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+
+/* How long "why it ended" is kept for 410 answers. */
+#define TOMBSTONE_MS (3600 * 1000)
+
+static int64_t wall_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+bool session_valid_id(const char *id)
+{
+	size_t n = 0;
+	for (; id[n]; n++)
+		if (!((id[n] >= '0' && id[n] <= '9') || (id[n] >= 'a' && id[n] <= 'f')))
+			return false;
+	return n == SESSION_ID_LEN;
+}
+
+void session_new_id(char out[SESSION_ID_LEN + 1])
+{
+	unsigned char rnd[SESSION_ID_LEN / 2];
+	if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
+		die("getrandom failed");
+	for (size_t i = 0; i < sizeof rnd; i++)
+		snprintf(out + 2 * i, 3, "%02x", rnd[i]);
+}
+
+int64_t session_expires_ms(const struct session *s)
+{
+	int64_t idle = s->last_used_ms + s->idle_ms, life = s->created_ms + s->lifetime_ms;
+	return idle < life ? idle : life;
+}
+
+bool session_record_write(int dir_fd, const struct session *s)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "id", s->id);
+	cJSON_AddStringToObject(o, "language", s->language);
+	cJSON_AddStringToObject(o, "version", s->version);
+	cJSON_AddStringToObject(o, "type", s->type == SESSION_KERNEL ? "kernel" : "shell");
+	cJSON_AddNumberToObject(o, "memoryBytes", (double)s->limits.memory_bytes);
+	cJSON_AddNumberToObject(o, "cpus", s->limits.cpus);
+	cJSON_AddNumberToObject(o, "pids", (double)s->limits.pids);
+	cJSON_AddBoolToObject(o, "network", s->network);
+	cJSON_AddNumberToObject(o, "createdMs", (double)s->created_ms);
+	cJSON_AddNumberToObject(o, "idleTimeoutMs", (double)s->idle_ms);
+	cJSON_AddNumberToObject(o, "maxLifetimeMs", (double)s->lifetime_ms);
+	cJSON_AddNumberToObject(o, "steps", (double)s->steps);
+	cJSON_AddStringToObject(o, "container", s->container);
+	autofree char *text = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	autoclose int fd = openat(dir_fd, "record.new", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	size_t len = strlen(text);
+	if (fd < 0 || write(fd, text, len) != (ssize_t)len)
+		return false;
+	return renameat(dir_fd, "record.new", dir_fd, "record") == 0;
+}
+
+static int64_t num(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : 0;
+}
+
+static void str(const cJSON *o, const char *key, char *out, size_t n)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	snprintf(out, n, "%s", cJSON_IsString(v) ? v->valuestring : "");
+}
+
+static bool record_read(int dir_fd, struct session *s)
+{
+	char text[8192];
+	autoclose int fd = openat(dir_fd, "record", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
+	if (n <= 0)
+		return false;
+	text[n] = '\0';
+	cJSON *o = cJSON_Parse(text);
+	if (!o)
+		return false;
+	*s = (struct session){0};
+	str(o, "id", s->id, sizeof s->id);
+	str(o, "language", s->language, sizeof s->language);
+	str(o, "version", s->version, sizeof s->version);
+	char type[16];
+	str(o, "type", type, sizeof type);
+	s->type = !strcmp(type, "kernel") ? SESSION_KERNEL : SESSION_SHELL;
+	s->limits.memory_bytes = num(o, "memoryBytes");
+	const cJSON *cpus = cJSON_GetObjectItemCaseSensitive(o, "cpus");
+	s->limits.cpus = cJSON_IsNumber(cpus) ? cpus->valuedouble : 1.0;
+	s->limits.pids = num(o, "pids");
+	s->network = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "network"));
+	s->created_ms = num(o, "createdMs");
+	s->idle_ms = num(o, "idleTimeoutMs");
+	s->lifetime_ms = num(o, "maxLifetimeMs");
+	s->steps = num(o, "steps");
+	str(o, "container", s->container, sizeof s->container);
+	cJSON_Delete(o);
+	struct stat st;
+	s->last_used_ms = s->created_ms;
+	if (fstatat(dir_fd, "lock", &st, AT_SYMLINK_NOFOLLOW) == 0)
+		s->last_used_ms = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+	return session_valid_id(s->id);
+}
+
+/* Why a session that is not there ended, from its tombstone. */
+static bool not_there(const struct conf *c, const char *id, struct fault *f)
+{
+	char why[300] = "";
+	autofree char *path = xasprintf("%s/%s.gone", c->sessions.dir, id);
+	autoclose int fd = session_valid_id(id) ? open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+	ssize_t n = fd >= 0 ? read(fd, why, sizeof why - 1) : -1;
+	if (n <= 0 || !strcmp(why, "deleted"))
+		return fail(f, E_SESSION_NOT_FOUND, "no session %.40s", id);
+	why[n] = '\0';
+	return fail(f, E_SESSION_EXPIRED, "session %.40s has ended: %s", id, why);
+}
+
+static int open_dir(const struct conf *c, const char *id)
+{
+	if (!c->sessions.dir || !session_valid_id(id)) {
+		errno = ENOENT;
+		return -1;
+	}
+	autoclose int top = open(c->sessions.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return top < 0 ? -1 : openat(top, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+bool session_get(const struct conf *c, const char *id, struct session *out, struct fault *f)
+{
+	if (!c->sessions.dir)
+		return fail(f, E_SESSIONS_OFF, "sessions are turned off on this server");
+	autoclose int dir = open_dir(c, id);
+	if (dir < 0 || !record_read(dir, out))
+		return not_there(c, id, f);
+	autoclose int lock = openat(dir, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	out->busy = lock >= 0 && flock(lock, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+	return true;
+}
+
+bool session_open(const struct conf *c, const char *id, struct session_handle *h, struct fault *f)
+{
+	*h = (struct session_handle){.c = c, .dir_fd = -1, .lock_fd = -1};
+	if (!c->sessions.dir)
+		return fail(f, E_SESSIONS_OFF, "sessions are turned off on this server");
+	h->dir_fd = open_dir(c, id);
+	if (h->dir_fd >= 0)
+		h->lock_fd = openat(h->dir_fd, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (h->lock_fd < 0) {
+		session_close(h, false);
+		return not_there(c, id, f);
+	}
+	if (flock(h->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		session_close(h, false);
+		return fail(f, E_SESSION_BUSY, "session %.40s is running another request; "
+			    "send one request at a time", id);
+	}
+	/* It may have ended while we waited for the lock. */
+	if (!record_read(h->dir_fd, &h->s)) {
+		session_close(h, false);
+		return not_there(c, id, f);
+	}
+	return true;
+}
+
+void session_close(struct session_handle *h, bool used)
+{
+	if (used && h->lock_fd >= 0)
+		futimens(h->lock_fd, NULL);
+	if (h->lock_fd >= 0)
+		close(h->lock_fd); /* and the lock with it */
+	if (h->dir_fd >= 0)
+		close(h->dir_fd);
+	h->lock_fd = h->dir_fd = -1;
+}
+
+bool session_pipes(struct session_handle *h, int *in_fd, int *out_fd, struct fault *f)
+{
+	/* No reader on its stdin pipe (ENXIO): the `docker run` client that
+	 * held it has exited, so the sandbox is gone. */
+	*in_fd = openat(h->dir_fd, "in", O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	*out_fd = *in_fd < 0 ? -1 : openat(h->dir_fd, "out", O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	if (*out_fd >= 0)
+		return true;
+	if (*in_fd >= 0)
+		close(*in_fd);
+	*in_fd = -1;
+	const char *why = "its sandbox stopped (dockerd or the host restarted, or it was killed)";
+	session_end(h->c, h->s.id, h->s.container, why, true);
+	return fail(f, E_SESSION_EXPIRED, "session %s has ended: %s", h->s.id, why);
+}
+
+void session_end(const struct conf *c, const char *id, const char *container, const char *why,
+		 bool wait)
+{
+	autoclose int top = open(c->sessions.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (top < 0 || !session_valid_id(id))
+		return;
+	/* The first reason stays: a step that ends because it was deleted. */
+	char gone[SESSION_ID_LEN + 8], ending[SESSION_ID_LEN + 32];
+	snprintf(gone, sizeof gone, "%s.gone", id);
+	int fd = openat(top, gone, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		if (write(fd, why, strlen(why)) < 0)
+			log_msg("cannot record why session %s ended: %s", id, strerror(errno));
+		close(fd);
+	}
+	/* Out of reach first (a rename is atomic), then removed. */
+	snprintf(ending, sizeof ending, ".%s.ending", id);
+	bool moved = renameat(top, id, top, ending) == 0;
+	if (container[0]) {
+		if (wait)
+			docker_remove(c, container, now_ms() + REMOVE_MS);
+		else
+			docker_remove_start(c, container); /* the master reaps it */
+	}
+	if (moved) {
+		autofree char *path = xasprintf("%s/%s", c->sessions.dir, ending);
+		workdir_remove(path);
+		log_msg("session %s ended: %s", id, why);
+	}
+}
+
+bool session_list(const struct conf *c, struct session **out, size_t *n, struct fault *f)
+{
+	*out = NULL;
+	*n = 0;
+	if (!c->sessions.dir)
+		return fail(f, E_SESSIONS_OFF, "sessions are turned off on this server");
+	DIR *d = opendir(c->sessions.dir);
+	if (!d)
+		return fail(f, E_SANDBOX_UNAVAILABLE, "cannot read %s: %s", c->sessions.dir, strerror(errno));
+	struct dirent *e;
+	size_t cap = 0;
+	while ((e = readdir(d))) {
+		struct session s;
+		struct fault ignored;
+		if (!session_valid_id(e->d_name) || !session_get(c, e->d_name, &s, &ignored))
+			continue;
+		if (*n == cap)
+			*out = xrealloc(*out, (cap = cap ? 2 * cap : 16) * sizeof **out);
+		(*out)[(*n)++] = s;
+	}
+	closedir(d);
+	return true;
+}
+
+int session_count(const struct conf *c)
+{
+	struct session *all;
+	size_t n;
+	struct fault ignored;
+	if (!session_list(c, &all, &n, &ignored))
+		return 0;
+	free(all);
+	return (int)n;
+}
+
+bool session_admit(const struct conf *c, const struct session *s, struct session_handle *h,
+		   struct fault *f)
+{
+	*h = (struct session_handle){.c = c, .s = *s, .dir_fd = -1, .lock_fd = -1};
+	autoclose int top = open(c->sessions.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	autoclose int admit = top < 0 ? -1 : openat(top, ".admit", O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (admit < 0 || flock(admit, LOCK_EX) < 0)
+		return fail(f, E_SANDBOX_UNAVAILABLE, "cannot use %s: %s", c->sessions.dir, strerror(errno));
+	struct session *all;
+	size_t n;
+	if (!session_list(c, &all, &n, f))
+		return false;
+	int64_t held = 0;
+	for (size_t i = 0; i < n; i++)
+		held += all[i].limits.memory_bytes;
+	free(all);
+	if ((int64_t)n >= c->sessions.max)
+		return fail(f, E_TOO_MANY_SESSIONS, "%zu sessions are open, the most this server keeps "
+			    "(sessions.max): end one (DELETE /v1/sessions/{id}) or retry later", n);
+	if (held + s->limits.memory_bytes > c->sessions.memory_budget_bytes)
+		return fail(f, E_SESSION_MEMORY_FULL, "open sessions hold %lld bytes of memory; %lld more "
+			    "would pass sessions.memoryBudgetBytes: ask for less or end one",
+			    (long long)held, (long long)s->limits.memory_bytes);
+	/* Counted from here on: the record is written before the admission
+	 * lock is let go, and the session's own lock is held until it is up. */
+	bool ok = mkdirat(top, s->id, 0700) == 0 &&
+		  (h->dir_fd = openat(top, s->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0 &&
+		  (h->lock_fd = openat(h->dir_fd, "lock", O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) >= 0 &&
+		  flock(h->lock_fd, LOCK_EX | LOCK_NB) == 0 && session_record_write(h->dir_fd, s);
+	if (!ok) {
+		fail(f, E_SANDBOX_UNAVAILABLE, "cannot make the session's directory: %s", strerror(errno));
+		session_close(h, false);
+		session_end(c, s->id, "", "it never started", false);
+		return false;
+	}
+	return true;
+}
+
+/* Is its agent's stdin pipe still held open (by its `docker run` client)? */
+static bool holder_alive(int dir_fd)
+{
+	int fd = openat(dir_fd, "in", O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0 || errno != ENXIO;
+}
+
+/* One session: end it if it is idle, old or dead and no request holds it.
+ * 0: kept; 1: expired; 2: died. */
+static int expire_one(const struct conf *c, int top, const char *id, int64_t now)
+{
+	autoclose int dir = openat(top, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	autoclose int lock = dir < 0 ? -1 : openat(dir, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct session s;
+	if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) < 0)
+		return 0; /* being made, or in use: its request bounds itself */
+	if (!record_read(dir, &s)) {
+		struct stat st; /* a creation that died half-way */
+		if (fstat(dir, &st) == 0 && now - (int64_t)st.st_mtime * 1000 > 600000)
+			session_end(c, id, "", "it never started", false);
+		return 0;
+	}
+	const char *why = NULL;
+	int kind = 1;
+	char text[96];
+	if (now >= s.created_ms + s.lifetime_ms) {
+		snprintf(text, sizeof text, "it reached its maxLifetimeMs (%lld)", (long long)s.lifetime_ms);
+		why = text;
+	} else if (now >= s.last_used_ms + s.idle_ms) {
+		snprintf(text, sizeof text, "it was idle for its idleTimeoutMs (%lld)", (long long)s.idle_ms);
+		why = text;
+	} else if (now - s.created_ms > c->sandbox.start_timeout_ms && !holder_alive(dir)) {
+		why = "its sandbox stopped (dockerd or the host restarted, or it was killed)";
+		kind = 2;
+	}
+	if (!why)
+		return 0;
+	session_end(c, id, s.container, why, false);
+	return kind;
+}
+
+/* Containers of sessions that have no directory any more (a worker died
+ * half-way through ending one). */
+static void remove_orphans(const struct conf *c, int top)
+{
+	struct buf out = {0};
+	autofree char *instance = xasprintf("label=isobox.instance=%s", c->instance);
+	char *ps[] = {c->docker, "ps", "--all", "--filter", instance, "--filter",
+		"label=isobox.kind=session", "--format", "{{.Names}} {{.Label \"isobox.session\"}}", NULL};
+	if (subproc_capture(ps, REAP_LIST_MS, &out, NULL) != 0 || !out.data) {
+		buf_free(&out);
+		return;
+	}
+	for (char *line = strtok(out.data, "\n"); line; line = strtok(NULL, "\n")) {
+		char name[128], id[64] = "";
+		struct stat st;
+		if (sscanf(line, "%127s %63s", name, id) < 1)
+			continue;
+		if (session_valid_id(id) && fstatat(top, id, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			continue;
+		log_msg("removing session container %s: its session is gone", name);
+		docker_remove_start(c, name);
+	}
+	buf_free(&out);
+}
+
+void session_expire(const struct conf *c, int *expired, int *died)
+{
+	static int64_t next_orphan_check;
+	*expired = *died = 0;
+	if (!c->sessions.dir)
+		return;
+	int top = open(c->sessions.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = top < 0 ? NULL : fdopendir(top);
+	if (!d) {
+		if (top >= 0)
+			close(top);
+		return;
+	}
+	int64_t now = wall_ms();
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		const char *n = e->d_name;
+		size_t len = strlen(n);
+		struct stat st;
+		if (session_valid_id(n)) {
+			int kind = expire_one(c, top, n, now);
+			*expired += kind == 1;
+			*died += kind == 2;
+		} else if (len > 5 && !strcmp(n + len - 5, ".gone") &&
+			   fstatat(top, n, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			   now - (int64_t)st.st_mtime * 1000 > TOMBSTONE_MS) {
+			unlinkat(top, n, 0);
+		}
+	}
+	if (now_ms() >= next_orphan_check) {
+		remove_orphans(c, top);
+		next_orphan_check = now_ms() + 60000;
+	}
+	closedir(d);
+}

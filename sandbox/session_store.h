@@ -1,0 +1,53 @@
+/*
+ * session_store.h: where sessions are kept and how one is opened, locked
+ * and ended (session_store.c), for session.c and session_files.c. The face
+ * is in sandbox.h.
+ */
+#ifndef ISOBOX_SANDBOX_SESSION_STORE_H
+#define ISOBOX_SANDBOX_SESSION_STORE_H
+
+#include "sandbox.h"
+
+/* Is this a session id (SESSION_ID_LEN lowercase hex)? Pure. */
+bool session_valid_id(const char *id);
+void session_new_id(char out[SESSION_ID_LEN + 1]);
+
+/*
+ * A session opened for one request. Ownership: session_open fills it, the
+ * request holds the lock until session_close, which also records the use.
+ */
+struct session_handle {
+	const struct conf *c;
+	struct session s;
+	int dir_fd, lock_fd;
+};
+
+/* Open and lock it: 404, 410, or 409 session_busy. */
+bool session_open(const struct conf *c, const char *id, struct session_handle *h, struct fault *f);
+/* Unlock, after marking it used now (the idle clock restarts). */
+void session_close(struct session_handle *h, bool used);
+/* Open its agent's pipes: false (and the session is ended) when its
+ * sandbox is gone. */
+bool session_pipes(struct session_handle *h, int *in_fd, int *out_fd, struct fault *f);
+
+/* Write the record of s into its directory (atomically). */
+bool session_record_write(int dir_fd, const struct session *s);
+
+/*
+ * End it: leave `why` for later requests (410; "deleted" answers 404),
+ * make it unreachable, remove its container and its directory. wait: the
+ * container is gone when this returns (else it is being removed).
+ */
+void session_end(const struct conf *c, const char *id, const char *container, const char *why,
+		 bool wait);
+
+/*
+ * Admission of a new session s (sessions.max, memoryBudgetBytes), under a
+ * lock so that two creations cannot both take the last place: make its
+ * directory, lock and record, and return it open and locked in h.
+ * 429 / 507 when full.
+ */
+bool session_admit(const struct conf *c, const struct session *s, struct session_handle *h,
+		   struct fault *f);
+
+#endif

@@ -1,0 +1,580 @@
+"""The in-sandbox agent (sandbox/agent/agent.c) and its Python kernel
+(sandbox/agent/kernel.py), driven over their pipes as the worker drives them
+(sandbox/frame.h).
+
+    /usr/bin/python3 -m pytest tests/agent
+
+runs them on this host, each agent with a workspace of its own. The same
+tests run in gVisor: with AGENT_DOCKER_IMAGE=<image id> inside the real
+sandbox (docker --runtime=runsc-untrusted, read-only rootfs, uid 65534),
+with AGENT_RUNSC=/usr/bin/runsc (and AGENT_RUNSC_NOBODY=1) without docker.
+AGENT_BINARY=<path> tests that binary instead of building one (a sanitizer
+build, bin/isobox-agent). See harness.py.
+"""
+import base64
+import errno
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import time
+
+import pytest
+
+from harness import Agent, agent_argv, build, parse_list, workspace_dir
+
+
+@pytest.fixture(scope="session")
+def agent_dir():
+    d = tempfile.mkdtemp(prefix="isobox-agent-bin-")
+    build(d)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def start(agent_dir, mode):
+    ws = workspace_dir()
+    try:
+        a = Agent(agent_argv(agent_dir, mode, ws))
+    except Exception:
+        shutil.rmtree(ws, ignore_errors=True)
+        raise
+    a.workspace = ws
+    return a
+
+
+@pytest.fixture
+def shell(agent_dir):
+    a = start(agent_dir, "shell")
+    yield a
+    a.close()
+    shutil.rmtree(a.workspace, ignore_errors=True)
+
+
+@pytest.fixture
+def kernel(agent_dir):
+    a = start(agent_dir, "kernel")
+    yield a
+    a.close()
+    shutil.rmtree(a.workspace, ignore_errors=True)
+
+
+def result(answer):
+    return json.loads(answer.payload)
+
+
+def cell(k, code, stdin=b"", timeout=20):
+    a = k.do("cell", code, stdin=stdin, timeout=timeout)
+    assert a.err.startswith(b"\036"), a.err
+    a.err = a.err[1:]
+    return a, result(a)
+
+
+# --- run ---------------------------------------------------------------------
+
+def test_run_files_args_stdin(shell):
+    a = shell.do("run", ["sh", "main.sh", "one", "two words"],
+                 files=[("main.sh", b'cat; echo "$#:$1:$2"; cat sub/dir/x; echo oops >&2; exit 3\n'),
+                        ("sub/dir/x", b"deep\n")],
+                 stdin=b"from stdin\n")
+    assert a.code == 3
+    assert a.out == b"from stdin\n2:one:two words\ndeep\n"
+    assert a.err == b"oops\n"
+    assert a.payload == b""
+
+
+def test_run_stdin_empty_and_large(shell):
+    a = shell.do("run", ["wc", "-c"], stdin=b"")
+    assert (a.code, a.out.strip()) == (0, b"0")
+    big = os.urandom(3 << 20)
+    a = shell.do("run", ["sha256sum"], stdin=big)
+    assert a.out.split()[0].decode() == hashlib.sha256(big).hexdigest()
+
+
+def test_run_exit_codes_and_signals(shell):
+    assert shell.do("run", ["true"]).code == 0
+    assert shell.do("run", ["sh", "-c", "exit 42"]).code == 42
+    assert shell.do("run", ["sh", "-c", "kill -9 $$"]).code == 128 + 9
+    assert shell.do("run", ["sh", "-c", "kill -15 $$"]).code == 128 + 15
+    # SIGPIPE is the default again in the program, though the agent ignores it.
+    assert shell.do("run", ["sh", "-c", "yes | head -c 10 >/dev/null; kill -0 $$"]).code == 0
+    a = shell.do("run", ["python3", "-c", "import signal; print(signal.getsignal(signal.SIGPIPE))"])
+    assert a.out.strip() in (b"Handlers.SIG_IGN", b"1")  # python ignores it itself
+    a = shell.do("run", ["sh", "-c", "trap - PIPE; (sleep 0.2; yes) | true"])
+    assert a.code == 0
+
+
+def test_run_missing_program(shell):
+    a = shell.do("run", ["no-such-program-here"])
+    assert a.code == 127
+    assert b"no-such-program-here" in a.err
+
+
+def test_run_large_output_both_fds(shell):
+    a = shell.do("run", ["sh", "-c", "head -c 300000 /dev/zero; head -c 200000 /dev/zero >&2"])
+    assert a.code == 0
+    assert a.out == b"\0" * 300000 and a.err == b"\0" * 200000
+    assert all(n <= 65536 for _, n in a.frames)
+
+
+def test_run_fds_closed_in_program(shell):
+    probe = "import os\nfor fd in range(1024):\n    try: os.fstat(fd); print(fd)\n    except OSError: pass\n"
+    a = shell.do("run", ["python3", "-c", probe])
+    assert a.out.split() == [b"0", b"1", b"2"], (a.out, a.err)
+
+
+def test_background_process_does_not_hold_the_step(shell):
+    t = time.monotonic()
+    a = shell.do("run", ["sh", "-c", "sleep 5 >/dev/null & echo hi"])
+    assert (a.code, a.out) == (0, b"hi\n")
+    assert time.monotonic() - t < 3
+    # It keeps its pipes (stderr here) and writes later: nobody sees it.
+    t = time.monotonic()
+    a = shell.do("run", ["sh", "-c", "(sleep 0.3; echo late; echo late >&2) & echo now"])
+    assert (a.code, a.out) == (0, b"now\n")
+    time.sleep(0.6)
+    a = shell.do("run", ["echo", "next"])
+    assert (a.out, a.err) == (b"next\n", b"")
+
+
+def test_int_kills_the_run(shell):
+    tag = shell.run(["sh", "-c", "sleep 100 & sleep 100"])
+    time.sleep(0.3)
+    t = time.monotonic()
+    shell.interrupt(tag)
+    a = shell.answer(tag, timeout=5)
+    assert a.code == 137
+    assert time.monotonic() - t < 3
+
+
+def test_int_for_another_tag_is_ignored(shell):
+    tag = shell.run(["sh", "-c", "sleep 0.5; echo done"])
+    shell.interrupt("0123456789abcdef")
+    a = shell.answer(tag)
+    assert (a.code, a.out) == (0, b"done\n")
+    shell.interrupt(tag)  # nothing runs any more
+    assert shell.do("run", ["true"]).code == 0
+
+
+def test_new_run_replaces_a_running_one(shell):
+    old = shell.run(["sh", "-c", "echo started; sleep 100"])
+    time.sleep(0.3)
+    a = shell.do("run", ["echo", "new"])
+    assert (a.code, a.out) == (0, b"new\n")
+    old_answer = shell.answers.get(old)
+    assert old_answer is None or old_answer.code is None  # the old one got no end
+
+
+def test_files_persist_between_runs(shell):
+    assert shell.do("run", ["sh", "-c", "echo 1 > made"], files=[("given", b"x")]).code == 0
+    a = shell.do("run", ["cat", "made", "given"])
+    assert a.out == b"1\nx"
+
+
+def test_run_file_through_symlink_refused(shell):
+    assert shell.do("run", ["ln", "-s", "/tmp", "d"]).code == 0
+    a = shell.do("run", ["echo", "never"], files=[("d/x", b"1")])
+    assert a.code == 126 and a.out == b""
+    assert b"symbolic link" in a.err
+
+
+# --- put, get, list, del ------------------------------------------------------
+
+def test_put_get_all_bytes(shell):
+    data = bytes(range(256)) * 3
+    assert shell.do("put", "bin/all", data).code == 0
+    a = shell.do("get", "bin/all")
+    assert (a.code, a.data) == (0, data)
+    assert shell.do("run", ["cmp", "bin/all", "-"], stdin=data).code == 0
+
+
+def test_put_get_10_mib(shell):
+    data = os.urandom(10 << 20)
+    assert shell.do("put", "big", data, timeout=30).code == 0
+    a = shell.do("get", "big", timeout=30)
+    assert a.code == 0 and a.data == data
+    assert all(n <= 65536 for _, n in a.frames)
+
+
+def test_put_replaces(shell):
+    shell.do("put", "f", b"long contents")
+    shell.do("put", "f", b"short")
+    assert shell.do("get", "f").data == b"short"
+
+
+def test_get_limits_and_kinds(shell):
+    shell.do("put", "f", b"12345")
+    a = shell.do("get", "f", maxlen=4)
+    assert a.code == errno.EFBIG and a.data == b""
+    assert shell.do("get", "f", maxlen=5).data == b"12345"
+    shell.do("put", "d/x", b"")
+    assert shell.do("get", "d").code == errno.EISDIR
+    assert shell.do("get", "nothing").code == errno.ENOENT
+    assert shell.do("run", ["mkfifo", "fifo"]).code == 0
+    assert shell.do("get", "fifo").code == errno.EINVAL  # does not hang on the FIFO
+    assert shell.do("put", "fifo", b"x").code != 0
+    assert shell.do("get", "d/x").data == b""
+
+
+def test_list(shell):
+    shell.do("put", "a.txt", b"hello")
+    shell.do("put", "sub/b", b"12")
+    shell.do("run", ["ln", "-s", "a.txt", "link"])
+    shell.do("run", ["mkfifo", "pipe"])
+    t = int(time.time())
+    for path in ("", "."):
+        a = shell.do("list", path)
+        assert a.code == 0
+        entries = parse_list(a.payload)
+        assert set(entries) == {"a.txt", "sub", "link", "pipe"}
+        assert entries["a.txt"][:2] == ("f", 5) and abs(entries["a.txt"][2] - t) < 60
+        assert entries["sub"][0] == "d" and entries["link"][0] == "l" and entries["pipe"][0] == "o"
+    a = shell.do("list", "sub")
+    assert parse_list(a.payload) == {"b": ("f", 2, parse_list(a.payload)["b"][2])}
+    assert shell.do("list", "a.txt").code == errno.ENOTDIR
+    assert shell.do("list", "missing").code == errno.ENOENT
+
+
+def test_list_odd_names(shell):
+    names = ["with space", "new\nline", "ü"]
+    for n in names:
+        assert shell.do("put", n, b"x").code == 0
+    assert set(parse_list(shell.do("list").payload)) == set(names)
+
+
+def test_del_file_and_tree(shell):
+    shell.do("put", "f", b"1")
+    shell.do("run", ["sh", "-c", "mkdir -p t/a/b t/c && touch t/a/b/x t/c/y t/z && ln -s /etc t/etc"])
+    assert shell.do("del", "f").code == 0
+    assert shell.do("del", "t").code == 0
+    assert parse_list(shell.do("list").payload) == {}
+    assert shell.do("del", "f").code == errno.ENOENT
+    assert shell.do("del", "").code == errno.EINVAL
+    assert shell.do("del", ".").code == errno.EINVAL
+
+
+def test_del_tree_with_many_entries(shell):
+    shell.do("run", ["sh", "-c", "mkdir many && cd many && i=0; while [ $i -lt 500 ]; do touch f$i; i=$((i+1)); done"],
+             timeout=30)
+    assert shell.do("del", "many").code == 0
+    assert parse_list(shell.do("list").payload) == {}
+
+
+def test_symlinks_are_never_followed(shell):
+    assert shell.do("run", ["sh", "-c", "ln -s /etc/passwd link && ln -s /etc dirlink && mkdir d && ln -s /etc d/up"]).code == 0
+    for a in (shell.do("get", "link"), shell.do("put", "link", b"x"),
+              shell.do("list", "dirlink"), shell.do("get", "dirlink/passwd"),
+              shell.do("put", "dirlink/new", b"x"), shell.do("del", "dirlink/passwd"),
+              shell.do("list", "d/up"), shell.do("get", "d/up/passwd"), shell.do("del", "d/up/hostname")):
+        assert a.code == errno.ELOOP, (a.code, a.payload)
+        assert b"symbolic link" in a.payload
+    # del of the link itself removes the link, not what it points to.
+    assert shell.do("del", "link").code == 0
+    entries = parse_list(shell.do("list").payload)
+    assert "link" not in entries and entries["dirlink"][0] == "l"
+    assert os.path.exists("/etc/passwd")
+    a = shell.do("run", ["head", "-c", "4", "/etc/passwd"])
+    assert a.out == b"root"
+    # A tree holding a link to a directory: the link goes, not its target.
+    assert shell.do("del", "d").code == 0
+    assert shell.do("run", ["test", "-d", "/etc"]).code == 0
+
+
+def test_dangling_symlink_not_written_through(shell):
+    assert shell.do("run", ["ln", "-s", "/tmp/made-through-link", "dangling"]).code == 0
+    a = shell.do("put", "dangling", b"x")
+    assert a.code == errno.ELOOP, (a.code, a.payload)
+    a = shell.do("run", ["echo", "x"], files=[("dangling", b"x")])
+    assert a.code == 126
+    assert shell.do("run", ["test", "-e", "/tmp/made-through-link"]).code == 1
+
+
+def test_bad_paths_refused(shell):
+    for path in ("..", "../x", "a/../b", "/etc/passwd", "a//b", "a/", "./a", "a/."):
+        a = shell.do("get", path)
+        assert a.code == errno.EINVAL, (path, a.code, a.payload)
+        assert shell.do("put", path, b"x").code == errno.EINVAL
+        assert shell.do("del", path).code == errno.EINVAL
+    assert shell.do("get", "a\0b").code == errno.EINVAL
+
+
+# --- the request stream --------------------------------------------------------
+
+@pytest.mark.parametrize("garbage", [
+    b"hello\n", b"run 0123456789abcdef\n", b"get 0123456789ABCDEF 10 1\nx",
+    b"get 0123456789abcdef 010 1\nx", b"list  0123456789abcdef 1\nx",
+    b"run 0123456789abcdef 1001 1 0\n", b"put 0123456789abcdef 1 67108865\n",
+    b"run 0123456789abcdef 0 4097 0\n", b"int 0123456789abcdef \n", b"x" * 600 + b"\n",
+])
+def test_garbage_ends_the_agent(agent_dir, garbage):
+    a = start(agent_dir, "shell")
+    try:
+        a.send(garbage)
+        assert a.proc.wait(timeout=10) != 0
+    finally:
+        a.close()
+        shutil.rmtree(a.workspace, ignore_errors=True)
+
+
+def test_requests_in_one_write(shell):
+    """The worker may write more than one request at once (an int after its
+    run); a file request is served while a run goes on."""
+    run = b"run 0000000000000001 0 3 0\n2\nsh2\n-c15\nsleep 0.3; echo"
+    stray = b"int 00000000000000ff\n"
+    put = b"put 0000000000000002 1 2\nfab"
+    shell.send(run + stray + put)
+    a = shell.answer("0000000000000002")
+    assert a.code == 0
+    assert "0000000000000001" not in shell.answers
+    a = shell.answer("0000000000000001")
+    assert (a.code, a.out) == (0, b"\n")
+    assert shell.do("get", "f").data == b"ab"
+
+
+def test_end_of_requests_ends_the_agent(agent_dir):
+    a = start(agent_dir, "shell")
+    try:
+        a.proc.stdin.close()
+        assert a.proc.wait(timeout=10) == 0
+    finally:
+        a.close()
+        shutil.rmtree(a.workspace, ignore_errors=True)
+
+
+def test_cell_in_a_shell_session(shell):
+    a = shell.do("cell", "1+1")
+    assert a.code == 2 and b"no kernel" in a.err
+    assert shell.do("run", ["true"]).code == 0
+
+
+# --- kernel --------------------------------------------------------------------
+
+def test_kernel_state_and_values(kernel):
+    a, r = cell(kernel, "x = 41\nprint('hi')")
+    assert (a.code, a.out, r["value"], r["error"], r["restarted"]) == (0, b"hi\n", None, None, False)
+    a, r = cell(kernel, "x + 1")
+    assert (a.code, r["value"]) == (0, "42")
+    a, r = cell(kernel, "_ * 2")
+    assert r["value"] == "84"
+    a, r = cell(kernel, "'a' * 3")
+    assert r["value"] == "'aaa'"
+    a, r = cell(kernel, "None")
+    assert r["value"] is None
+    a, r = cell(kernel, "for i in range(2):\n    print(i)\nx")
+    assert (a.out, r["value"]) == (b"0\n1\n", "41")
+    a, r = cell(kernel, "'z' * 100000")
+    assert len(r["value"]) <= 65536 + 10
+    a, r = cell(kernel, "raise ValueError('v' * 10**7)")
+    assert 65536 <= len(r["error"]["value"]) <= 65536 + 10 and len(r["error"]["traceback"]) <= 65536 + 10
+    a, r = cell(kernel, "import sys\nprint(__name__, sys.modules['__main__'].x, sorted(k for k in globals() if not k.startswith('__')))")
+    assert a.out.split(b" ", 2)[:2] == [b"__main__", b"41"]
+    assert sorted(eval(a.out.split(b" ", 2)[2])) == ["_", "i", "sys", "x"]
+
+
+def test_kernel_stdin_and_stderr(kernel):
+    a, r = cell(kernel, "import sys\nprint(input().upper())\nprint('e', file=sys.stderr)\nsys.stdin.read()",
+                stdin=b"abc\nrest")
+    assert (a.out, a.err, r["value"]) == (b"ABC\n", b"e\n", "'rest'")
+    a, r = cell(kernel, "import os, subprocess\nprint('p', flush=True)\nsubprocess.run(['echo', 'child'])\nos.write(2, b'raw')\nNone")
+    assert (a.out, a.err) == (b"p\nchild\n", b"raw")
+
+
+def test_kernel_exception(kernel):
+    cell(kernel, "def f():\n    return 1 / 0\n")
+    a, r = cell(kernel, "y = 1\nf()")
+    assert a.code == 1
+    e = r["error"]
+    assert (e["name"], e["value"]) == ("ZeroDivisionError", "division by zero")
+    tb = e["traceback"]
+    assert "f()" in tb and "return 1 / 0" in tb and "<cell-2>" in tb and "<cell-1>" in tb
+    assert "kernel.py" not in tb
+    a, r = cell(kernel, "y")
+    assert r["value"] == "1"  # what ran before the error stays
+    a, r = cell(kernel, "x = (")
+    assert a.code == 1 and r["error"]["name"] == "SyntaxError"
+    assert "kernel.py" not in r["error"]["traceback"] and "ast.py" not in r["error"]["traceback"]
+    a, r = cell(kernel, "raise SystemExit(3)")
+    assert (a.code, r["error"]["name"], r["error"]["value"]) == (1, "SystemExit", "3")
+    a, r = cell(kernel, "import sys; sys.exit()")
+    assert r["error"]["name"] == "SystemExit"
+    a, r = cell(kernel, "y + 1")
+    assert (a.code, r["value"]) == (0, "2")
+
+
+def test_kernel_interrupt_keeps_state(kernel):
+    cell(kernel, "kept = 'yes'")
+    tag = kernel.cell("while True: pass")
+    time.sleep(0.5)
+    kernel.interrupt(tag)
+    a = kernel.answer(tag, timeout=5)
+    r = result(a)
+    assert (a.code, r["error"]["name"], r["restarted"]) == (1, "KeyboardInterrupt", False)
+    assert "kernel.py" not in r["error"]["traceback"]
+    a, r = cell(kernel, "kept")
+    assert r["value"] == "'yes'"
+    tag = kernel.cell("import time\ntime.sleep(100)")
+    time.sleep(0.5)
+    kernel.interrupt(tag)
+    r = result(kernel.answer(tag, timeout=5))
+    assert r["error"]["name"] == "KeyboardInterrupt"
+    tag = kernel.cell("!sleep 100")  # the command gets the SIGINT too
+    time.sleep(0.5)
+    kernel.interrupt(tag)
+    r = result(kernel.answer(tag, timeout=5))
+    assert (r["error"]["name"], r["restarted"]) == ("KeyboardInterrupt", False)
+    assert cell(kernel, "kept")[1]["value"] == "'yes'"
+
+
+def test_kernel_interrupt_in_c(kernel):
+    cell(kernel, "kept = 1")
+    tag = kernel.cell("sum(range(10**12))")
+    time.sleep(0.5)
+    t = time.monotonic()
+    kernel.interrupt(tag)
+    a = kernel.answer(tag, timeout=10)
+    r = result(a)
+    assert time.monotonic() - t < 5
+    if r["error"]["name"] == "KernelRestarted":
+        assert (a.code, r["restarted"]) == (137, True)
+        assert cell(kernel, "'kept' in globals()")[1]["value"] == "False"
+    else:
+        assert r["error"]["name"] == "KeyboardInterrupt"
+        assert cell(kernel, "kept")[1]["value"] == "1"
+
+
+def test_kernel_restarted_when_sigint_ignored(kernel):
+    cell(kernel, "old = 1")
+    tag = kernel.cell("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nprint('ignoring', flush=True)\nwhile True: pass")
+    time.sleep(0.5)
+    t = time.monotonic()
+    kernel.interrupt(tag)
+    a = kernel.answer(tag, timeout=10)
+    r = result(a)
+    assert 0.9 < time.monotonic() - t < 5
+    assert a.out == b"ignoring\n"
+    assert (a.code, r["error"]["name"], r["restarted"]) == (137, "KernelRestarted", True)
+    a, r = cell(kernel, "'old' in globals()")
+    assert (a.code, r["value"]) == (0, "False")
+
+
+def test_kernel_died(kernel):
+    cell(kernel, "old = 1")
+    a, r = cell(kernel, "import os\nprint('bye', flush=True)\nos._exit(3)")
+    assert (a.code, a.out, r["error"]["name"], r["restarted"]) == (137, b"bye\n", "KernelDied", True)
+    assert "exit 3" in r["error"]["value"]
+    a, r = cell(kernel, "'old' in globals()")
+    assert r["value"] == "False"
+    a, r = cell(kernel, "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)")
+    assert (a.code, r["error"]["name"]) == (137, "KernelDied") and "signal 9" in r["error"]["value"]
+    assert cell(kernel, "2 + 2")[1]["value"] == "4"
+
+
+def test_kernel_dies_between_cells(kernel):
+    cell(kernel, "import os, subprocess\nsubprocess.Popen(['sh', '-c', 'sleep 0.3; kill -9 %d' % os.getpid()])")
+    time.sleep(1.5)
+    a, r = cell(kernel, "'os' in globals()")
+    assert (a.code, r["value"]) == (0, "False")
+
+
+def test_kernel_new_cell_replaces_running_one(kernel):
+    old = kernel.cell("print('old', flush=True)\nimport time\ntime.sleep(100)")
+    time.sleep(0.5)
+    a, r = cell(kernel, "40 + 2")
+    assert r["value"] == "42"
+    assert old not in kernel.answers or kernel.answers[old].code is None
+
+
+def test_kernel_output_between_cells_dropped(kernel):
+    cell(kernel, "import subprocess\nsubprocess.Popen(['sh', '-c', 'sleep 0.3; echo late; echo late >&2'])")
+    time.sleep(1.5)
+    a, r = cell(kernel, "print('now')")
+    assert (a.out, a.err) == (b"now\n", b"")
+
+
+def test_kernel_magics(kernel):
+    a, r = cell(kernel, "x = 5\n!echo hello 'two words'\nprint(x)\nx + 1")
+    assert (a.out, r["value"]) == (b"hello two words\n5\n", "6")
+    a, r = cell(kernel, "%pip --version")
+    assert a.out.startswith(b"pip ") or b"No module named pip" in a.err, (a.out, a.err)
+    a, r = cell(kernel, "!cat")  # a command's stdin is not the kernel's
+    assert (a.code, a.out) == (0, b"")
+
+
+def test_kernel_run_in_a_kernel_session(kernel):
+    a = kernel.do("run", ["sh", "-c", "echo shell"])
+    assert (a.code, a.out) == (0, b"shell\n")
+    a, r = cell(kernel, "open('f', 'w').write('made')\nimport os; sorted(os.listdir('.'))")
+    assert r["value"] == "['f']"
+    assert kernel.do("get", "f").data == b"made"
+
+
+def test_kernel_sees_workspace_files_as_modules(kernel):
+    kernel.do("put", "helper.py", b"VALUE = 7\n")
+    assert cell(kernel, "import helper\nhelper.VALUE")[1]["value"] == "7"
+
+
+FAKE_PYPLOT = b"""
+figures = {}
+class Figure:
+    def __init__(self, num):
+        self.num = num
+    def savefig(self, out, format):
+        assert format == "png"
+        out.write(b"\\x89PNG fake %d" % self.num)
+def figure(num=None):
+    num = num if num is not None else max(figures, default=0) + 1
+    return figures.setdefault(num, Figure(num))
+def get_fignums():
+    return sorted(figures)
+def close(which):
+    assert which == "all"
+    figures.clear()
+"""
+
+
+def test_kernel_figures(kernel):
+    """The kernel's side of figures, with a stand-in for matplotlib.pyplot
+    (the sandbox's python image has none): at most 8 per cell, then closed."""
+    kernel.do("put", "matplotlib/__init__.py", b"")
+    kernel.do("put", "matplotlib/pyplot.py", FAKE_PYPLOT)
+    a, r = cell(kernel, "import os\nos.environ['MPLBACKEND']")
+    assert (r["value"], r["images"]) == ("'Agg'", [])  # set at start, not imported by the kernel
+    a, r = cell(kernel, "import matplotlib.pyplot as plt\nfor i in range(10):\n    plt.figure()\n")
+    assert a.code == 0, r
+    assert [base64.b64decode(i["data"]) for i in r["images"]] == [b"\x89PNG fake %d" % i for i in range(1, 9)]
+    assert all(i["type"] == "image/png" for i in r["images"])
+    a, r = cell(kernel, "plt.get_fignums()")
+    assert (r["value"], r["images"]) == ("[]", [])
+
+
+def test_kernel_large_output(kernel):
+    a, r = cell(kernel, "print('x' * 300000)\nimport sys\nsys.stderr.write('y' * 100000)\nNone")
+    assert a.out == b"x" * 300000 + b"\n" and a.err == b"y" * 100000
+    assert all(n <= 65536 for _, n in a.frames)
+
+
+def test_kernel_matplotlib(kernel):
+    a, r = cell(kernel, "import importlib.util\nimportlib.util.find_spec('matplotlib') is not None")
+    if r["value"] != "True":
+        pytest.skip("no matplotlib here")
+    a, r = cell(kernel, "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.figure()\nplt.plot([3, 1])\nNone",
+                timeout=60)
+    assert a.code == 0, r
+    assert len(r["images"]) == 2 and r["images"][0]["type"] == "image/png"
+    assert base64.b64decode(r["images"][0]["data"]).startswith(b"\x89PNG")
+    a, r = cell(kernel, "1")
+    assert r["images"] == []
+
+
+def test_kernel_sigint_between_cells(kernel):
+    """A SIGINT that comes while the kernel waits for a cell does not hurt
+    it; nor does a late int (its cell ended meanwhile)."""
+    tag = kernel.cell("1")
+    kernel.answer(tag)
+    kernel.interrupt(tag)
+    a, r = cell(kernel, "import os, subprocess\nsubprocess.Popen(['sh', '-c', 'sleep 0.3; kill -INT -%d' % os.getpgid(0)])\nos.getpid()")
+    pid = r["value"]
+    time.sleep(1.5)
+    a, r = cell(kernel, "os.getpid()")
+    assert (a.code, r["value"], r["restarted"]) == (0, pid, False)

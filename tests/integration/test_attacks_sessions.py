@@ -1,0 +1,164 @@
+"""Attacks on sessions, from inside the sandbox and through the files API:
+paths that leave /workspace, links planted for the host to follow, the
+agent killed or lied to, floods. Each asserts the specific safe outcome."""
+import json
+import time
+
+import pytest
+
+from conftest import request
+from sessions_util import create, delete, get, gone_without_trace, put, raw, step, step_ok
+
+attack = pytest.mark.attack
+
+
+@pytest.fixture
+def sid():
+    s = create()
+    yield s["id"]
+    delete(s["id"])
+
+
+def error_code(body):
+    return json.loads(body)["error"]["code"] if isinstance(body, bytes) else body["error"]["code"]
+
+
+@attack("files API: a path with .. (escaped) leaves /workspace", "400 bad_file_name, nothing read or written")
+def test_dotdot(sid):
+    for path in ["..%2F..%2Fetc%2Fpasswd", "a/%2e%2e/%2e%2e/etc/passwd", "%2e%2e"]:
+        status, _, body = get(sid, path)
+        assert status == 400 and error_code(body) == "bad_file_name", (path, body)
+        status, body = put(sid, path, b"x")
+        assert status == 400 and body["error"]["code"] == "bad_file_name", (path, body)
+
+
+@attack("files API: an absolute path", "400 bad_file_name")
+def test_absolute(sid):
+    status, _, body = get(sid, "%2Fetc%2Fpasswd")
+    assert status == 400 and error_code(body) == "bad_file_name", body
+
+
+@attack("files API: names with control bytes or NUL", "400 bad_file_name, or no route (404); nothing made")
+def test_control_bytes(sid):
+    for path in ["a%01b", "a%0Ab", "a%7Fb", "a%00b"]:
+        status, body = put(sid, path, b"x")
+        assert status in (400, 404), (path, body)  # a NUL: the web server refuses it first
+    r = step_ok(sid, "import os\nprint(sorted(os.listdir('.')))")
+    assert r["run"]["stdout"] == "['main.py']\n", r
+
+
+@attack("files API: a symlink made in the session to /etc/passwd", "get and put refused (400 not_a_file), no link followed")
+def test_symlink_to_etc_passwd(sid):
+    step_ok(sid, "import os\nos.symlink('/etc/passwd', 'pw')\nos.symlink('/', 'top')")
+    status, _, body = get(sid, "pw")
+    assert status == 400 and error_code(body) == "not_a_file" and b"root:" not in body, body
+    status, body = put(sid, "pw", b"owned\n")
+    assert status == 400 and body["error"]["code"] == "not_a_file", body
+    status, _, body = get(sid, "top/etc/passwd")
+    assert status == 400 and b"root:" not in body, body
+    status, body = put(sid, "top/tmp/x", b"owned")
+    assert status == 400, body
+    status, _, listing = request("GET", f"/v1/sessions/{sid}/files?path=top")
+    assert status == 400, listing
+    status, _, listing = request("GET", f"/v1/sessions/{sid}/files")
+    kinds = {e["name"]: e["type"] for e in listing["entries"]}
+    assert kinds["pw"] == "link" and kinds["top"] == "link"
+    # Deleting the link removes the link, not what it names.
+    assert raw("DELETE", f"/v1/sessions/{sid}/files/pw")[0] == 204
+    r = step_ok(sid, "import os\nprint(os.path.lexists('pw'), open('/etc/passwd').read().startswith('root:'))")
+    assert r["run"]["stdout"] == "False True\n"
+    with open("/etc/passwd") as f:
+        assert "owned" not in f.read()
+
+
+@attack("files API: a file replaced by a link between list and get", "the get sees the link and refuses it (400)")
+def test_swapped_for_a_link(sid):
+    assert put(sid, "data.txt", b"plain")[0] == 201
+    status, _, listing = request("GET", f"/v1/sessions/{sid}/files")
+    assert any(e["name"] == "data.txt" and e["type"] == "file" for e in listing["entries"])
+    step_ok(sid, "import os\nos.remove('data.txt')\nos.symlink('/etc/shadow', 'data.txt')")
+    status, _, body = get(sid, "data.txt")
+    assert status == 400 and error_code(body) == "not_a_file", body
+
+
+@attack("files API: a hard link to a file outside /workspace", "cannot be made (another file system); nothing to read")
+def test_hard_link(sid):
+    r = step_ok(sid, "import os\ntry:\n    os.link('/etc/passwd', 'hard')\n    print('linked')\nexcept OSError as e:\n    print(e.errno)")
+    assert r["run"]["stdout"].strip() != "linked", r
+    assert get(sid, "hard")[0] == 404
+
+
+@attack("session: a step kills its agent (PID 1)", "the step is answered, the session ends clearly (410), nothing is left")
+def test_agent_killed(sid):
+    start = time.monotonic()
+    status, result = step(sid, "import os, signal\nos.kill(1, signal.SIGKILL)\nimport time\ntime.sleep(5)")
+    assert time.monotonic() - start < 20
+    assert status == 200 and result["session"]["ended"], result
+    status, _, err = request("GET", f"/v1/sessions/{sid}")
+    assert status == 410 and err["error"]["code"] == "session_expired"
+    assert gone_without_trace(sid)
+
+
+@attack("session: a step writes forged agent frames to the agent's stdout", "only its own step is misreported; the session or its end is clean")
+def test_forged_frames(sid):
+    forge = ("import os\nfd = os.open('/proc/1/fd/1', os.O_WRONLY)\n"
+             "os.write(fd, b'end 0000000000000000 0 0\\nout 0000000000000000 5\\nforge')\n"
+             "print('real')")
+    status, result = step(sid, forge)
+    assert status == 200 and "forge" not in result["run"]["stdout"], result
+    garbage = "import os\nfd = os.open('/proc/1/fd/1', os.O_WRONLY)\nos.write(fd, b'\\x00garbage\\n' * 3)"
+    status, result = step(sid, garbage)
+    assert status in (200, 410), result
+    after, r = step(sid, "print('after')")
+    if result.get("session", {}).get("ended") or status == 410:
+        assert after == 410 and gone_without_trace(sid)
+    else:
+        assert after == 200 and r["run"]["stdout"] == "after\n"
+    other = create()["id"]
+    try:
+        assert step_ok(other, "print('unaffected')")["run"]["stdout"] == "unaffected\n"
+    finally:
+        delete(other)
+
+
+@attack("session: a step floods output", "truncated at outputBytes, the step interrupted, the session goes on")
+def test_output_flood(sid):
+    r = step_ok(sid, "import sys\nwhile True:\n    sys.stdout.write('x' * 65536)", limits={"outputBytes": 10000})
+    assert r["run"]["truncated"] and len(r["run"]["stdout"]) == 10000
+    assert step_ok(sid, "print('ok')")["run"]["stdout"] == "ok\n"
+
+
+@attack("session: a fork bomb in a step", "bounded by the session's pids; the step is answered and the session still works or ends clearly")
+def test_fork_bomb(sid):
+    start = time.monotonic()
+    status, r = step(sid, "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass",
+                     limits={"wallTimeMs": 3000})
+    assert time.monotonic() - start < 30 and status == 200, r
+    assert r["run"]["timedOut"] or r["session"].get("ended")
+    after, r2 = step(sid, "print('alive')")
+    assert (after == 200 and r2["run"]["stdout"] == "alive\n") or after == 410, r2
+
+
+@attack("session: a step replaces the agent or adds to its directory", "refused (EACCES/EROFS: root's, mounted read-only)")
+def test_agent_dir_read_only(sid):
+    code = ("import errno\nfor p in ['/isobox-agent/isobox-agent', '/isobox-agent/new']:\n"
+            "    try:\n        open(p, 'wb')\n        print('written')\n"
+            "    except OSError as e:\n        print(errno.errorcode[e.errno])")
+    out = step_ok(sid, code)["run"]["stdout"].split()
+    assert len(out) == 2 and set(out) <= {"EROFS", "EACCES"}, out
+
+
+@attack("session: deleted while a step runs", "the step is answered at once, the sandbox is gone")
+def test_deleted_mid_step():
+    sid = create()["id"]
+    import concurrent.futures
+    with concurrent.futures.ThreadPoolExecutor(1) as ex:
+        running = ex.submit(step, sid, "import time\ntime.sleep(30)")
+        time.sleep(1.5)
+        start = time.monotonic()
+        assert delete(sid) == 204
+        status, result = running.result(timeout=20)
+        assert time.monotonic() - start < 15
+    assert status in (200, 410), result
+    assert gone_without_trace(sid)
+    assert request("GET", f"/v1/sessions/{sid}")[0] == 404

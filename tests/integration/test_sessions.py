@@ -1,0 +1,338 @@
+"""Sessions on the real stack: /v1/sessions through Caddy, the FastCGI pool,
+dockerd and runsc. State across steps (files, and a live kernel's
+variables), one request at a time, any worker serves any step, files in and
+out byte-exact, expiry by idle time and lifetime with nothing left, a
+runaway cell interrupted, an OOM kill, a pool restart."""
+import concurrent.futures
+import json
+import os
+import re
+import signal
+import time
+
+import pytest
+
+from conftest import CONF, LOG_DIR, pool_master, request, restart_pool, wait_until, workers
+from sessions_util import (create, delete, get, gone_without_trace, put, raw, session_containers,
+                           session_dirs, step, step_ok)
+from streaming import chunk_bytes, events, open_stream
+
+
+@pytest.fixture
+def shell():
+    s = create()
+    yield s["id"]
+    delete(s["id"])
+
+
+@pytest.fixture
+def kernel():
+    s = create(type="kernel")
+    yield s["id"]
+    delete(s["id"])
+
+
+def test_create_get_list_delete():
+    s = create(limits={"memoryBytes": 200 * 2**20, "cpus": 0.5, "pids": 64}, idleTimeoutMs=60000)
+    sid = s["id"]
+    assert re.fullmatch(r"[0-9a-f]{32}", sid)
+    assert s["language"] == "python" and s["version"].startswith("3.11") and s["type"] == "shell"
+    assert s["limits"] == {"memoryBytes": 200 * 2**20, "cpus": 0.5, "pids": 64}
+    assert s["network"] is False and s["state"] == "idle" and s["steps"] == 0
+    assert s["idleTimeoutMs"] == 60000 and s["createdAt"].endswith("Z")
+    assert sid in session_containers() and sid in session_dirs()
+    status, _, got = request("GET", f"/v1/sessions/{sid}")
+    assert status == 200 and got["id"] == sid and got["expiresAt"] > got["createdAt"]
+    status, _, listed = request("GET", "/v1/sessions")
+    assert status == 200 and sid in [x["id"] for x in listed["sessions"]]
+    # Its sandbox has the hardening of /execute: the same user, no network.
+    run = step_ok(sid, "import os, socket\nprint(os.getuid(), os.getgid(), socket.if_nameindex())")["run"]
+    assert run["stdout"] == "65534 65534 [(1, 'lo')]\n", run
+    assert delete(sid) == 204
+    assert gone_without_trace(sid, timeout=5)
+    status, _, err = request("GET", f"/v1/sessions/{sid}")
+    assert status == 404 and err["error"]["code"] == "session_not_found", err
+    assert step(sid, "print(1)")[0] == 404
+    assert delete(sid) == 404
+
+
+def test_bad_requests_are_clear_errors():
+    before = (session_dirs(), session_containers())
+    cases = [
+        ({"language": "python", "limits": {"wallTimeMs": 1000}}, 400, "invalid_request"),
+        ({"language": "python", "type": "repl"}, 400, "invalid_value"),
+        ({"language": "bash", "type": "kernel"}, 400, "invalid_value"),
+        ({"language": "cobol"}, 404, "unknown_language"),
+        ({"language": "python", "idleTimeoutMs": 10}, 400, "invalid_value"),
+        ({"language": "python", "maxLifetimeMs": 10**12}, 400, "invalid_value"),
+        ({"language": "python", "secret": 1}, 400, "unknown_field"),
+    ]
+    for body, want, code in cases:
+        status, _, err = request("POST", "/v1/sessions", body)
+        assert (status, err["error"]["code"]) == (want, code), (body, err)
+    for path in ["/v1/sessions/nope", "/v1/sessions/" + "0" * 32, "/v1/sessions/../../etc"]:
+        status, _, err = request("GET", path)
+        assert status == 404, (path, err)
+    status, headers, err = request("PATCH", "/v1/sessions")
+    assert status == 405 and headers["Allow"] == "POST, GET", err
+    assert (session_dirs(), session_containers()) == before  # nothing made
+
+
+def test_memory_is_clamped_to_the_session_ceiling():
+    s = create(limits={"memoryBytes": 8 * 2**30})
+    try:
+        assert s["limits"]["memoryBytes"] == 512 * 2**20  # sessions.memoryBytes
+    finally:
+        delete(s["id"])
+
+
+def test_shell_state_lives_in_workspace(shell):
+    r1 = step_ok(shell, "import os\nopen('notes.txt', 'w').write('step one')\nprint(os.getcwd(), os.environ['HOME'])")
+    assert r1["run"]["stdout"] == "/workspace /workspace\n" and r1["session"]["id"] == shell
+    step_ok(shell, "open('other.txt', 'w').write('two')")
+    r3 = step_ok(shell, "print(open('notes.txt').read(), open('other.txt').read())")
+    assert r3["run"]["stdout"] == "step one two\n"
+    # A step's files and args, and its stdin, as /execute takes them.
+    status, r4 = step(shell, files=[{"name": "main.py", "content": "import sys, lib\nprint(lib.X, sys.argv[1:], sys.stdin.read())"},
+                                    {"name": "lib.py", "content": "X = 7"}], args=["a b"], stdin="in")
+    assert status == 200 and r4["run"]["stdout"] == "7 ['a b'] in\n", r4
+    r5 = step_ok(shell, "import sys; sys.exit(3)")
+    assert r5["run"]["exitCode"] == 3
+    status, _, got = request("GET", f"/v1/sessions/{shell}")
+    assert got["steps"] == 5 and got["lastUsedAt"] > got["createdAt"]
+
+
+def test_other_languages_have_shell_sessions():
+    for language, code, want in [("bash", "echo $((6 * 7)) > n; cat n", "42\n"),
+                                 ("c", '#include <stdio.h>\nint main(void){puts("hi from c");}', "hi from c\n")]:
+        s = create(language=language)
+        try:
+            result = step_ok(s["id"], code)
+            assert result["run"]["stdout"] == want, result
+            if language == "c":
+                assert result["compile"]["exitCode"] == 0
+            broken = step_ok(s["id"], "int main(void) { return }") if language == "c" else None
+            if broken:
+                assert broken["compile"]["exitCode"] != 0 and "run" not in broken
+        finally:
+            delete(s["id"])
+
+
+def test_kernel_keeps_variables_imports_and_objects(kernel):
+    r = step_ok(kernel, "x = 41\nimport pandas as pd\ndf = pd.DataFrame({'a': [1, 2, 3]})")
+    assert r["kernel"] == {"value": None, "error": None, "images": [], "restarted": False}, r
+    r = step_ok(kernel, "x += 1\nx")
+    assert r["kernel"]["value"] == "42" and r["run"]["exitCode"] == 0
+    r = step_ok(kernel, "print(df.a.sum())\ndf['b'] = df.a * x\ndf.b.tolist()")
+    assert r["run"]["stdout"] == "6\n" and r["kernel"]["value"] == "[42, 84, 126]"
+    r = step_ok(kernel, "def f():\n    return undefined_name\nf()")
+    err = r["kernel"]["error"]
+    assert r["run"]["exitCode"] == 1 and err["name"] == "NameError" and "undefined_name" in err["value"]
+    assert "return undefined_name" in err["traceback"] and "kernel.py" not in err["traceback"], err
+    r = step_ok(kernel, "import sys\nprint('out'); print('err', file=sys.stderr)\nsys.stdin.read()", stdin="given")
+    assert r["run"]["stdout"] == "out\n" and r["run"]["stderr"] == "err\n" and r["kernel"]["value"] == "'given'"
+    assert step_ok(kernel, "x")["kernel"]["value"] == "42"
+
+
+def test_matplotlib_figure_comes_back_as_png(kernel):
+    r = step_ok(kernel, "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [1, 4, 9])\nplt.title('t')")
+    images = r["kernel"]["images"]
+    assert len(images) == 1 and images[0]["type"] == "image/png", r
+    import base64
+    assert base64.b64decode(images[0]["data"]).startswith(b"\x89PNG\r\n\x1a\n")
+    assert step_ok(kernel, "1")["kernel"]["images"] == []  # shown once, then closed
+
+
+def test_runaway_cell_is_interrupted_and_the_kernel_keeps_its_state(kernel):
+    step_ok(kernel, "kept = 'still here'")
+    start = time.monotonic()
+    r = step_ok(kernel, "while True:\n    pass", limits={"wallTimeMs": 1000})
+    assert time.monotonic() - start < 5
+    assert r["run"]["timedOut"] and r["kernel"]["error"]["name"] == "KeyboardInterrupt", r
+    assert r["kernel"]["restarted"] is False
+    assert step_ok(kernel, "kept")["kernel"]["value"] == "'still here'"
+
+
+def test_a_cell_that_ignores_the_interrupt_restarts_the_kernel(kernel):
+    step_ok(kernel, "lost = 1")
+    start = time.monotonic()
+    r = step_ok(kernel, "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass",
+                limits={"wallTimeMs": 1000})
+    assert time.monotonic() - start < 8
+    assert r["run"]["timedOut"] and r["kernel"]["restarted"] is True, r
+    assert r["kernel"]["error"]["name"] == "KernelRestarted" and "lost" in r["kernel"]["error"]["value"]
+    r = step_ok(kernel, "'lost' in globals()")
+    assert r["kernel"]["value"] == "False" and r["session"].get("ended") is None
+
+
+def test_memory_bomb_in_a_kernel_ends_the_session_clearly():
+    s = create(type="kernel", limits={"memoryBytes": 128 * 2**20})
+    sid = s["id"]
+    step_ok(sid, "x = 1")
+    r = step_ok(sid, "a = []\nwhile True:\n    a.append(bytearray(8 * 2**20))")
+    assert r["run"]["oomKilled"] is True, r
+    assert "memory" in r["session"]["ended"], r
+    status, _, err = request("GET", f"/v1/sessions/{sid}")
+    assert status == 410 and err["error"]["code"] == "session_expired" and "memory" in err["error"]["message"]
+    assert step(sid, "x")[0] == 410
+    assert gone_without_trace(sid)
+
+
+def test_one_step_at_a_time(shell):
+    with concurrent.futures.ThreadPoolExecutor(2) as ex:
+        slow = ex.submit(step, shell, "import time\ntime.sleep(3)\nprint('slow')")
+        time.sleep(1)
+        status, err = step(shell, "print('second')")
+        assert status == 409 and err["error"]["code"] == "session_busy", err
+        status, _, got = request("GET", f"/v1/sessions/{shell}")
+        assert got["state"] == "busy"
+        status, result = slow.result(timeout=30)
+    assert status == 200 and result["run"]["stdout"] == "slow\n"
+    assert put(shell, "x", b"1")[0] == 201  # free again
+
+
+def test_sessions_do_not_see_each_other(shell):
+    other = create()["id"]
+    try:
+        step_ok(shell, "open('mine.txt', 'w').write('secret')")
+        r = step_ok(other, "import os\nprint(sorted(os.listdir('.')), os.path.exists('/workspace/mine.txt'))")
+        assert r["run"]["stdout"] == "['main.py'] False\n", r
+        assert get(other, "mine.txt")[0] == 404
+    finally:
+        delete(other)
+
+
+def test_any_worker_serves_any_step(shell):
+    """The worker that served a step dies; the next step is served by
+    another process and finds the session as it was."""
+    step_ok(shell, "open('kept', 'w').write('yes')")
+    log = open(os.path.join(LOG_DIR, "isobox.log")).read().splitlines()
+    served = [int(m.group(1)) for line in log if shell in line
+              for m in [re.search(r"isobox\[(\d+)\]: session \w+ step", line)] if m]
+    assert served, "the step was not logged"
+    pid = served[-1]
+    os.kill(pid, signal.SIGKILL)
+    assert wait_until(lambda: pid not in workers(), 10)
+    r = step_ok(shell, "print(open('kept').read())")
+    assert r["run"]["stdout"] == "yes\n"
+    log = open(os.path.join(LOG_DIR, "isobox.log")).read()
+    again = re.findall(r"isobox\[(\d+)\]: session " + shell + " step", log)
+    assert int(again[-1]) != pid
+
+
+def test_files_in_and_out_byte_exact(shell):
+    every = bytes(range(256)) * 4
+    assert put(shell, "bin/all.bin", every) == (201, {"path": "bin/all.bin", "size": 1024})
+    status, headers, body = get(shell, "bin/all.bin")
+    assert status == 200 and body == every
+    assert headers["Content-Type"] == "application/octet-stream" and headers["Content-Length"] == "1024"
+    r = step_ok(shell, "import hashlib\nprint(hashlib.sha256(open('bin/all.bin','rb').read()).hexdigest())")
+    import hashlib
+    assert r["run"]["stdout"].strip() == hashlib.sha256(every).hexdigest()
+    big = os.urandom(10 * 2**20)
+    assert put(shell, "big.bin", big)[0] == 201
+    status, _, back = get(shell, "big.bin")
+    assert status == 200 and back == big
+    step_ok(shell, "open('made.bin', 'wb').write(bytes(range(256)))")
+    assert get(shell, "made.bin")[2] == bytes(range(256))
+    status, _, listing = request("GET", f"/v1/sessions/{shell}/files")
+    names = {e["name"]: e for e in listing["entries"]}
+    assert names["big.bin"]["size"] == 10 * 2**20 and names["big.bin"]["type"] == "file"
+    assert names["bin"]["type"] == "directory" and names["made.bin"]["mtime"].endswith("Z")
+    status, _, listing = request("GET", f"/v1/sessions/{shell}/files?path=bin")
+    assert [e["name"] for e in listing["entries"]] == ["all.bin"]
+    assert raw("DELETE", f"/v1/sessions/{shell}/files/bin")[0] == 204
+    assert get(shell, "bin/all.bin")[0] == 404
+    assert raw("HEAD", f"/v1/sessions/{shell}/files/made.bin")[1]["Content-Length"] == "256"
+
+
+def test_file_errors_are_clear(shell):
+    step_ok(shell, "import os\nos.makedirs('d/e')")
+    status, _, body = get(shell, "missing.txt")
+    assert status == 404 and json.loads(body)["error"]["code"] == "file_not_found"
+    status, _, body = get(shell, "d")
+    assert status == 400 and json.loads(body)["error"]["code"] == "not_a_file"
+    status, _, body = raw("GET", f"/v1/sessions/{shell}/files?path=nope")
+    assert status == 404
+    status, body = put(shell, "huge.bin", b"\0" * (32 * 2**20 + 1))
+    assert status == 413 and body["error"]["code"] == "file_too_large", body
+    assert put("0" * 32, "x", b"1")[0] == 404
+
+
+def test_idle_sessions_expire_with_nothing_left():
+    sid = create(idleTimeoutMs=1000)["id"]
+    assert wait_until(lambda: request("GET", f"/v1/sessions/{sid}")[0] == 410, 15)
+    status, _, err = request("GET", f"/v1/sessions/{sid}")
+    assert err["error"]["code"] == "session_expired" and "idle" in err["error"]["message"]
+    assert gone_without_trace(sid)
+
+
+def test_a_session_ends_at_its_lifetime_however_busy():
+    sid = create(maxLifetimeMs=4000, idleTimeoutMs=60000)["id"]
+    start = time.monotonic()
+    while time.monotonic() - start < 15:
+        status, _ = step(sid, "print(1)")
+        if status != 200:
+            break
+        time.sleep(0.3)
+    assert status == 410 and 3.5 < time.monotonic() - start < 10
+    assert "maxLifetimeMs" in request("GET", f"/v1/sessions/{sid}")[2]["error"]["message"]
+    assert gone_without_trace(sid)
+
+
+def test_streamed_step(kernel):
+    step_ok(kernel, "import time")
+    conn, resp = open_stream({"code": "for i in range(3):\n    print(i, flush=True)\n    time.sleep(0.3)\n'done'"},
+                             "http://127.0.0.1:8090", path=f"/v1/sessions/{kernel}/exec")
+    try:
+        assert resp.status == 200
+        evs = list(events(resp))
+    finally:
+        conn.close()
+    out = b"".join(chunk_bytes(d) for _, name, d in evs if name == "stdout")
+    assert out == b"0\n1\n2\n"
+    assert evs[-1][1] == "result"
+    result = json.loads(evs[-1][2])
+    assert result["kernel"]["value"] == "'done'" and result["session"]["id"] == kernel
+
+
+def test_a_background_process_lives_in_the_session_and_dies_with_it():
+    sid = create()["id"]
+    r = step_ok(sid, "import subprocess\np = subprocess.Popen(['sleep', '300'])\nprint(p.pid)")
+    pid = r["run"]["stdout"].strip()
+    r = step_ok(sid, f"import os\nprint(os.path.exists('/proc/{pid}'))")
+    assert r["run"]["stdout"] == "True\n", r
+    assert delete(sid) == 204
+    assert gone_without_trace(sid)
+
+
+def test_sessions_outlive_a_pool_restart(shell, kernel):
+    step_ok(shell, "open('f', 'w').write('kept')")
+    step_ok(kernel, "v = 'alive'")
+    restart_pool()
+    assert step_ok(shell, "print(open('f').read())")["run"]["stdout"] == "kept\n"
+    assert step_ok(kernel, "v")["kernel"]["value"] == "'alive'"
+
+
+def test_ceilings_on_sessions():
+    with open(CONF) as f:
+        shipped = f.read()
+    try:
+        with open(CONF, "w") as f:
+            f.write(shipped.replace("  max: 16 ", "  max: 2 "))
+        os.kill(pool_master(), signal.SIGHUP)
+        time.sleep(1)
+        a, b = create()["id"], create()["id"]
+        status, _, err = request("POST", "/v1/sessions", {"language": "python"})
+        assert status == 429 and err["error"]["code"] == "too_many_sessions", err
+        delete(a)
+        status, _, err = request("POST", "/v1/sessions",
+                                 {"language": "python", "limits": {"memoryBytes": 512 * 2**20}})
+        assert status == 201, err
+        delete(err["id"])
+        delete(b)
+    finally:
+        with open(CONF, "w") as f:
+            f.write(shipped)
+        os.kill(pool_master(), signal.SIGHUP)
+        time.sleep(1)

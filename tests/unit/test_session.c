@@ -1,0 +1,243 @@
+#define _GNU_SOURCE
+/* Sessions' pure parts: the agent's frames, its listings, the request
+ * frames, the docker argv, the route patterns, the settings. */
+#include "tap.h"
+#include "fixtures.h"
+#include "../../fcgi/request.h"
+#include "../../sandbox/frame.h"
+#include "../../sandbox/sandbox.h"
+#include "../../sandbox/session.h"
+#include "../../sandbox/session_store.h"
+
+#define TAG "0123456789abcdef"
+
+/* Everything a byte stream says, fed in pieces of `step` bytes. */
+static void feed_all(const char *p, size_t n, size_t step, struct buf *log)
+{
+	struct frame_decoder d;
+	int last_fd = 0; /* output in pieces logs as one piece */
+	frame_init(&d, 1000);
+	for (size_t off = 0; off < n;) {
+		size_t k = n - off < step ? n - off : step;
+		const char *q = p + off;
+		struct frame_event ev;
+		do {
+			size_t used = frame_feed(&d, q, k, &ev);
+			q += used;
+			k -= used;
+			switch (ev.kind) {
+			case FRAME_MORE: break;
+			case FRAME_READY: buf_printf(log, "ready;"); break;
+			case FRAME_OUT:
+				if (ev.fd != last_fd)
+					buf_printf(log, "%d:", ev.fd);
+				last_fd = ev.fd;
+				buf_append(log, ev.data, ev.len);
+				break;
+			case FRAME_DATA: last_fd = 0; buf_append(log, ev.data, ev.len); break;
+			case FRAME_END:
+				last_fd = 0;
+				buf_append(log, ev.data, ev.len);
+				if (!ev.more)
+					buf_printf(log, "|end %s %lld;", ev.tag, ev.code);
+				break;
+			case FRAME_GARBLED: buf_printf(log, "garbled;"); break;
+			}
+		} while (k > 0 || ev.kind != FRAME_MORE);
+		off += step < n - off ? step : n - off;
+	}
+	buf_append(log, "", 0);
+}
+
+static void frames(void)
+{
+	static const char stream[] = "ready\nout " TAG " 3\nab\nerr " TAG " 2\n\036x"
+				     "data " TAG " 0\nend " TAG " 1 4\n{\"a\"end " TAG " 137 0\n";
+	struct buf whole = {0};
+	feed_all(stream, sizeof stream - 1, sizeof stream, &whole);
+	is_str(whole.data, "ready;1:ab\n2:\036x{\"a\"|end " TAG " 1;|end " TAG " 137;",
+	       "frames: ready, output by fd, data, end with and without payload");
+	bool same = true;
+	for (size_t step = 1; step < 12; step++) {
+		struct buf part = {0};
+		feed_all(stream, sizeof stream - 1, step, &part);
+		same = same && !strcmp(part.data, whole.data);
+		buf_free(&part);
+	}
+	ok(same, "frames: any split of the same bytes says the same");
+	buf_free(&whole);
+	static const char *const bad[] = {
+		"out 0123456789ABCDEF 1\nx",       /* upper-case tag */
+		"out 0123 1\nx",                   /* short tag */
+		"out " TAG " 65537\n",             /* a chunk over the cap */
+		"end " TAG " 0 1001\n",            /* an end payload over its cap */
+		"end " TAG " -1 0\n",              /* a sign */
+		"end " TAG " 1 0 extra\n",         /* a word too many */
+		"exit " TAG " 1\n",                /* not in the protocol */
+		"out " TAG "  1\nx",               /* two spaces */
+		"out " TAG " 1x\n",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		struct buf log = {0};
+		feed_all(bad[i], strlen(bad[i]), 64, &log);
+		ok(strstr(log.data, "garbled;") != NULL && !strstr(log.data, "1:"),
+		   "frames: garbled, nothing passed on: %.24s", bad[i]);
+		buf_free(&log);
+	}
+	char longer[700];
+	memset(longer, 'a', sizeof longer);
+	struct buf log = {0};
+	feed_all(longer, sizeof longer, 100, &log);
+	is_str(log.data, "garbled;", "frames: a header past 512 bytes is garbled, once");
+	buf_free(&log);
+	char tag[FRAME_TAG_LEN + 1], other[FRAME_TAG_LEN + 1];
+	frame_new_tag(tag);
+	frame_new_tag(other);
+	ok(strlen(tag) == 16 && strspn(tag, "0123456789abcdef") == 16 && strcmp(tag, other),
+	   "frames: tags are 16 hex digits, fresh each time");
+}
+
+static void listing(void)
+{
+	static const char text[] = "f 12 1700000000 5\na.txtd 0 1700000001 3\nsubl 7 5 4\nlink";
+	struct session_entry *e;
+	size_t n;
+	struct fault f = {0};
+	ok(session_parse_listing(text, sizeof text - 1, 100, &e, &n, &f) && n == 3 &&
+	   !strcmp(e[0].name, "a.txt") && e[0].type == 'f' && e[0].size == 12 && e[0].mtime == 1700000000 &&
+	   !strcmp(e[1].name, "sub") && e[1].type == 'd' && !strcmp(e[2].name, "link") && e[2].type == 'l',
+	   "listing: type, size, mtime and the name's bytes");
+	session_entries_free(e, n);
+	ok(session_parse_listing(text, sizeof text - 1, 2, &e, &n, &f) && n == 2, "listing: capped at max entries");
+	session_entries_free(e, n);
+	ok(session_parse_listing("", 0, 10, &e, &n, &f) && n == 0, "listing: an empty directory");
+	static const char *const bad[] = {"f 1 1 9\nshort", "x 1 1 1\na", "f -1 1 1\na", "f 1 1 1 a",
+		"f 1 1 3\na/b", "f 1 1 0\n", "f 1 1 1\na junk"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		f = (struct fault){0};
+		bool good = session_parse_listing(bad[i], strlen(bad[i]), 10, &e, &n, &f);
+		ok(!good && f.code == E_SANDBOX_FAILED && !e && n == 0, "listing: refused: %s", bad[i]);
+	}
+	ok(!session_parse_listing("f 1 1 3\na\0b", 11, 10, &e, &n, &f), "listing: a NUL in a name is refused");
+}
+
+static void step_requests(const struct language *py)
+{
+	struct sandbox_file files[] = {{.name = "main.py", .data = "print(1)\n", .len = 9},
+				       {.name = "d/x.bin", .data = "a\0\n", .len = 3}};
+	char *args[] = {"a b"};
+	struct sandbox_job job = {.lang = py, .files = files, .n_files = 2, .args = args, .n_args = 1,
+				  .stdin_data = "in\n", .stdin_len = 3};
+	struct buf b = {0};
+	session_step_request(&job, false, TAG, &b);
+	static const char head[] = "run " TAG " 2 8 3\n7 9\nmain.pyprint(1)\n7 3\nd/x.bina\0\n7\n/bin/sh2\n-c";
+	ok(b.len > sizeof head && !memcmp(b.data, head, sizeof head - 1),
+	   "step request: run, counts, the files as they are, then the entry script's argv");
+	static const char tail[] = "6\nisobox1\n07\npython37\nmain.py3\na bin\n";
+	ok(b.len > sizeof tail && !memcmp(b.data + b.len - (sizeof tail - 1), tail, sizeof tail - 1),
+	   "step request: no compile (K 0), the run command, the args, then stdin");
+	ok(memmem(b.data, b.len, "cp -R", 5) == NULL, "step request: the script copies nothing (the agent wrote the files)");
+	buf_free(&b);
+	session_step_request(&job, true, TAG, &b);
+	static const char cell[] = "cell " TAG " 9 3\nprint(1)\nin\n";
+	ok(b.len == sizeof cell - 1 && !memcmp(b.data, cell, b.len), "step request: a cell is the code and stdin");
+	buf_free(&b);
+}
+
+static int index_of(const struct strv *a, const char *arg)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (!strcmp(a->v[i], arg))
+			return (int)i;
+	return -1;
+}
+
+static void session_argv(const struct conf *c, const struct language *py)
+{
+	struct sandbox_file files[] = {{.name = "main.py", .data = "1", .len = 1}};
+	struct limits lim = {.memory_bytes = 256 << 20, .cpus = 1, .pids = 128};
+	struct sandbox_job job = {.lang = py, .files = files, .n_files = 1, .limits = lim};
+	struct strv cold = {0}, ses = {0}, kern = {0};
+	sandbox_docker_argv(c, &job, "isobox-main-x", "1.2", "/w/x", &cold);
+	sandbox_session_argv(c, py, &lim, false, false, "isobox-main-x", "1.2", "0123456789abcdef0123456789abcdef", &ses);
+	sandbox_session_argv(c, py, &lim, false, true, "isobox-main-x", "1.2", "0123456789abcdef0123456789abcdef", &kern);
+	int at = index_of(&ses, "--label=isobox.kind=session");
+	ok(at > 0 && at == index_of(&cold, "--label=isobox.kind=cold"), "session argv: labelled isobox.kind=session");
+	int same = 0;
+	for (int i = at + 1; i < (int)cold.n && i < (int)ses.n && strncmp(cold.v[i], "--mount=type=bind,src=/w/x", 26); i++) {
+		bool home = !strncmp(cold.v[i], "--workdir", 9) || !strncmp(cold.v[i], "--env=HOME", 10);
+		same += home || !strcmp(cold.v[i], ses.v[i]) ? 1 : -1000;
+	}
+	ok(same > 20, "session argv: every hardening flag of a cold run (%d)", same);
+	ok(index_of(&ses, "--workdir=/workspace") > 0 && index_of(&ses, "--env=HOME=/workspace") > 0,
+	   "session argv: /workspace is home and working dir");
+	ok(index_of(&ses, "--label=isobox.session=0123456789abcdef0123456789abcdef") > 0,
+	   "session argv: the session's id in a label");
+	char tmpfs[128];
+	snprintf(tmpfs, sizeof tmpfs, "--tmpfs=/workspace:rw,nosuid,nodev,exec,size=%lld,mode=1777",
+		 (long long)c->sessions.workspace_bytes);
+	ok(index_of(&ses, tmpfs) > 0, "session argv: /workspace is a tmpfs of sessions.workspaceBytes");
+	int agent = index_of(&ses, "/isobox-agent/isobox-agent");
+	ok(agent > 0 && !strcmp(ses.v[agent - 1], TEST_ID_PY) && !strcmp(ses.v[agent + 1], "shell") &&
+	   agent + 2 == (int)ses.n, "session argv: the image by ID, then the agent, in shell mode");
+	agent = index_of(&kern, "/isobox-agent/isobox-agent");
+	ok(agent > 0 && !strcmp(kern.v[agent + 1], "kernel") && !strcmp(kern.v[agent + 2], "python3") &&
+	   !strcmp(kern.v[agent + 3], "/isobox-agent/kernel.py") && agent + 4 == (int)kern.n,
+	   "session argv: a kernel session's agent starts the registry's kernel");
+	strv_free(&cold);
+	strv_free(&ses);
+	strv_free(&kern);
+}
+
+static void routes(void)
+{
+	char *p[2];
+	ok(request_match("/v1/sessions/*/files/**", "/v1/sessions/abc/files/a/b%20c.txt", p) &&
+	   tap_streq(p[0], "abc") && tap_streq(p[1], "a/b c.txt"),
+	   "routes: * is a segment, ** the rest, both decoded");
+	free(p[0]);
+	free(p[1]);
+	ok(!request_match("/v1/sessions/*", "/v1/sessions/", p) && !p[0],
+	   "routes: * needs a segment");
+	ok(!request_match("/v1/sessions/*", "/v1/sessions/a/b", p), "routes: * is one segment only");
+	ok(!request_match("/v1/sessions/*/files/**", "/v1/sessions/a/files/x%00y", p) && !p[0],
+	   "routes: an escaped NUL matches nothing");
+	ok(!request_match("/v1/sessions/*/files/**", "/v1/sessions/a/files/x%4", p), "routes: a broken escape matches nothing");
+	ok(request_match("/execute", "/execute", p) && !p[0], "routes: a plain path");
+	ok(!request_match("/execute", "/execute/", p), "routes: exact");
+	char *v = request_query_param("a=1&path=sub%2Fdir+x&b", "path");
+	is_str(v, "sub/dir x", "routes: a query parameter, decoded (+ is a space)");
+	free(v);
+	ok(request_query_param("xpath=1", "path") == NULL && request_query_param(NULL, "path") == NULL,
+	   "routes: an absent query parameter");
+}
+
+static void ids_and_settings(const struct conf *c)
+{
+	char id[SESSION_ID_LEN + 1];
+	session_new_id(id);
+	ok(session_valid_id(id) && !session_valid_id("../x") && !session_valid_id("ABCDEF0123456789abcdef0123456789") &&
+	   !session_valid_id(""), "ids: 32 hex digits, nothing else");
+	ok(c->sessions.dir && !strcmp(c->sessions.dir, "/var/lib/isobox/sessions") && c->sessions.max == 16 &&
+	   c->sessions.memory_bytes == 512 << 20 && c->sessions.idle_ms == 600000,
+	   "settings: the shipped sessions section");
+	struct session s = {.created_ms = 1000, .last_used_ms = 5000, .idle_ms = 100, .lifetime_ms = 100000};
+	ok(session_expires_ms(&s) == 5100, "expiry: idle ends it first");
+	s.last_used_ms = 100950;
+	ok(session_expires_ms(&s) == 101000, "expiry: else its lifetime");
+}
+
+void test_session(void)
+{
+	struct conf c;
+	struct registry r;
+	fixture_load(&c, &r);
+	frames();
+	listing();
+	step_requests(&r.langs[0]);
+	session_argv(&c, &r.langs[0]);
+	routes();
+	ids_and_settings(&c);
+	registry_free(&r);
+	conf_free(&c);
+}
