@@ -294,7 +294,8 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 		"runtime", "cgroupParent", "pool", "ceilings", "floors", "request", "sandbox", "access",
 		"network", "warm", "sessions", NULL};
 	static const char *const request_keys[] = {"maxBodyBytes", "maxFiles", "maxFileBytes",
-		"maxPathBytes", "maxArgs", "maxArgBytes", "maxStdinBytes", "maxJsonValues", NULL};
+		"maxPathBytes", "maxArgs", "maxArgBytes", "maxStdinBytes", "maxJsonValues",
+		"maxOutputFiles", "maxOutputBytes", NULL};
 	static const char *const sandbox_keys[] = {"tmpBytes", "workBytes", "pidsBackstop",
 		"startTimeoutMs", "seccompProfile", "resolvConf", NULL};
 	const char *s;
@@ -341,7 +342,11 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 	    !get_int(o, "request", "maxStdinBytes", 0, &c->request.max_stdin_bytes, f))
 		return false;
 	c->request.max_json_values = 50000;
-	if (!get_optional_int(o, "request", "maxJsonValues", 100, &c->request.max_json_values, f))
+	c->request.max_output_files = 20;
+	c->request.max_output_bytes = 4 << 20;
+	if (!get_optional_int(o, "request", "maxJsonValues", 100, &c->request.max_json_values, f) ||
+	    !get_optional_int(o, "request", "maxOutputFiles", 0, &c->request.max_output_files, f) ||
+	    !get_optional_int(o, "request", "maxOutputBytes", 0, &c->request.max_output_bytes, f))
 		return false;
 
 	o = cJSON_GetObjectItemCaseSensitive(root, "sandbox");

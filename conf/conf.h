@@ -38,6 +38,7 @@ struct conf {
 		int64_t max_body_bytes, max_files, max_file_bytes, max_path_bytes;
 		int64_t max_args, max_arg_bytes, max_stdin_bytes;
 		int64_t max_json_values; /* values in a body, counted before parsing */
+		int64_t max_output_files, max_output_bytes; /* "outputs": files returned */
 	} request;
 	struct {
 		int64_t tmp_bytes, work_bytes, pids_backstop, start_timeout_ms;

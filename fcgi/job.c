@@ -82,6 +82,8 @@ cJSON *job_result_json(const struct request *rq)
 	if (request_is_piston(rq))
 		return piston_result(rq);
 	cJSON *o = result_to_json(rq->lang, &rq->result, &rq->job.limits);
+	if (rq->job.n_outputs)
+		outputs_to_json(o, &rq->result);
 	if (rq->in_session)
 		add_session(o, &rq->session, &rq->result);
 	return o;

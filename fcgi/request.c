@@ -1,6 +1,7 @@
 /* request.c: parse and validate POST /execute. */
 #define _GNU_SOURCE
 #include "request.h"
+#include "encode.h"
 #include "../conf/lib/json.h"
 
 #include <stdio.h>
@@ -14,7 +15,11 @@ void request_free(struct request *rq)
 	buf_free(&rq->body);
 	cJSON_Delete(rq->json);
 	free(rq->files);
+	for (size_t i = 0; i < rq->n_decoded; i++)
+		buf_free(&rq->decoded[i]);
+	free(rq->decoded);
 	strv_free(&rq->args);
+	strv_free(&rq->outputs);
 	sandbox_result_free(&rq->result);
 	*rq = (struct request){0};
 }
@@ -126,7 +131,7 @@ static bool check_name_clash(const struct sandbox_file *files, size_t n, const c
 
 static bool parse_files(struct request *rq, const cJSON *arr, const struct conf *c)
 {
-	static const char *const known[] = {"name", "content", NULL};
+	static const char *const known[] = {"name", "content", "encoding", NULL};
 	struct fault *f = &rq->fault;
 	if (!cJSON_IsArray(arr))
 		return fail(f, E_INVALID_TYPE, "files must be an array of {name, content}");
@@ -137,6 +142,8 @@ static bool parse_files(struct request *rq, const cJSON *arr, const struct conf 
 		return fail(f, E_TOO_MANY_FILES, "at most %lld files are allowed",
 			    (long long)c->request.max_files);
 	rq->files = xcalloc((size_t)n, sizeof *rq->files);
+	rq->decoded = xcalloc((size_t)n, sizeof *rq->decoded);
+	rq->n_decoded = (size_t)n;
 	const cJSON *o;
 	size_t i = 0;
 	cJSON_ArrayForEach(o, arr) {
@@ -158,6 +165,23 @@ static bool parse_files(struct request *rq, const cJSON *arr, const struct conf 
 		    !check_name_clash(rq->files, i, name, f))
 			return false;
 		size_t len = strlen(content);
+		/* Binary files (NUL included) come base64-encoded. */
+		const char *encoding = "utf-8";
+		const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "encoding");
+		snprintf(what, sizeof what, "files[%zu].encoding", i);
+		if (ev && !cJSON_IsNull(ev) && !json_string(ev, what, &encoding, f))
+			return false;
+		if (strcmp(encoding, "utf-8") && strcmp(encoding, "base64"))
+			return fail(f, E_INVALID_VALUE, "%s must be \"utf-8\" or \"base64\"", what);
+		if (!strcmp(encoding, "base64")) {
+			if (len > (size_t)c->request.max_file_bytes / 3 * 4 + 4)
+				return fail(f, E_FILE_TOO_LARGE, "file \"%.64s\" is over %lld bytes",
+					    name, (long long)c->request.max_file_bytes);
+			if (!base64_decode(content, &rq->decoded[i]))
+				return fail(f, E_INVALID_VALUE, "files[%zu].content is not base64", i);
+			content = rq->decoded[i].data ? rq->decoded[i].data : "";
+			len = rq->decoded[i].len;
+		}
 		if (len > (size_t)c->request.max_file_bytes)
 			return fail(f, E_FILE_TOO_LARGE, "file \"%.64s\" is over %lld bytes",
 				    name, (long long)c->request.max_file_bytes);
@@ -171,10 +195,29 @@ static bool parse_files(struct request *rq, const cJSON *arr, const struct conf 
 
 static bool parse_program(struct request *rq, const struct conf *c, const cJSON *root);
 
+/* "outputs": globs of the files to return, inside the work dir. */
+static bool parse_outputs(struct request *rq, const struct conf *c, const cJSON *root)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "outputs");
+	struct fault *f = &rq->fault;
+	if (!v || cJSON_IsNull(v))
+		return true;
+	if (!json_strings(v, "outputs", 16, &rq->outputs, f))
+		return false;
+	if (rq->outputs.n && !c->warm.agent_dir)
+		return fail(f, E_INVALID_REQUEST, "outputs need the agent (warm.agentDir), which this server lacks");
+	for (size_t i = 0; i < rq->outputs.n; i++)
+		if (!sandbox_valid_path(rq->outputs.v[i], (size_t)c->request.max_path_bytes, f))
+			return false;
+	rq->job.outputs = rq->outputs.v;
+	rq->job.n_outputs = rq->outputs.n;
+	return true;
+}
+
 bool request_parse_execute(struct request *rq, const struct conf *c, const struct registry *reg)
 {
 	static const char *const known[] = {"language", "version", "code", "files", "stdin", "args",
-		"limits", "network", NULL};
+		"limits", "network", "outputs", NULL};
 	struct fault *f = &rq->fault;
 	const char *language, *version = NULL;
 	const cJSON *v;
@@ -216,7 +259,7 @@ bool request_parse_execute(struct request *rq, const struct conf *c, const struc
 		return fail(f, E_NETWORK_DISABLED,
 			    "network access is turned off on this server; omit \"network\" or set it to false");
 	rq->job.network = rq->network;
-	return true;
+	return parse_outputs(rq, c, root);
 }
 
 bool request_parse_step(struct request *rq, const struct conf *c, const struct limits *held)

@@ -44,7 +44,10 @@ struct request {
 	cJSON *json;
 	const struct language *lang;
 	struct sandbox_file *files;
+	struct buf *decoded; /* files[i]'s bytes when it came base64-encoded */
+	size_t n_decoded;
 	struct strv args;
+	struct strv outputs; /* globs of files to return */
 	bool network;
 	struct sandbox_job job;
 	struct sandbox_result result;

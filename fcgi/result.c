@@ -2,6 +2,7 @@
 #include "result.h"
 
 #include <stdio.h>
+#include <string.h>
 
 cJSON *language_to_json(const struct language *l)
 {
@@ -52,4 +53,28 @@ cJSON *result_to_json(const struct language *lang, const struct sandbox_result *
 		cJSON_AddItemToObject(o, "run", phase_to_json(&res->run));
 	cJSON_AddItemToObject(o, "limits", limits_to_json(applied));
 	return o;
+}
+
+void outputs_to_json(cJSON *o, const struct sandbox_result *res)
+{
+	cJSON *list = cJSON_AddArrayToObject(o, "outputs");
+	for (size_t i = 0; i < res->n_outputs; i++) {
+		const struct sandbox_output *out = &res->outputs[i];
+		const char *p = out->data.data ? out->data.data : "";
+		cJSON *x = cJSON_CreateObject();
+		json_add_bytes(x, "name", out->name, strlen(out->name));
+		cJSON_AddNumberToObject(x, "size", (double)out->data.len);
+		/* Text as text; anything else (a NUL, not UTF-8) as base64. */
+		if (utf8_valid(p, out->data.len) && !memchr(p, '\0', out->data.len)) {
+			cJSON_AddStringToObject(x, "encoding", "utf-8");
+			json_add_bytes(x, "content", p, out->data.len);
+		} else {
+			char *b64 = base64_encode(p, out->data.len);
+			cJSON_AddStringToObject(x, "encoding", "base64");
+			cJSON_AddStringToObject(x, "content", b64);
+			free(b64);
+		}
+		cJSON_AddItemToArray(list, x);
+	}
+	cJSON_AddBoolToObject(o, "outputsTruncated", res->outputs_truncated);
 }

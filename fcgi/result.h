@@ -28,5 +28,8 @@ cJSON *phase_to_json(const struct sandbox_phase *p);
  *  "limits": {...}}: no "run" when the compile failed. */
 cJSON *result_to_json(const struct language *lang, const struct sandbox_result *res,
 		      const struct limits *applied);
+/* "outputs": [{"name", "size", "encoding": "utf-8"|"base64", "content"}]
+ * and "outputsTruncated", added to a result. */
+void outputs_to_json(cJSON *o, const struct sandbox_result *res);
 
 #endif

@@ -228,6 +228,19 @@ void sandbox_session_argv(const struct conf *c, const struct language *l, const 
 		strv_push(a, l->kernel.v[i]);
 }
 
+void sandbox_outputs_argv(const struct conf *c, const struct sandbox_job *job, const char *container,
+			  const char *owner, struct strv *a)
+{
+	push_hardened(c, job->lang, &job->limits, job->network, container, owner, "cold", "/box", a);
+	strv_pushf(a, "--mount=type=bind,src=%s,dst=/isobox-agent,readonly", c->warm.agent_dir);
+	strv_push(a, "--entrypoint=");
+	strv_push(a, job->lang->image_id);
+	strv_push(a, "/isobox-agent/isobox-agent");
+	strv_push(a, "--workspace");
+	strv_push(a, "/box");
+	strv_push(a, "shell");
+}
+
 void sandbox_step_argv(const struct sandbox_job *job, struct strv *a)
 {
 	push_command(a, step_script, job);

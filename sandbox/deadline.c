@@ -31,5 +31,5 @@ int64_t exec_deadline(const struct conf *c, const struct limits *l, const struct
 int64_t sandbox_bound_ms(const struct conf *c, const struct limits *l)
 {
 	return c->sandbox.start_timeout_ms + l->compile_time_ms + l->wall_time_ms + START_ALLOWANCE_MS +
-	       DRAIN_AFTER_KILL_MS + COLLECT_MS + REMOVE_MS;
+	       DRAIN_AFTER_KILL_MS + COLLECT_MS + OUTPUTS_MS + REMOVE_MS;
 }

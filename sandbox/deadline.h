@@ -16,6 +16,8 @@
 #define DRAIN_AFTER_KILL_MS 5000
 /* After the run: the docker client's exit, the kill, inspect, OOM events. */
 #define COLLECT_MS 15000
+/* A run with outputs: listing and reading its files after the program. */
+#define OUTPUTS_MS 15000
 /* Removing the container (docker rm --force). */
 #define REMOVE_MS 10000
 /* The reaper: listing an instance's containers, and removing them. */

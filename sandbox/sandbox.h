@@ -47,6 +47,14 @@ struct sandbox_job {
 	size_t n_args;
 	struct limits limits; /* already merged and clamped */
 	bool network;         /* firewalled egress (conf network.enabled checked) */
+	char *const *outputs; /* n_outputs globs of files to return (outputs.c) */
+	size_t n_outputs;
+};
+
+/* A file a run made that matched one of its job's outputs. Owns its bytes. */
+struct sandbox_output {
+	char *name; /* relative to the work dir */
+	struct buf data;
 };
 
 /* What one phase (compile or run) produced. Owns its buffers. */
@@ -65,11 +73,15 @@ struct sandbox_result {
 	bool client_gone; /* the client left; the sandbox was killed */
 	bool warm;        /* it ran in a warm sandbox (warm.c) */
 	const char *warm_miss; /* else why not, when its language has a warm
-				  pool: "empty", "limits", "network", "dead" */
+				  pool: "empty", "limits", "network",
+				  "outputs", "dead" */
 	/* A session step (session.c): */
 	struct buf kernel;     /* a cell's result as its kernel wrote it (JSON,
 				  untrusted: fcgi/ checks what it uses) */
 	const char *session_ended; /* the session ended during the step: why */
+	struct sandbox_output *outputs; /* the job's outputs, by name */
+	size_t n_outputs;
+	bool outputs_truncated; /* more matched than request.maxOutputFiles/Bytes */
 };
 
 /*
@@ -296,6 +308,9 @@ void sandbox_session_argv(const struct conf *c, const struct language *l, const 
 			  bool network, bool kernel, const char *container, const char *owner,
 			  const char *id, struct strv *argv);
 void sandbox_step_argv(const struct sandbox_job *job, struct strv *argv);
+/* A cold run with outputs: the agent, not the entry script, in /box. Pure. */
+void sandbox_outputs_argv(const struct conf *c, const struct sandbox_job *job, const char *container,
+			  const char *owner, struct strv *argv);
 
 /* "PID.STARTTIME" of this process: who owns what it makes (owner.c). */
 const char *sandbox_owner_id(void);

@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include "deadline.h"
+#include "agent_io.h"
 #include "docker.h"
 #include "exec.h"
 #include "frame.h"
@@ -36,56 +37,6 @@ static int64_t wall_ms(void)
 	struct timespec t;
 	clock_gettime(CLOCK_REALTIME, &t);
 	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-/* The agent says it is up ("ready"), or docker says why not (on err). */
-static bool wait_ready(int out_fd, int err_fd, int64_t deadline, struct buf *docker_msg)
-{
-	struct frame_decoder d;
-	frame_init(&d, 0);
-	struct pollfd p[2] = {{.fd = out_fd, .events = POLLIN}, {.fd = err_fd, .events = POLLIN}};
-	while (now_ms() < deadline && (p[0].fd >= 0 || p[1].fd >= 0)) {
-		if (poll(p, 2, 200) < 0 && errno != EINTR)
-			return false;
-		for (int i = 0; i < 2; i++) {
-			char chunk[4096];
-			if (p[i].fd < 0 || !p[i].revents)
-				continue;
-			ssize_t n = read(p[i].fd, chunk, sizeof chunk);
-			if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-				p[i].fd = -1; /* the client exited */
-				continue;
-			}
-			if (n < 0)
-				continue;
-			if (i == 1) {
-				if (docker_msg->len < 4096)
-					buf_append(docker_msg, chunk, (size_t)n);
-				continue;
-			}
-			struct frame_event ev;
-			size_t used = frame_feed(&d, chunk, (size_t)n, &ev);
-			if (ev.kind == FRAME_READY && used == (size_t)n)
-				return true;
-			return false; /* anything else first: not our agent */
-		}
-	}
-	return false;
-}
-
-static bool start_failed(const char *lang, struct buf *msg, bool timed_out, struct fault *f)
-{
-	const char *why = msg->data ? msg->data : "docker gave no reason";
-	for (char *p = msg->data; p && *p; p++)
-		if (*p == '\n' || *p == '"')
-			*p = ' ';
-	if (strstr(why, "No such image"))
-		return fail(f, E_IMAGE_MISSING, "the pinned image for %s is not in docker: rebuild images", lang);
-	if (strstr(why, "Cannot connect to the Docker daemon"))
-		return fail(f, E_DOCKER_UNAVAILABLE, "docker is not reachable: %.200s", why);
-	if (timed_out)
-		return fail(f, E_SANDBOX_START_TIMEOUT, "the session's sandbox did not start in time");
-	return fail(f, E_SANDBOX_FAILED, "the session's sandbox did not start: %.300s", why);
 }
 
 /* The pipes, and the detached `docker run` that holds them. */
@@ -121,9 +72,9 @@ static bool start_sandbox(struct session_handle *h, const struct language *l, st
 	if (ok) {
 		struct buf msg = {0};
 		int64_t deadline = now_ms() + c->sandbox.start_timeout_ms;
-		ok = wait_ready(out_fd, err_fd, deadline, &msg);
+		ok = agent_wait_ready(out_fd, err_fd, deadline, &msg);
 		if (!ok)
-			start_failed(l->name, &msg, now_ms() >= deadline, f);
+			agent_start_failed(l->name, &msg, now_ms() >= deadline, f);
 		buf_free(&msg);
 	}
 	if (out_fd >= 0)

@@ -5,6 +5,7 @@
  * component, so a link that sandboxed code made is reported, not followed.
  */
 #define _GNU_SOURCE
+#include "agent_io.h"
 #include "frame.h"
 #include "session_store.h"
 
@@ -16,69 +17,6 @@
 
 /* A file request may take this long, plus a second per 4 MiB it moves. */
 #define FILE_REQUEST_MS 10000
-
-/* One request to the agent and its answer. */
-struct agent_call {
-	struct buf request;
-	char tag[FRAME_TAG_LEN + 1];
-	size_t data_max;  /* of a get's data */
-	struct buf data;  /* a get's bytes */
-	struct buf reply; /* the end frame's payload */
-	int code;         /* its code: 0 or an errno value */
-};
-
-/* Write the request while reading what the agent says (a step's old
- * output may still be queued ahead of our answer: it is dropped). */
-static bool converse(int in_fd, int out_fd, struct agent_call *call, int64_t deadline, const char **why)
-{
-	struct frame_decoder d;
-	frame_init(&d, 16u << 20);
-	size_t off = 0;
-	while (now_ms() < deadline) {
-		struct pollfd p[2] = {{.fd = out_fd, .events = POLLIN},
-				      {.fd = off < call->request.len ? in_fd : -1, .events = POLLOUT}};
-		if (poll(p, 2, 200) < 0 && errno != EINTR)
-			break;
-		if (p[1].revents) {
-			ssize_t w = write(in_fd, call->request.data + off, call->request.len - off);
-			if (w < 0 && errno != EAGAIN && errno != EINTR)
-				return (*why = "its sandbox stopped"), false;
-			off += w > 0 ? (size_t)w : 0;
-		}
-		if (!p[0].revents)
-			continue;
-		char chunk[65536];
-		ssize_t n = read(out_fd, chunk, sizeof chunk);
-		if (n == 0)
-			return (*why = "its sandbox stopped"), false;
-		const char *q = chunk;
-		size_t left = n > 0 ? (size_t)n : 0;
-		while (left > 0) {
-			struct frame_event ev;
-			size_t used = frame_feed(&d, q, left, &ev);
-			q += used;
-			left -= used;
-			bool ours = !strcmp(ev.tag, call->tag);
-			if (ev.kind == FRAME_GARBLED)
-				return (*why = "its agent broke the protocol"), false;
-			if (ours && ev.kind == FRAME_DATA) {
-				if (call->data.len + ev.len > call->data_max)
-					return (*why = "its agent sent more than it was asked for"), false;
-				buf_append(&call->data, ev.data, ev.len);
-			}
-			if (ours && ev.kind == FRAME_END) {
-				if (call->reply.len < 65536)
-					buf_append(&call->reply, ev.data, ev.len);
-				if (!ev.more) {
-					call->code = (int)ev.code;
-					return true;
-				}
-			}
-		}
-	}
-	*why = "its agent did not answer in time";
-	return false;
-}
 
 /* Open the session, send the call, read the answer; the session ends if
  * its agent cannot answer. */
@@ -95,7 +33,7 @@ static bool call_agent(const struct conf *c, const char *id, struct agent_call *
 	}
 	const char *why = NULL;
 	int64_t deadline = now_ms() + FILE_REQUEST_MS + (int64_t)(moved >> 22) * 1000;
-	bool ok = converse(in_fd, out_fd, call, deadline, &why);
+	bool ok = agent_converse(in_fd, out_fd, call, deadline, &why);
 	close(in_fd);
 	close(out_fd);
 	if (!ok) {
@@ -135,13 +73,6 @@ static void file_request(struct agent_call *call, const char *op, const char *pa
 {
 	frame_new_tag(call->tag);
 	buf_printf(&call->request, "%s %s %s%zu", op, call->tag, extra, strlen(path));
-}
-
-static void agent_call_free(struct agent_call *call)
-{
-	buf_free(&call->request);
-	buf_free(&call->data);
-	buf_free(&call->reply);
 }
 
 bool session_put_file(const struct conf *c, const char *id, const char *path, const char *data,

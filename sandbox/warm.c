@@ -487,6 +487,8 @@ bool warm_take(struct warm_pool *wp, const struct sandbox_job *job, struct warm_
 	const struct limits *p = &wp->board->lang[lang].profile, *want = &job->limits;
 	if (job->network)
 		return *miss = "network", false;
+	if (job->n_outputs) /* the agent returns files (outputs.c); warm ones do not */
+		return *miss = "outputs", false;
 	if (want->memory_bytes != p->memory_bytes || want->cpus != p->cpus || want->pids != p->pids)
 		return *miss = "limits", false;
 	int slot, fds[3];

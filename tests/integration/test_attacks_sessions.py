@@ -162,3 +162,14 @@ def test_deleted_mid_step():
     assert status in (200, 410), result
     assert gone_without_trace(sid)
     assert request("GET", f"/v1/sessions/{sid}")[0] == 404
+
+
+@attack("outputs: links planted as outputs (a file link to /etc/passwd, a directory link to /etc)", "not followed: only regular files in /box come back")
+def test_outputs_links_not_followed():
+    from conftest import execute
+    code = ("import os\nos.symlink('/etc/passwd', 'pw.txt')\nos.symlink('/etc', 'etc')\n"
+            "os.symlink('/proc/self/environ', 'env.txt')\nopen('real.txt', 'w').write('mine')")
+    status, result = execute({"language": "python", "code": code, "outputs": ["*.txt", "etc/*", "etc/passwd"]})
+    assert status == 200, result
+    assert [o["name"] for o in result["outputs"]] == ["real.txt"], result["outputs"]
+    assert "root:" not in json.dumps(result)

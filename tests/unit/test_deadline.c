@@ -36,11 +36,11 @@ void test_deadline(void)
 			   .wall_time_ms = 1000, .compile_time_ms = 1000};
 
 	ok(c.sandbox.start_timeout_ms == 30000, "deadline: the fixture's start timeout is 30 s");
-	ok(sandbox_bound_ms(&c, &l) == 30000 + 1000 + 1000 + 2000 + 5000 + 15000 + 10000,
-	   "deadline: bound = start + compile + wall + start allowance + drain + collect + remove (%lld)",
+	ok(sandbox_bound_ms(&c, &l) == 30000 + 1000 + 1000 + 2000 + 5000 + 15000 + 15000 + 10000,
+	   "deadline: bound = start + compile + wall + start allowance + drain + collect + outputs + remove (%lld)",
 	   (long long)sandbox_bound_ms(&c, &l));
 	l.compile_time_ms = 0;
-	ok(sandbox_bound_ms(&c, &l) == 63000, "deadline: no compile step, no compile time");
+	ok(sandbox_bound_ms(&c, &l) == 78000, "deadline: no compile step, no compile time");
 	l.compile_time_ms = 1000;
 
 	struct decoder d;

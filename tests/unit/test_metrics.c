@@ -185,13 +185,13 @@ static void test_hang_bound(void)
 {
 	struct worker w = {.slot = -1};
 	fixture_load(&w.conf, &w.reg);
-	/* sandbox_bound_ms (pinned in test_deadline.c) adds 32 s of docker
-	 * teardown and start allowance to start + compile + wall. */
-	ok(admin_hang_bound_ms(&w) == 30000 + 20000 + 32000 + 15000,
+	/* sandbox_bound_ms (pinned in test_deadline.c) adds 47 s of docker
+	 * teardown, outputs and start allowance to start + compile + wall. */
+	ok(admin_hang_bound_ms(&w) == 30000 + 20000 + 47000 + 15000,
 	   "hang bound: the sandbox's bound for the ceilings + margin (no compiled language): %lld",
 	   (long long)admin_hang_bound_ms(&w));
 	w.reg.langs[1].defaults.compile_time_ms = 15000;
-	ok(admin_hang_bound_ms(&w) == 30000 + 15000 + 20000 + 32000 + 15000,
+	ok(admin_hang_bound_ms(&w) == 30000 + 15000 + 20000 + 47000 + 15000,
 	   "hang bound: plus the longest compile time in the registry");
 	worker_free(&w);
 }

@@ -60,6 +60,18 @@ void test_request(void)
 	   "request: stdin and args verbatim");
 	request_free(&rq);
 
+	ok(parse(&rq, "{\"language\":\"python\",\"files\":[{\"content\":\"print(1)\"},"
+		      "{\"name\":\"d.bin\",\"content\":\"AAEC/w==\",\"encoding\":\"base64\"}]}") &&
+	   rq.job.files[1].len == 4 && !memcmp(rq.job.files[1].data, "\0\1\2\377", 4),
+	   "request: a base64 file is decoded, NUL and all (%s)", rq.fault.message);
+	request_free(&rq);
+	refused("{\"language\":\"python\",\"files\":[{\"content\":\"!!\",\"encoding\":\"base64\"}]}",
+		400, "invalid_value", "content that is not base64");
+	refused("{\"language\":\"python\",\"files\":[{\"content\":\"x\",\"encoding\":\"hex\"}]}",
+		400, "invalid_value", "an unknown encoding");
+	refused("{\"language\":\"python\",\"files\":[{\"content\":\"\",\"encoding\":\"base64\"}]}",
+		400, "empty_code", "an empty base64 entry file");
+
 	ok(parse(&rq, "{\"language\":\"python\",\"files\":[{\"content\":\"1\"}]}") &&
 	   !strcmp(rq.job.files[0].name, "main.py"), "request: unnamed entry file gets the default name");
 	request_free(&rq);

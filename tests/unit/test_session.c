@@ -5,6 +5,7 @@
 #include "fixtures.h"
 #include "../../fcgi/request.h"
 #include "../../sandbox/frame.h"
+#include "../../sandbox/outputs.h"
 #include "../../sandbox/sandbox.h"
 #include "../../sandbox/session.h"
 #include "../../sandbox/session_store.h"
@@ -227,6 +228,25 @@ static void ids_and_settings(const struct conf *c)
 	ok(session_expires_ms(&s) == 101000, "expiry: else its lifetime");
 }
 
+static void outputs(const struct conf *c, const struct language *py)
+{
+	char *globs[] = {"*.csv", "plots/*.png", "data?.txt"};
+	struct sandbox_file files[] = {{.name = "main.py", .data = "1", .len = 1}};
+	struct sandbox_job job = {.lang = py, .files = files, .n_files = 1, .outputs = globs, .n_outputs = 3};
+	ok(outputs_match(&job, "a.csv") && outputs_match(&job, "plots/p.png") && outputs_match(&job, "data1.txt"),
+	   "outputs: globs match in the work dir");
+	ok(!outputs_match(&job, "sub/a.csv") && !outputs_match(&job, "plots/x/p.png") && !outputs_match(&job, ".h.csv") &&
+	   !outputs_match(&job, "data12.txt"), "outputs: '*' stops at '/', a leading '.' must be named");
+	struct strv a = {0};
+	sandbox_outputs_argv(c, &job, "isobox-main-x", "1.2", &a);
+	ok(a.n > 5 && !strcmp(a.v[a.n - 4], "/isobox-agent/isobox-agent") && !strcmp(a.v[a.n - 3], "--workspace") &&
+	   !strcmp(a.v[a.n - 2], "/box") && !strcmp(a.v[a.n - 1], "shell") && !strcmp(a.v[a.n - 5], TEST_ID_PY),
+	   "outputs argv: the agent in /box, not the entry script");
+	ok(index_of(&a, "--label=isobox.kind=cold") > 0 && index_of(&a, "--workdir=/box") > 0 &&
+	   index_of(&a, "--network=none") > 0, "outputs argv: a cold run's hardening");
+	strv_free(&a);
+}
+
 void test_session(void)
 {
 	struct conf c;
@@ -238,6 +258,7 @@ void test_session(void)
 	session_argv(&c, &r.langs[0]);
 	routes();
 	ids_and_settings(&c);
+	outputs(&c, &r.langs[0]);
 	registry_free(&r);
 	conf_free(&c);
 }

@@ -1,0 +1,33 @@
+/* agent_io.h: waiting for an agent and one request to it (agent_io.c). */
+#ifndef ISOBOX_SANDBOX_AGENT_IO_H
+#define ISOBOX_SANDBOX_AGENT_IO_H
+
+#include "frame.h"
+#include "sandbox.h"
+
+/* The agent says "ready" on out_fd before the deadline; docker's own
+ * messages (on err_fd) go to docker_msg. */
+bool agent_wait_ready(int out_fd, int err_fd, int64_t deadline, struct buf *docker_msg);
+/* Why it did not start, as a fault (image missing, docker down, ...). */
+bool agent_start_failed(const char *lang, struct buf *msg, bool timed_out, struct fault *f);
+
+/* One request to the agent and its answer. */
+struct agent_call {
+	struct buf request;
+	char tag[FRAME_TAG_LEN + 1];
+	size_t data_max;  /* of a get's data */
+	struct buf data;  /* a get's bytes */
+	struct buf reply; /* the end frame's payload */
+	int code;         /* its code: 0 or an errno value */
+};
+
+/*
+ * Write call->request while reading what the agent says (a step's old
+ * output may still be queued ahead of our answer: it is dropped), until
+ * the end frame of call->tag. False with *why when the agent cannot
+ * answer: it died, broke the protocol, or the deadline passed.
+ */
+bool agent_converse(int in_fd, int out_fd, struct agent_call *call, int64_t deadline, const char **why);
+void agent_call_free(struct agent_call *call);
+
+#endif
