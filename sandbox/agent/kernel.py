@@ -83,6 +83,10 @@ def run_magic(text):
         argv = shlex.split(text[1:])
     else:
         argv = [sys.executable, "-m", "pip", *shlex.split(text[4:])]
+        if "install" in argv and not has_network():
+            print("pip: this session has no network: create it with \"network\": true "
+                  "to install packages", file=sys.stderr)
+            return
     for f in (sys.stdout, sys.stderr):
         f.flush()
     try:
@@ -90,6 +94,25 @@ def run_magic(text):
             subprocess.run(argv, stdin=subprocess.DEVNULL)
     except FileNotFoundError:
         print("%s: command not found" % argv[0], file=sys.stderr)
+
+
+def has_network():
+    """Has the sandbox an interface besides loopback ("network": true)?"""
+    import socket
+
+    return any(name != "lo" for _, name in socket.if_nameindex())
+
+
+def see_new_packages():
+    """Packages installed into the user site (pip install --user: HOME is
+    /workspace) since the kernel started: importable from the next line on."""
+    import importlib
+    import site
+
+    user_site = site.getusersitepackages()
+    if os.path.isdir(user_site) and user_site not in sys.path:
+        site.addsitedir(user_site)
+    importlib.invalidate_caches()
 
 
 def execute(source, filename, ns):
@@ -115,6 +138,7 @@ def execute(source, filename, ns):
         if isinstance(item, str):
             flush()
             run_magic(item)
+            see_new_packages()
         elif last_expr and i == len(items) - 1:
             flush()
             expr = ast.Expression(body=item.value)
@@ -184,6 +208,7 @@ def run_cell(number, code, stdin, ns):
         running = True  # first and last: a SIGINT raises only inside the try
         result = execute(source, filename, ns)
         running = False
+        see_new_packages()  # a cell that ran pip itself (subprocess)
         if result is not None:
             ns["_"] = result
             value = capped(repr(result))
@@ -209,6 +234,8 @@ def write_result(fd, result):
 def main():
     signal.signal(signal.SIGINT, on_sigint)
     os.environ["MPLBACKEND"] = "Agg"  # before any cell imports matplotlib
+    # Its cache in /tmp, not in the workspace (HOME) the user lists.
+    os.environ.setdefault("MPLCONFIGDIR", "/tmp/.matplotlib")
     # The cells and results move to private fds; fd 0 becomes /dev/null, so
     # that neither a cell nor a command it runs can read the next cell.
     cells, results = os.dup(0), os.dup(3)

@@ -448,3 +448,63 @@ def test_operator_can_turn_egress_off_and_back_on(hosts):
         reload_pool()
     assert wait_until(lambda: network_state()["available"], 10), network_state()
     assert run_ok("print(3)", network=True)["stdout"] == "3\n"
+
+
+def package_index(root):
+    """A PEP 503 index with one wheel (isoboxdemo 1.0), built here."""
+    import base64
+    import hashlib
+    import zipfile
+    files = {"isoboxdemo/__init__.py": b"VALUE = 42\n",
+             "isoboxdemo-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: isoboxdemo\nVersion: 1.0\n",
+             "isoboxdemo-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: isobox-test\n"
+                                               b"Root-Is-Purelib: true\nTag: py3-none-any\n"}
+    record = "".join(f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},"
+                     f"{len(data)}\n" for name, data in files.items())
+    files["isoboxdemo-1.0.dist-info/RECORD"] = (record + "isoboxdemo-1.0.dist-info/RECORD,,\n").encode()
+    wheel = root / "isoboxdemo-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as z:
+        for name, data in files.items():
+            z.writestr(name, data)
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    (root / "simple" / "isoboxdemo").mkdir(parents=True)
+    (root / "simple" / "isoboxdemo" / "index.html").write_text(
+        f'<a href="../../{wheel.name}#sha256={digest}">{wheel.name}</a>\n')
+    os.chmod(root, 0o755)
+
+
+def test_session_packages_from_an_index(hosts, tmp_path):
+    """pip in a session with network installs into its /workspace, and later
+    steps (kernel cells too) import it; the index is a test host here."""
+    from sessions_util import create, delete, step_ok
+    package_index(tmp_path)
+    server = subprocess.Popen(["ip", "netns", "exec", "isob-pub", "/usr/bin/python3", "-m", "http.server",
+                               "8080", "--bind", PUBLIC, "--directory", str(tmp_path)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    index = f"--index-url http://{PUBLIC}:8080/simple/ --trusted-host {PUBLIC}"
+    kernel = shell = offline = None
+    try:
+        assert wait_until(lambda: sh("ip", "netns", "exec", "isob-pub", "curl", "-sf",
+                                     f"http://{PUBLIC}:8080/simple/isoboxdemo/", check=False).returncode == 0, 10)
+        kernel = create(type="kernel", network=True)["id"]
+        r = step_ok(kernel, f"%pip install {index} isoboxdemo", limits={"wallTimeMs": 20000})
+        assert "Successfully installed isoboxdemo-1.0" in r["run"]["stdout"], r
+        r = step_ok(kernel, "import isoboxdemo\nisoboxdemo.VALUE")
+        assert r["kernel"]["value"] == "42", r
+        r = step_ok(kernel, "isoboxdemo.__file__")
+        assert r["kernel"]["value"].startswith("'/workspace/.local/lib/python3"), r
+        shell = create(network=True)["id"]
+        r = step_ok(shell, "import subprocess, sys\nsubprocess.run([sys.executable, '-m', 'pip', 'install', "
+                    + ", ".join(repr(a) for a in index.split()) + ", 'isoboxdemo'], check=True)",
+                    limits={"wallTimeMs": 20000})
+        assert r["run"]["exitCode"] == 0, r
+        assert step_ok(shell, "import isoboxdemo\nprint(isoboxdemo.VALUE)")["run"]["stdout"] == "42\n"
+        offline = create(type="kernel")["id"]
+        r = step_ok(offline, f"%pip install {index} isoboxdemo")
+        assert "no network" in r["run"]["stderr"] and '"network": true' in r["run"]["stderr"], r
+    finally:
+        for sid in (kernel, shell, offline):
+            if sid:
+                delete(sid)
+        server.kill()
+        server.wait()
