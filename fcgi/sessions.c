@@ -45,6 +45,10 @@ static cJSON *session_to_json(const struct worker *w, const struct session *s)
 	cJSON_AddNumberToObject(lim, "pids", (double)s->limits.pids);
 	cJSON_AddBoolToObject(o, "network", s->network);
 	cJSON_AddStringToObject(o, "state", s->busy ? "busy" : "idle");
+	if (s->memory_used >= 0)
+		cJSON_AddNumberToObject(o, "memoryUsedBytes", (double)s->memory_used);
+	else
+		cJSON_AddNullToObject(o, "memoryUsedBytes");
 	cJSON_AddNumberToObject(o, "steps", (double)s->steps);
 	cJSON_AddNumberToObject(o, "idleTimeoutMs", (double)s->idle_ms);
 	cJSON_AddNumberToObject(o, "maxLifetimeMs", (double)s->lifetime_ms);

@@ -71,6 +71,19 @@ bool docker_oom_seen(const struct conf *c, const char *name, time_t since, int64
 	return seen;
 }
 
+bool docker_container_id(const struct conf *c, const char *name, int64_t deadline, char *out, size_t n)
+{
+	struct buf got = {0};
+	char *argv[] = {c->docker, "inspect", "--type=container", "--format={{.Id}}", (char *)name, NULL};
+	int rc = subproc_capture(argv, left_ms(deadline), &got, NULL);
+	size_t len = got.data ? strspn(got.data, "0123456789abcdef") : 0;
+	bool ok = rc == 0 && len == 64 && len < n;
+	if (ok)
+		snprintf(out, n, "%.64s", got.data);
+	buf_free(&got);
+	return ok;
+}
+
 bool docker_remove(const struct conf *c, const char *name, int64_t deadline)
 {
 	struct buf ignored = {0};

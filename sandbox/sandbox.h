@@ -252,7 +252,9 @@ struct session {
 	int64_t idle_ms, lifetime_ms;
 	int64_t steps;
 	char container[96];
+	char container_id[72];  /* docker's full ID: where its cgroup is */
 	bool busy;              /* a request holds it (when read) */
+	int64_t memory_used;    /* its cgroup's memory now (when read); -1: unknown */
 };
 
 /* When it ends if nothing uses it (wall clock ms). Pure. */

@@ -111,6 +111,12 @@ bool session_create(const struct conf *c, const struct language *l, enum session
 		session_end(c, s.id, s.container, "it did not start", true);
 		return false;
 	}
+	/* Where its cgroup is, for GET's memory use: nothing else needs it. */
+	if (docker_container_id(c, s.container, now_ms() + REMOVE_MS, s.container_id, sizeof s.container_id)) {
+		h.s = s;
+		session_record_write(h.dir_fd, &s);
+	}
+	s.memory_used = -1;
 	session_close(&h, true);
 	*out = s;
 	return true;

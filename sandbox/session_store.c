@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/random.h>
@@ -74,6 +75,7 @@ bool session_record_write(int dir_fd, const struct session *s)
 	cJSON_AddNumberToObject(o, "maxLifetimeMs", (double)s->lifetime_ms);
 	cJSON_AddNumberToObject(o, "steps", (double)s->steps);
 	cJSON_AddStringToObject(o, "container", s->container);
+	cJSON_AddStringToObject(o, "containerId", s->container_id);
 	autofree char *text = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	autoclose int fd = openat(dir_fd, "record.new", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -123,6 +125,7 @@ static bool record_read(int dir_fd, struct session *s)
 	s->lifetime_ms = num(o, "maxLifetimeMs");
 	s->steps = num(o, "steps");
 	str(o, "container", s->container, sizeof s->container);
+	str(o, "containerId", s->container_id, sizeof s->container_id);
 	cJSON_Delete(o);
 	struct stat st;
 	s->last_used_ms = s->created_ms;
@@ -154,6 +157,25 @@ static int open_dir(const struct conf *c, const char *id)
 	return top < 0 ? -1 : openat(top, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
+/* What its cgroup holds now (cgroup v1 or v2, under the cgroup parent). */
+static int64_t memory_used(const struct conf *c, const struct session *s)
+{
+	if (strspn(s->container_id, "0123456789abcdef") != 64)
+		return -1;
+	for (int v2 = 0; v2 < 2; v2++) {
+		char path[256], text[32];
+		snprintf(path, sizeof path, "/sys/fs/cgroup%s%s/%s/%s", v2 ? "" : "/memory", c->cgroup_parent,
+			 s->container_id, v2 ? "memory.current" : "memory.usage_in_bytes");
+		autoclose int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
+		if (n > 0) {
+			text[n] = '\0';
+			return strtoll(text, NULL, 10);
+		}
+	}
+	return -1;
+}
+
 bool session_get(const struct conf *c, const char *id, struct session *out, struct fault *f)
 {
 	if (!c->sessions.dir)
@@ -163,6 +185,7 @@ bool session_get(const struct conf *c, const char *id, struct session *out, stru
 		return not_there(c, id, f);
 	autoclose int lock = openat(dir, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	out->busy = lock >= 0 && flock(lock, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+	out->memory_used = memory_used(c, out);
 	return true;
 }
 

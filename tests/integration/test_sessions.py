@@ -43,6 +43,7 @@ def test_create_get_list_delete():
     assert sid in session_containers() and sid in session_dirs()
     status, _, got = request("GET", f"/v1/sessions/{sid}")
     assert status == 200 and got["id"] == sid and got["expiresAt"] > got["createdAt"]
+    assert 5 * 2**20 < got["memoryUsedBytes"] < 200 * 2**20, got  # its cgroup, read now
     status, _, listed = request("GET", "/v1/sessions")
     assert status == 200 and sid in [x["id"] for x in listed["sessions"]]
     # Its sandbox has the hardening of /execute: the same user, no network.
