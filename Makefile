@@ -58,9 +58,10 @@ bin/isobox-fcgi: $(LIB_SRC) $(MAIN_SRC) $(HEADERS)
 	$(CC) $(WFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(LIB_SRC) $(MAIN_SRC) $(LDLIBS)
 
 # The session agent runs inside sandboxes of every image: static, libc only.
-bin/isobox-agent: sandbox/agent/agent.c
+AGENT_SRC := sandbox/agent/agent.c sandbox/agent/agent_base.c sandbox/agent/agent_wire.c sandbox/agent/agent_files.c
+bin/isobox-agent: $(AGENT_SRC) $(wildcard sandbox/agent/*.h)
 	@mkdir -p bin
-	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -static -o $@ sandbox/agent/agent.c
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -Wshadow -static -o $@ $(AGENT_SRC)
 
 bin/unit-tests: $(LIB_SRC) $(UNIT_SRC) $(HEADERS)
 	@mkdir -p bin

@@ -41,22 +41,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define TAG_LEN 16
-#define MAX_HEADER 512
-#define CHUNK 65536                 /* the largest out/err/data frame */
-#define MAX_PAYLOAD (64ULL << 20)   /* one file, stdin, code, or all the args */
-#define MAX_FILES 1000
-#define MAX_ARGV 4096
-#define MAX_PATH 4096
-#define MAX_RESULT (MAX_PAYLOAD + 4096) /* a cell's JSON, images included */
-#define MAX_DISCARDED 16
-#define DRAIN_MAX (1 << 20)         /* read from a pipe when its step ends */
-#define INT_GRACE_MS 1000           /* a cell's time to stop after SIGINT */
+#include "agent_base.h"
+#include "agent_files.h"
+#include "agent_wire.h"
 
-struct buf {
-	char *p;
-	size_t len, cap;
-};
 
 enum step_kind { STEP_NONE, STEP_RUN, STEP_CELL };
 
@@ -78,57 +66,20 @@ static struct {
 	struct buf result;     /* what it wrote on fd 3 and was not used yet */
 } kernel = {.in = -1, .out = -1, .err = -1, .res = -1};
 
-static int ws_fd = -1;   /* the workspace */
 static int chld_pipe[2]; /* SIGCHLD wakes poll through it */
 /* Pipes of ended steps, still held by what they left in the background:
  * read and dropped so that it does not block. The oldest goes when full. */
 static int discarded[MAX_DISCARDED];
 static int ndiscarded;
-/* The request stream: a header may be read with some payload after it. */
-static struct {
-	char b[CHUNK];
-	size_t off, len;
-} in;
 
-/* A failed file request: its errno and the message that is its answer. */
-struct why {
-	int err;
-	char msg[256];
-};
 
+/* At exit (atexit in main): nothing the agent started outlives it. */
 static void stop_children(void)
 {
 	if (step.kind == STEP_RUN)
 		kill(-step.pid, SIGKILL);
 	if (kernel.pid > 0)
 		kill(-kernel.pid, SIGKILL);
-}
-
-/* Fatal: the worker reads the exit as the end of the session. */
-static _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static _Noreturn void die(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("isobox-agent: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	stop_children();
-	exit(2);
-}
-
-static bool set_why(struct why *w, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool set_why(struct why *w, int err, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	if (!w->err) { /* the first failure is the one reported */
-		w->err = err;
-		vsnprintf(w->msg, sizeof w->msg, fmt, ap);
-	}
-	va_end(ap);
-	return false;
 }
 
 static int64_t now_ms(void)
@@ -138,252 +89,6 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void buf_add(struct buf *b, const void *p, size_t n)
-{
-	if (b->len + n > b->cap && !(b->p = realloc(b->p, b->cap = 2 * (b->len + n))))
-		die("out of memory");
-	memcpy(b->p + b->len, p, n);
-	b->len += n;
-}
-
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
-
-/* --- Answers ------------------------------------------------------------ */
-
-static bool write_all(int fd, const void *p, size_t n)
-{
-	for (const char *c = p; n > 0;) {
-		ssize_t k = write(fd, c, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return false;
-		c += k, n -= (size_t)k;
-	}
-	return true;
-}
-
-/* "KIND TAG [CODE] LEN" LF, then the payload: one write when it is small. */
-static void send_frame(const char *kind, const char *tag, int code, const void *p, size_t n)
-{
-	static char b[CHUNK + 64];
-	int h = code < 0 ? snprintf(b, 64, "%s %s %zu\n", kind, tag, n)
-			 : snprintf(b, 64, "%s %s %d %zu\n", kind, tag, code, n);
-	bool small = n <= CHUNK;
-	if (small && n > 0) /* p may be NULL then */
-		memcpy(b + h, p, n);
-	if (!write_all(1, b, (size_t)h + (small ? n : 0)) || (!small && !write_all(1, p, n)))
-		die("cannot answer the worker: %s", strerror(errno));
-}
-
-/* The end of a file request: 0 and the payload, or the failure. */
-static void send_end(const char *tag, const struct why *w, const void *p, size_t n)
-{
-	if (w->err)
-		send_frame("end", tag, w->err, w->msg, strlen(w->msg));
-	else
-		send_frame("end", tag, 0, p, n);
-}
-
-/* --- Requests ----------------------------------------------------------- */
-
-/* Up to n bytes of the request stream (at least one). Blocks: the worker
- * writes whole requests at once. End of file ends the session. */
-static size_t in_some(char *p, size_t n)
-{
-	if (in.off == in.len) {
-		ssize_t k;
-		while ((k = read(0, in.b, sizeof in.b)) < 0 && errno == EINTR)
-			;
-		if (k < 0)
-			die("cannot read requests: %s", strerror(errno));
-		if (k == 0) {
-			stop_children();
-			exit(0);
-		}
-		in.off = 0, in.len = (size_t)k;
-	}
-	size_t k = in.len - in.off < n ? in.len - in.off : n;
-	memcpy(p, in.b + in.off, k);
-	in.off += k;
-	return k;
-}
-
-static void in_exact(char *p, size_t n)
-{
-	for (size_t got = 0; got < n;)
-		got += in_some(p + got, n - got);
-}
-
-/* The next line, without its LF. */
-static void in_line(char *line, size_t max)
-{
-	size_t n = 0;
-	for (char c; in_some(&c, 1) && c != '\n'; line[n++] = c)
-		if (n == max || c == '\0')
-			die("a request line that is too long or holds a NUL");
-	line[n] = '\0';
-}
-
-/* The next n bytes, written to fd (if >= 0). After a write error the rest
- * is read all the same, to stay in step with the stream. */
-static bool in_copy(int fd, unsigned long long n, const char *name, struct why *w)
-{
-	static char b[CHUNK];
-	bool ok = true;
-	while (n > 0) {
-		size_t k = in_some(b, n < sizeof b ? (size_t)n : sizeof b);
-		n -= k;
-		if (ok && fd >= 0 && !write_all(fd, b, k))
-			ok = set_why(w, errno, "%s: %s", name, strerror(errno));
-	}
-	return ok;
-}
-
-/* Strict decimal: digits only, no sign, no leading zero; at most max. */
-static bool decimal(const char *s, unsigned long long max, unsigned long long *v)
-{
-	size_t n = strlen(s);
-	*v = 0;
-	if (n == 0 || n > 19 || (s[0] == '0' && n > 1) || strspn(s, "0123456789") != n)
-		return false;
-	for (; *s; s++)
-		*v = *v * 10 + (unsigned long long)(*s - '0');
-	return *v <= max;
-}
-
-static unsigned long long number(const char *s, unsigned long long max)
-{
-	unsigned long long v;
-	if (!decimal(s, max, &v))
-		die("a request with a bad number, or one over %llu: \"%.20s\"", max, s);
-	return v;
-}
-
-/* Words separated by single spaces; dies on an empty word or more than max. */
-static int split(char *line, char **w, int max)
-{
-	int n = 0;
-	for (char *p = line;; p++) {
-		if (n == max || !*p || *p == ' ')
-			die("a malformed request header");
-		w[n++] = p;
-		if (!(p = strchr(p, ' ')))
-			return n;
-		*p = '\0';
-	}
-}
-
-static bool valid_tag(const char *s)
-{
-	return strlen(s) == TAG_LEN && strspn(s, "0123456789abcdef") == TAG_LEN;
-}
-
-/* --- Paths under the workspace ------------------------------------------ */
-
-/* Relative, no empty, "." or ".." component, no NUL: what a worker may name. */
-static bool valid_path(const char *p, size_t n, struct why *w)
-{
-	if (n == 0 || strlen(p) != n)
-		return set_why(w, EINVAL, "an empty path or one holding a NUL");
-	for (const char *c = p;;) {
-		size_t k = strcspn(c, "/");
-		if (k == 0 || (k == 1 && c[0] == '.') || (k == 2 && c[0] == '.' && c[1] == '.'))
-			return set_why(w, EINVAL, "%s: not a plain relative path", p);
-		if (!c[k])
-			return true;
-		c += k + 1;
-	}
-}
-
-/* A path from the request (len bytes), NUL-terminated into p: valid? */
-static bool in_path(char *p, unsigned long long len, struct why *w)
-{
-	in_exact(p, (size_t)len);
-	p[len] = '\0';
-	return valid_path(p, (size_t)len, w);
-}
-
-/* Why name in dir could not be opened: a link says so, whatever errno said. */
-static bool walk_failed(struct why *w, int err, int dir, const char *name, const char *shown)
-{
-	struct stat st;
-	if (!fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode))
-		return set_why(w, ELOOP, "%s: is a symbolic link", shown);
-	return set_why(w, err, "%s: %s", shown, strerror(err));
-}
-
-/* Opens the directory name in dir (made if missing and make), never through
- * a link: not O_DIRECTORY, which follows one in gVisor, but fstat after. */
-static int open_dir_at(int dir, const char *name, bool make)
-{
-	int flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
-	int fd = openat(dir, name, flags);
-	if (fd < 0 && errno == ENOENT && make && (!mkdirat(dir, name, 0755) || errno == EEXIST))
-		fd = openat(dir, name, flags);
-	struct stat st;
-	if (fd >= 0 && (fstat(fd, &st) || !S_ISDIR(st.st_mode))) {
-		close(fd);
-		errno = ENOTDIR;
-		return -1;
-	}
-	return fd;
-}
-
-/* The directory holding path's last component (*leaf), each component
- * opened with O_NOFOLLOW, missing ones made if make. -1 and *w on failure. */
-static int open_parent(char *path, bool make, const char **leaf, struct why *w)
-{
-	int dir = fcntl(ws_fd, F_DUPFD_CLOEXEC, 0);
-	char *c = path, *slash;
-	for (; dir >= 0 && (slash = strchr(c, '/')); c = slash + 1) {
-		*slash = '\0'; /* path now reads as the part walked: the message */
-		int next = open_dir_at(dir, c, make);
-		if (next < 0)
-			walk_failed(w, errno, dir, c, path);
-		*slash = '/';
-		close(dir);
-		dir = next;
-	}
-	if (dir < 0)
-		set_why(w, errno, "%s", strerror(errno));
-	*leaf = c;
-	return dir;
-}
-
-/* Opens path (valid) with flags plus O_NOFOLLOW, and checks it is a regular
- * file (O_NONBLOCK: a FIFO does not make it wait). */
-static int open_file(char *path, int flags, bool make, struct stat *st, struct why *w)
-{
-	const char *leaf;
-	int dir = open_parent(path, make, &leaf, w);
-	if (dir < 0)
-		return -1;
-	int fd = openat(dir, leaf, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
-	if (fd < 0)
-		walk_failed(w, errno, dir, leaf, path);
-	close(dir);
-	if (fd >= 0 && (fstat(fd, st) || !S_ISREG(st->st_mode))) {
-		set_why(w, S_ISDIR(st->st_mode) ? EISDIR : EINVAL, "%s: not a regular file", path);
-		close_fd(&fd);
-	}
-	return fd;
-}
-
-/* The next n bytes of the request stream into the file path. */
-static bool receive_file(char *path, unsigned long long len, unsigned long long n, struct why *w)
-{
-	struct stat st;
-	int fd = in_path(path, len, w) ? open_file(path, O_WRONLY | O_CREAT | O_TRUNC, true, &st, w) : -1;
-	bool ok = in_copy(fd, n, path, w) && fd >= 0;
-	close_fd(&fd);
-	return ok;
-}
 
 /* --- Processes ---------------------------------------------------------- */
 
@@ -431,7 +136,7 @@ static ssize_t relay(int *fd, const char *kind, const char *tag)
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return -1;
 	if (n <= 0)
-		close_fd(fd);
+		fd_close(fd);
 	else if (tag)
 		send_frame(kind, tag, -1, b, (size_t)n);
 	return n < 0 ? 0 : n;
@@ -480,10 +185,10 @@ static void kernel_start(void)
 	int p[4][2];
 	for (int i = 0; i < 4; i++)
 		if (pipe2(p[i], O_CLOEXEC))
-			die("cannot make the kernel's pipes: %s", strerror(errno));
+			fatal("cannot make the kernel's pipes: %s", strerror(errno));
 	int fds[4] = {p[0][0], p[1][1], p[2][1], p[3][1]};
 	if ((kernel.pid = spawn(kernel.argv, fds, 4)) < 0)
-		die("cannot start the kernel: %s", strerror(errno));
+		fatal("cannot start the kernel: %s", strerror(errno));
 	for (int i = 0; i < 4; i++)
 		close(fds[i]);
 	kernel.in = p[0][1];
@@ -541,7 +246,7 @@ static void kernel_gone(int status, bool interrupted)
 				 interrupted ? "KernelRestarted" : "KernelDied", value);
 		cell_ended(137, json, (size_t)n);
 	}
-	close_fd(&kernel.in), close_fd(&kernel.out), close_fd(&kernel.err), close_fd(&kernel.res);
+	fd_close(&kernel.in), fd_close(&kernel.out), fd_close(&kernel.err), fd_close(&kernel.res);
 	kernel.pid = 0;
 	if (restart)
 		kernel_start();
@@ -661,7 +366,7 @@ static void loop_once(bool requests)
 		timeout = left < 0 ? 0 : (int)left;
 	}
 	if (poll(p, (nfds_t)n, timeout) < 0 && errno != EINTR)
-		die("poll: %s", strerror(errno));
+		fatal("poll: %s", strerror(errno));
 	/* A stale fd (closed meanwhile, or reused) reads EAGAIN: harmless. */
 	for (int i = 0; i < n; i++)
 		if (p[i].fd >= 0 && p[i].revents)
@@ -710,12 +415,12 @@ static char **in_argv(unsigned long long n)
 		in_line(line, MAX_HEADER);
 		unsigned long long len = number(line, MAX_PAYLOAD);
 		if ((total += len) > MAX_PAYLOAD || !(argv[i] = malloc((size_t)len + 1)))
-			die("arguments too large");
+			fatal("arguments too large");
 		in_exact(argv[i], (size_t)len);
 		argv[i][len] = '\0';
 	}
 	if (!argv)
-		die("out of memory");
+		fatal("out of memory");
 	return argv;
 }
 
@@ -725,12 +430,12 @@ static void run_request(const char *tag, unsigned long long nfiles, unsigned lon
 	struct why w = {0};
 	char line[MAX_HEADER + 1], *words[2], path[MAX_PATH + 1];
 	if (nargv == 0)
-		die("a run without a program");
+		fatal("a run without a program");
 	step_abandon();
 	for (unsigned long long i = 0; i < nfiles; i++) {
 		in_line(line, MAX_HEADER);
 		if (split(line, words, 2) != 2)
-			die("a malformed file header");
+			fatal("a malformed file header");
 		unsigned long long nlen = number(words[0], MAX_PATH);
 		receive_file(path, nlen, number(words[1], MAX_PAYLOAD), &w);
 	}
@@ -748,12 +453,12 @@ static void run_request(const char *tag, unsigned long long nfiles, unsigned lon
 	pid_t pid = w.err ? -1 : spawn(argv, (int[]){rd, out[1], err[1]}, 3);
 	if (pid < 0)
 		set_why(&w, errno, "cannot fork: %s", strerror(errno));
-	close_fd(&rd), close_fd(&out[1]), close_fd(&err[1]);
+	fd_close(&rd), fd_close(&out[1]), fd_close(&err[1]);
 	for (unsigned long long i = 0; i < nargv; i++)
 		free(argv[i]);
 	free(argv);
 	if (w.err) { /* the program never started: why, on its stderr */
-		close_fd(&out[0]), close_fd(&err[0]);
+		fd_close(&out[0]), fd_close(&err[0]);
 		size_t n = strlen(w.msg);
 		w.msg[n] = '\n'; /* room: vsnprintf left the last byte */
 		send_frame("err", tag, -1, w.msg, n + 1);
@@ -789,128 +494,13 @@ static void cell_request(const char *tag, unsigned long long code_len, unsigned 
 	in_copy(write_all(kernel.in, h, (size_t)n) ? kernel.in : -1, code_len + stdin_len, "cell", &w);
 }
 
-static void put_request(const char *tag, unsigned long long path_len, unsigned long long data_len)
-{
-	struct why w = {0};
-	char path[MAX_PATH + 1];
-	receive_file(path, path_len, data_len, &w);
-	send_end(tag, &w, "", 0);
-}
-
-static void get_request(const char *tag, unsigned long long max, unsigned long long path_len)
-{
-	static char b[CHUNK];
-	struct why w = {0};
-	struct stat st = {0};
-	char path[MAX_PATH + 1];
-	int fd = in_path(path, path_len, &w) ? open_file(path, O_RDONLY, false, &st, &w) : -1;
-	if (fd >= 0 && (unsigned long long)st.st_size > max)
-		set_why(&w, EFBIG, "%s: %lld bytes, over %llu", path, (long long)st.st_size, max);
-	/* Only the size that was checked is sent, should the file grow. */
-	for (off_t left = st.st_size; !w.err && left > 0;) {
-		ssize_t n = read(fd, b, left < CHUNK ? (size_t)left : CHUNK);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			set_why(&w, errno, "%s: %s", path, strerror(errno));
-		if (n <= 0)
-			break;
-		send_frame("data", tag, -1, b, (size_t)n);
-		left -= n;
-	}
-	close_fd(&fd);
-	send_end(tag, &w, "", 0);
-}
-
-static void list_request(const char *tag, unsigned long long path_len)
-{
-	struct why w = {0};
-	char path[MAX_PATH + 1], line[80];
-	struct buf out = {0};
-	const char *leaf;
-	int fd = -1;
-	in_exact(path, (size_t)path_len);
-	path[path_len] = '\0';
-	if (path_len == 0 || !strcmp(path, ".")) { /* not a dup: readdir would move ws_fd */
-		fd = open_dir_at(ws_fd, ".", false);
-	} else if (valid_path(path, (size_t)path_len, &w)) {
-		int dir = open_parent(path, false, &leaf, &w);
-		if (dir >= 0 && (fd = open_dir_at(dir, leaf, false)) < 0)
-			walk_failed(&w, errno, dir, leaf, path);
-		close_fd(&dir);
-	}
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d && !w.err)
-		set_why(&w, errno, "%s: %s", path, strerror(errno));
-	for (struct dirent *e; d && (e = readdir(d));) {
-		struct stat st;
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
-		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW))
-			continue; /* gone since readdir */
-		char type = S_ISREG(st.st_mode) ? 'f' : S_ISDIR(st.st_mode) ? 'd' : S_ISLNK(st.st_mode) ? 'l' : 'o';
-		int h = snprintf(line, sizeof line, "%c %lld %lld %zu\n", type, (long long)st.st_size,
-				 (long long)st.st_mtime, strlen(e->d_name));
-		buf_add(&out, line, (size_t)h);
-		buf_add(&out, e->d_name, strlen(e->d_name));
-	}
-	if (d)
-		closedir(d);
-	else
-		close_fd(&fd);
-	send_end(tag, &w, out.p, out.len);
-	free(out.p);
-}
-
-/* Removes name in dir: a file, a link, or a directory with all it holds,
- * entered only through O_NOFOLLOW. 0, or -1 with errno. */
-static int remove_at(int dir, const char *name)
-{
-	if (!unlinkat(dir, name, 0))
-		return 0;
-	int err = errno, fd = err == EISDIR || err == EPERM ? open_dir_at(dir, name, false) : -1;
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		close_fd(&fd);
-		errno = err; /* not a directory after all: why unlink failed */
-		return -1;
-	}
-	/* Another pass if it is not empty yet: entries removed while it is
-	 * read may make readdir skip some. */
-	err = 0;
-	for (int pass = 0; pass < 3; pass++, rewinddir(d)) {
-		for (struct dirent *e; !err && (e = readdir(d));)
-			if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && remove_at(dirfd(d), e->d_name))
-				err = errno;
-		if (!err && unlinkat(dir, name, AT_REMOVEDIR))
-			err = errno;
-		if (err != ENOTEMPTY)
-			break;
-		err = 0;
-	}
-	closedir(d);
-	errno = err;
-	return err ? -1 : 0;
-}
-
-static void del_request(const char *tag, unsigned long long path_len)
-{
-	struct why w = {0};
-	char path[MAX_PATH + 1];
-	const char *leaf;
-	int dir = in_path(path, path_len, &w) ? open_parent(path, false, &leaf, &w) : -1;
-	if (dir >= 0 && remove_at(dir, leaf))
-		set_why(&w, errno, "%s: %s", path, strerror(errno));
-	close_fd(&dir);
-	send_end(tag, &w, "", 0);
-}
-
 static void serve_request(void)
 {
 	char line[MAX_HEADER + 1], *w[5];
 	in_line(line, MAX_HEADER);
 	int n = split(line, w, 5);
 	if (n < 2 || !valid_tag(w[1]))
-		die("a request without a valid tag");
+		fatal("a request without a valid tag");
 	const char *v = w[0], *tag = w[1];
 	if (!strcmp(v, "run") && n == 5)
 		run_request(tag, number(w[2], MAX_FILES), number(w[3], MAX_ARGV), number(w[4], MAX_PAYLOAD));
@@ -927,7 +517,7 @@ static void serve_request(void)
 	else if (!strcmp(v, "del") && n == 3)
 		del_request(tag, number(w[2], MAX_PATH));
 	else
-		die("an unknown request \"%.8s\" or one with the wrong number of words", v);
+		fatal("an unknown request \"%.8s\" or one with the wrong number of words", v);
 }
 
 /* Requests until none is buffered (poll does not see the buffer). */
@@ -935,7 +525,7 @@ static void serve_requests(void)
 {
 	do
 		serve_request();
-	while (in.off < in.len);
+	while (in_buffered());
 }
 
 int main(int argc, char **argv)
@@ -947,18 +537,19 @@ int main(int argc, char **argv)
 	if (i + 1 < argc && !strcmp(argv[i], "kernel"))
 		kernel.argv = argv + i + 1;
 	else if (i + 1 != argc || strcmp(argv[i], "shell"))
-		die("usage: isobox-agent [--workspace DIR] shell | kernel ARGV...");
+		fatal("usage: isobox-agent [--workspace DIR] shell | kernel ARGV...");
+	atexit(stop_children);
 	signal(SIGPIPE, SIG_IGN); /* a closed pipe is an error where it happens */
 	if (pipe2(chld_pipe, O_CLOEXEC | O_NONBLOCK))
-		die("pipe: %s", strerror(errno));
+		fatal("pipe: %s", strerror(errno));
 	struct sigaction sa = {.sa_handler = on_sigchld, .sa_flags = SA_RESTART | SA_NOCLDSTOP};
 	sigaction(SIGCHLD, &sa, NULL);
 	if (chdir(ws) || (ws_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		die("cannot enter the workspace %s: %s", ws, strerror(errno));
+		fatal("cannot enter the workspace %s: %s", ws, strerror(errno));
 	if (kernel.argv)
 		kernel_start();
 	if (!write_all(1, "ready\n", 6))
-		die("cannot answer the worker: %s", strerror(errno));
+		fatal("cannot answer the worker: %s", strerror(errno));
 	for (;;)
 		loop_once(true);
 }

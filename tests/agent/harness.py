@@ -21,7 +21,7 @@ import tempfile
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SOURCE = os.path.join(REPO, "sandbox", "agent", "agent.c")
+SOURCES = [os.path.join(REPO, "sandbox", "agent", f) for f in ("agent.c", "agent_base.c", "agent_wire.c", "agent_files.c")]
 KERNEL = os.path.join(REPO, "sandbox", "agent", "kernel.py")
 DOCKER_IMAGE = os.environ.get("AGENT_DOCKER_IMAGE")
 DOCKER_RUNTIME = os.environ.get("AGENT_DOCKER_RUNTIME", "runsc-untrusted")
@@ -39,7 +39,7 @@ def build(out_dir):
     if os.environ.get("AGENT_BINARY"):
         shutil.copy(os.environ["AGENT_BINARY"], binary)
     else:
-        cmd = ["gcc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-static", "-o", binary, SOURCE]
+        cmd = ["gcc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-static", "-o", binary, *SOURCES]
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0 and not done.stderr, done.stderr
     shutil.copy(KERNEL, os.path.join(out_dir, "kernel.py"))
