@@ -247,18 +247,22 @@ void session_end(const struct conf *c, const char *id, const char *container, co
 	autoclose int top = open(c->sessions.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (top < 0 || !session_valid_id(id))
 		return;
-	/* The first reason stays: a step that ends because it was deleted. */
+	/* Why, for 410 answers; a deleted one leaves no reason: it is simply
+	 * not found (404). */
 	char gone[SESSION_ID_LEN + 8], ending[SESSION_ID_LEN + 32];
 	snprintf(gone, sizeof gone, "%s.gone", id);
-	int fd = openat(top, gone, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int fd = strcmp(why, "deleted") ? openat(top, gone, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
 	if (fd >= 0) {
 		if (write(fd, why, strlen(why)) < 0)
 			log_msg("cannot record why session %s ended: %s", id, strerror(errno));
 		close(fd);
 	}
-	/* Out of reach first (a rename is atomic), then removed. */
+	/* Out of reach first (a rename is atomic), then removed. Whoever
+	 * renames it ended it; a later ender takes back its reason. */
 	snprintf(ending, sizeof ending, ".%s.ending", id);
 	bool moved = renameat(top, id, top, ending) == 0;
+	if (!moved && fd >= 0)
+		unlinkat(top, gone, 0);
 	if (container[0]) {
 		if (wait)
 			docker_remove(c, container, now_ms() + REMOVE_MS);
@@ -440,6 +444,12 @@ void session_expire(const struct conf *c, int *expired, int *died)
 			   fstatat(top, n, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 			   now - (int64_t)st.st_mtime * 1000 > TOMBSTONE_MS) {
 			unlinkat(top, n, 0);
+		} else if (len > 7 && n[0] == '.' && !strcmp(n + len - 7, ".ending") &&
+			   fstatat(top, n, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			   now - (int64_t)st.st_mtime * 1000 > 60000) {
+			/* Its ender died half-way (the container is an orphan now). */
+			autofree char *path = xasprintf("%s/%s", c->sessions.dir, n);
+			workdir_remove(path);
 		}
 	}
 	if (now_ms() >= next_orphan_check) {
