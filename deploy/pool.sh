@@ -75,7 +75,7 @@ start() {
 			-u isobox -g isobox -- \
 			"$PREFIX/bin/isobox-fcgi" --conf "$PREFIX/conf/isobox.yaml" --workers "$POOL" \
 			--status-socket "$STATUS_SOCKET" \
-			>>"$LOG/isobox.log" 2>&1 </dev/null &
+			>>"$LOG/isobox.log" 2>&1 </dev/null 9>&- &
 		echo $! >$RUN/pool.pid
 		say "pool of $POOL workers started (log: $LOG/isobox.log)"
 	fi
@@ -89,7 +89,7 @@ start() {
 			XDG_DATA_HOME=/var/lib/caddy XDG_CONFIG_HOME=/var/lib/caddy \
 			setsid setpriv --reuid=caddy --regid=caddy --init-groups -- \
 			caddy run --adapter caddyfile --config "$PREFIX/caddy/Caddyfile" \
-			>>"$LOG/caddy.log" 2>&1 </dev/null &
+			>>"$LOG/caddy.log" 2>&1 </dev/null 9>&- &
 		echo $! >$RUN/caddy.pid
 		say "caddy started on http://$BIND:$PORT (log: $LOG/caddy.log)"
 	fi
@@ -103,6 +103,13 @@ stop() {
 	stop_pid $RUN/caddy.pid caddy caddy
 	rm -f "$SOCKET" "$STATUS_SOCKET"
 }
+
+# One start, stop or restart at a time: two that overlap would each remove
+# the socket the other just made (two test runs that both restart it). The
+# daemons are started without the lock's fd (9>&-), or they would hold it.
+mkdir -p "$RUN"
+exec 9>"$RUN/pool.lock"
+flock 9
 
 case "${1:-}" in
 start) start ;;

@@ -199,9 +199,10 @@ void sessions_exec(struct worker *w, struct request *rq)
 		respond_fault(rq, "");
 		return;
 	}
-	if (rq->session.type == SESSION_KERNEL && cJSON_GetObjectItemCaseSensitive(rq->json, "files")) {
-		fail(f, E_INVALID_REQUEST, "a kernel step is a cell: send code (files go in with "
-		     "PUT /v1/sessions/{id}/files/{path})");
+	if (rq->session.type == SESSION_KERNEL && (cJSON_GetObjectItemCaseSensitive(rq->json, "files") ||
+						     rq->job.n_args)) {
+		fail(f, E_INVALID_REQUEST, "a kernel step is a cell: send code and stdin, no files or args "
+		     "(files go in with PUT /v1/sessions/{id}/files/{path})");
 		respond_fault(rq, "");
 		return;
 	}
@@ -228,6 +229,8 @@ void sessions_files_list(struct worker *w, struct request *rq)
 	}
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "path", dir[0] ? dir : ".");
+	/* Listings stop at sessions.maxListEntries. */
+	cJSON_AddBoolToObject(o, "truncated", (int64_t)n >= w->conf.sessions.max_list_entries);
 	cJSON *list = cJSON_AddArrayToObject(o, "entries");
 	for (size_t i = 0; i < n; i++) {
 		static const char *const types[] = {['f'] = "file", ['d'] = "directory", ['l'] = "link",
@@ -253,7 +256,7 @@ void sessions_file_get(struct worker *w, struct request *rq)
 	}
 	char head[160];
 	int n = snprintf(head, sizeof head, "Status: 200 OK\r\nContent-Type: application/octet-stream\r\n"
-			 "Content-Length: %zu\r\n\r\n", data.len);
+			 "Content-Length: %zu\r\nCache-Control: no-store\r\n\r\n", data.len);
 	http_write(&rq->io, head, (size_t)n);
 	if (strcmp(rq->method, "HEAD"))
 		http_write(&rq->io, data.data, data.len);

@@ -278,7 +278,10 @@ static void feed_stdin(struct exec *x)
 static void check_idle(struct exec *x, int64_t now)
 {
 	const struct sandbox_sink *s = x->sink;
-	if (!s || !s->idle || !x->clock.up_ms || x->stopped || now - x->last_emit_ms < s->idle_ms)
+	/* Not before the sink heard that the sandbox is up: a warm or session
+	 * sandbox is up from the start, and a stream's headers go out only
+	 * when its program starts (a heartbeat first would precede them). */
+	if (!s || !s->idle || !x->up_told || x->stopped || now - x->last_emit_ms < s->idle_ms)
 		return;
 	x->last_emit_ms = now;
 	if (!s->idle(s->ctx)) {

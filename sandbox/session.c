@@ -117,6 +117,7 @@ bool session_create(const struct conf *c, const struct language *l, enum session
 		session_record_write(h.dir_fd, &s);
 	}
 	s.memory_used = -1;
+	s.last_used_ms = wall_ms(); /* up now: the idle clock starts here */
 	session_close(&h, true);
 	*out = s;
 	return true;

@@ -286,7 +286,7 @@ def test_streamed_step(kernel):
     conn, resp = open_stream({"code": "for i in range(3):\n    print(i, flush=True)\n    time.sleep(0.3)\n'done'"},
                              "http://127.0.0.1:8090", path=f"/v1/sessions/{kernel}/exec")
     try:
-        assert resp.status == 200
+        assert resp.status == 200 and resp.headers["Content-Type"] == "text/event-stream"
         evs = list(events(resp))
     finally:
         conn.close()

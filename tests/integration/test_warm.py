@@ -268,3 +268,20 @@ def test_pool_events_are_logged():
     with open(os.path.join(LOG_DIR, "isobox.log")) as f:
         log = f.read()
     assert "warm pool: 3 sandbox(es) in all" in log
+
+
+def test_a_streamed_warm_run_is_a_proper_stream():
+    """The stream's headers come first: a warm sandbox is up from the
+    hand-over, and a heartbeat sent before the program started once went
+    out ahead of them (the headers then landed in the body)."""
+    from conftest import URL
+    from streaming import chunk_bytes, events, open_stream
+    assert full()
+    conn, resp = open_stream({"language": "python", "code": "import time\ntime.sleep(1.5)\nprint('late')"}, URL)
+    try:
+        assert resp.status == 200 and resp.headers["Content-Type"] == "text/event-stream"
+        evs = list(events(resp))
+    finally:
+        conn.close()
+    assert b"".join(chunk_bytes(d) for _, n, d in evs if n == "stdout") == b"late\n"
+    assert evs[-1][1] == "result" and '"warm":true' in evs[-1][2].replace(" ", "")
