@@ -24,15 +24,6 @@ void request_free(struct request *rq)
 	*rq = (struct request){0};
 }
 
-char *request_route(const char *path_info, const char *request_uri)
-{
-	if (path_info && path_info[0])
-		return xstrdup(path_info);
-	if (!request_uri || !request_uri[0])
-		return xstrdup("/");
-	return xstrndup(request_uri, strcspn(request_uri, "?#"));
-}
-
 static int hex_digit(char ch)
 {
 	if (ch >= '0' && ch <= '9')
@@ -65,6 +56,18 @@ static char *percent_decode(const char *p, size_t n)
 	return out;
 }
 
+char *request_route(const char *path_info, const char *request_uri)
+{
+	if (path_info && path_info[0])
+		return xstrdup(path_info);
+	if (!request_uri || !request_uri[0])
+		return xstrdup("/");
+	/* Decoded, as PATH_INFO is (servers decode it): one path, one meaning.
+	 * One that does not decode (a broken escape, a NUL) is "": no route. */
+	char *path = percent_decode(request_uri, strcspn(request_uri, "?#"));
+	return path ? path : xstrdup("");
+}
+
 bool request_match(const char *pattern, const char *path, char *params[2])
 {
 	size_t k = 0;
@@ -77,8 +80,9 @@ bool request_match(const char *pattern, const char *path, char *params[2])
 		}
 		bool rest = pattern[1] == '*';
 		size_t n = rest ? strlen(path) : strcspn(path, "/");
-		if (n == 0 || k == 2 || !(params[k++] = percent_decode(path, n)))
+		if (n == 0 || k == 2)
 			goto no;
+		params[k++] = xstrndup(path, n);
 		pattern += rest ? 2 : 1;
 		path += n;
 	}

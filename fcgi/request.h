@@ -68,7 +68,8 @@ static inline bool request_is_piston(const struct request *rq)
 
 /*
  * The route of a request: PATH_INFO when the server gives one (CGI, or a
- * FastCGI mount under a prefix), else REQUEST_URI without its query.
+ * FastCGI mount under a prefix), else REQUEST_URI without its query,
+ * percent-decoded as PATH_INFO is ("" if it does not decode).
  */
 char *request_route(const char *path_info, const char *request_uri);
 
@@ -84,8 +85,8 @@ bool request_parse_execute(struct request *rq, const struct conf *c, const struc
  */
 bool request_parse_step(struct request *rq, const struct conf *c, const struct limits *held);
 /*
- * Does path match a route's pattern? Then the "*" and "**" parts go to
- * params (percent-decoded; the caller frees them). Pure.
+ * Does the (decoded) path match a route's pattern? Then the "*" and "**"
+ * parts go to params (the caller frees them). Pure.
  */
 bool request_match(const char *pattern, const char *path, char *params[2]);
 /* The value of name=... in a query string, decoded; NULL if absent or

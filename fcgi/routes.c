@@ -106,7 +106,10 @@ static bool routed(struct worker *w, struct request *rq)
 	const struct route *other;
 	rq->route = find(rq, allow, sizeof allow, &other);
 	if (!rq->route && !allow[0]) {
-		fail(&rq->fault, E_NOT_FOUND, "no such endpoint: %.100s", rq->path);
+		if (!rq->path[0])
+			fail(&rq->fault, E_NOT_FOUND, "the path does not decode (a broken %%-escape or an escaped NUL)");
+		else
+			fail(&rq->fault, E_NOT_FOUND, "no such endpoint: %.100s", rq->path);
 		respond_fault(rq, "");
 		return false;
 	}

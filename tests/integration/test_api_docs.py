@@ -1,13 +1,17 @@
 """The API's own descriptions against the live service: docs/openapi.yaml
-(linted, every example exchanged for real, every live answer validated
-against its schema, every error code in the C sources listed), docs/llms.txt
-and the curl examples of docs/API.md, and how the embedded files are served.
+(linted, every example exchanged for real, in a fresh session for the
+session routes, every live answer validated against its schema, every error
+code in the C sources listed, every route described), docs/llms.txt and the
+curl examples of docs/API.md, and how the embedded files are served.
 """
+import contextlib
 import http.client
 import json
 import os
 import re
 import subprocess
+import threading
+import time
 from urllib.parse import urlparse
 
 import jsonschema
@@ -23,6 +27,7 @@ JS_DIR = os.path.join(ROOT, "tests", "integration", "js")
 with open(SPEC_PATH, encoding="utf-8") as f:
     SPEC = yaml.safe_load(f)
 VARYING = set(SPEC["info"]["x-varying"])   # compared by type only
+EXAMPLE_SID = SPEC["info"]["x-session-id"]  # stands for the live session's id in examples
 
 
 def send(method, path, headers=None, body=None, timeout=90):
@@ -86,17 +91,94 @@ def sse_events(text):
     return [(name, json.loads(data)) for name, data in streaming.parse(text)[0]]
 
 
-SSE_SCHEMAS = SPEC["paths"]["/execute"]["post"]["responses"]["200"]["content"][
-    "text/event-stream"]["schema"]["x-events"]
-
-
-def check_sse(example_text, live_text, where):
+def check_sse(example_text, live_text, schema, where):
+    """The live events are the example's, each valid against the
+    operation's x-events schema of its name."""
     want, got = sse_events(example_text), sse_events(live_text)
     assert [n for n, _ in got] == [n for n, _ in want], \
         f"{where}: events {[n for n, _ in got]}, example has {[n for n, _ in want]}"
     for i, ((name, w), (_, g)) in enumerate(zip(want, got)):
         same(w, g, f"{where} event {i} ({name})")
-        validate(g, SSE_SCHEMAS[name], f"{where} event {i}")
+        validate(g, schema["x-events"][name], f"{where} event {i}")
+
+
+def spec_path(path):
+    """The spec's path template that a concrete path (query ignored) falls
+    under: {path} takes the rest of the URL, any other parameter one part."""
+    path = path.split("?")[0]
+    if path in SPEC["paths"]:
+        return path
+    found = [t for t in SPEC["paths"] if "{" in t and re.fullmatch(
+        re.sub(r"\\\{(\w+)\\\}", lambda m: ".+" if m.group(1) == "path" else "[^/]+", re.escape(t)),
+        path)]
+    assert len(found) == 1, f"{path} falls under {found} in the spec"
+    return found[0]
+
+
+def allowed(path):
+    """The methods the spec gives the path, as a set of upper-case names."""
+    return {m.upper() for m in SPEC["paths"][spec_path(path)] if m != "parameters"}
+
+
+def send_json_or_bytes(method, path, body, headers=None, timeout=90):
+    """send() with a dict body as JSON and a str body as raw bytes."""
+    headers = dict(headers or {})
+    if isinstance(body, (dict, list)):
+        body = json.dumps(body).encode()
+        headers.setdefault("Content-Type", "application/json")
+    elif isinstance(body, str):
+        body = body.encode()
+        headers.setdefault("Content-Type", "application/octet-stream")
+    return send(method, path, headers, body, timeout)
+
+
+def wait_for(predicate, timeout, step=0.1):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(step)
+    return predicate()
+
+
+def session_state(sid):
+    status, _, raw = send("GET", f"/v1/sessions/{sid}")
+    return json.loads(raw)["state"] if status == 200 else status
+
+
+@contextlib.contextmanager
+def example_session(xs):
+    """The session an example's x-session describes: created, prepared with
+    its `before` requests (`background` ones left running until the session
+    is busy), waited on until it ended when `expire`; deleted afterwards."""
+    status, _, raw = send_json_or_bytes("POST", "/v1/sessions", xs["create"])
+    assert status == 201, raw[:500]
+    sid = json.loads(raw)["id"]
+    threads = []
+    try:
+        for r in xs.get("before", []):
+            args = (r.get("method", "POST"), r["path"].replace("{id}", sid), r.get("body"), r.get("headers"))
+            if r.get("background"):
+                threads.append(threading.Thread(target=send_json_or_bytes, args=args, daemon=True))
+                threads[-1].start()
+                assert wait_for(lambda: session_state(sid) == "busy", 10), f"{sid} never got busy"
+            else:
+                status, _, raw = send_json_or_bytes(*args)
+                assert status < 300, f"x-session before {args[:2]}: {status} {raw[:300]}"
+        if xs.get("expire"):
+            assert wait_for(lambda: session_state(sid) == 410, 20, 0.5), f"{sid} did not expire"
+        yield sid
+    finally:
+        send("DELETE", f"/v1/sessions/{sid}")
+        for t in threads:
+            t.join(30)
+
+
+def with_sid(example, sid):
+    """The example with the live session's id for info.x-session-id."""
+    if isinstance(example, str):
+        return example.replace(EXAMPLE_SID, sid)
+    return json.loads(json.dumps(example).replace(EXAMPLE_SID, sid))
 
 
 def exchanges():
@@ -104,6 +186,8 @@ def exchanges():
     out, seen = [], set()
     for path, item in SPEC["paths"].items():
         for method, op in item.items():
+            if method == "parameters":
+                continue
             req = deref(op.get("requestBody", {})).get("content", {}).get("application/json", {})
             req_examples = req.get("examples", {})
             used = set()
@@ -130,12 +214,15 @@ def exchanges():
                             headers.setdefault("Content-Type", "application/json")
                         if mt == "text/event-stream":
                             headers["Accept"] = mt
-                        key = (m, p, body, status, json.dumps(ex["value"]))
+                        xs = ex.get("x-session")
+                        assert "{" not in (p.replace("{id}", "") if xs else p), \
+                            f"{method} {path} {status} example {name}: give a path (and x-session for {{id}})"
+                        key = (m, p, body, status, json.dumps(ex["value"]), json.dumps(xs))
                         if key in seen:
                             continue
                         seen.add(key)
                         out.append(pytest.param(m, p, headers, body, int(status), mt, ex["value"],
-                                                media["schema"], id=f"{m} {p} {status} {name}"))
+                                                media["schema"], xs, id=f"{m} {p} {status} {name}"))
             assert used == set(req_examples), \
                 f"{method} {path}: request examples without a response: {set(req_examples) - used}"
     return out
@@ -152,22 +239,40 @@ def test_openapi_lints_clean():
     assert report["totals"]["warnings"] == 0, report["problems"]
 
 
-@pytest.mark.parametrize("method,path,headers,body,status,media_type,example,schema", exchanges())
+@pytest.mark.parametrize("method,path,headers,body,status,media_type,example,schema,xsession",
+                         exchanges())
 def test_example_is_what_the_service_answers(method, path, headers, body, status, media_type,
-                                              example, schema):
-    got_status, got_headers, raw = send(method, path, headers,
-                                        body.encode() if body is not None else None)
-    assert got_status == status, raw[:500]
-    assert got_headers["Content-Type"].split(";")[0] == media_type.split(";")[0]
-    where = f"{method} {path} -> {status}"
-    if media_type == "text/event-stream":
-        check_sse(example, raw.decode(), where)
-        return
-    live = json.loads(raw)
-    same(example, live, where)
-    validate(live, schema, where)
-    if status == 405:
-        assert got_headers["Allow"] in ("GET", "POST")
+                                              example, schema, xsession):
+    with contextlib.ExitStack() as stack:
+        sid = None
+        if xsession:
+            sid = stack.enter_context(example_session(xsession))
+            path = path.replace("{id}", sid)
+        got_status, got_headers, raw = send(method, path, headers,
+                                            body.encode() if body is not None else None)
+        if (method, path, got_status) == ("POST", "/v1/sessions", 201):
+            sid = json.loads(raw)["id"]
+            stack.callback(send, "DELETE", f"/v1/sessions/{sid}")
+        assert got_status == status, raw[:500]
+        where = f"{method} {path} -> {status}"
+        assert got_headers["Content-Type"], f"{where}: no Content-Type; the body begins {raw[:120]!r}"
+        assert got_headers["Content-Type"].split(";")[0] == media_type.split(";")[0]
+        if sid:
+            example = with_sid(example, sid)
+        if media_type == "text/event-stream":
+            check_sse(example, raw.decode(), schema, where)
+            return
+        if media_type == "application/octet-stream":
+            assert raw == example.encode() and int(got_headers["Content-Length"]) == len(raw)
+            return
+        live = json.loads(raw)
+        if (method, spec_path(path)) == ("GET", "/v1/sessions"):
+            # Every session on the server is listed: compare the test's own.
+            live["sessions"] = [x for x in live["sessions"] if x["id"] == sid]
+        same(example, live, where)
+        validate(live, schema, where)
+        if status == 405:
+            assert set(got_headers["Allow"].split(", ")) == allowed(path), got_headers["Allow"]
 
 
 def test_every_error_code_in_the_table_is_documented():
@@ -188,9 +293,15 @@ def test_every_error_code_in_the_table_is_documented():
 
 
 def test_every_endpoint_in_the_routes_is_described():
+    """Each route of fcgi/routes.c (pattern and method) is a path and an
+    operation of the spec: a `*` part is {id}, `**` the rest, {path}."""
     with open(os.path.join(ROOT, "fcgi", "routes.c"), encoding="utf-8") as f:
-        routes = set(re.findall(r'\{"(/[^"]*)", "(?:GET|POST)"', f.read()))
-    assert routes and routes <= set(SPEC["paths"]), routes - set(SPEC["paths"])
+        routes = set(re.findall(r'\{"(/[^"]*)", "(GET|POST|PUT|DELETE|PATCH)"', f.read()))
+    assert len(routes) > 10, routes
+    described = {(path.replace("/**", "/{path}").replace("/*", "/{id}"), method.lower())
+                 for path, method in routes}
+    in_spec = {(p, m) for p, item in SPEC["paths"].items() for m in item if m != "parameters"}
+    assert described == in_spec, (described - in_spec, in_spec - described)
 
 
 ASSETS = [("/", "fcgi/www/index.html", "text/html"),
@@ -228,7 +339,11 @@ def test_llms_txt_names_every_endpoint_field_and_error():
     s = SPEC["components"]["schemas"]
     names = list(SPEC["paths"]) + list(s["ExecuteRequest"]["properties"]) + \
         list(s["Limits"]["properties"]) + list(s["Phase"]["properties"]) + \
-        list(s["Result"]["properties"]) + s["ErrorCode"]["enum"]
+        list(s["Result"]["properties"]) + s["ErrorCode"]["enum"] + \
+        list(s["SessionRequest"]["properties"]) + list(s["Session"]["properties"]) + \
+        list(s["StepResult"]["allOf"][1]["properties"]) + \
+        list(s["StepResult"]["allOf"][1]["properties"]["session"]["properties"]) + \
+        list(s["KernelResult"]["properties"])
     missing = [n for n in names if n not in text]
     assert not missing, f"docs/llms.txt does not mention {missing}"
 
@@ -307,3 +422,199 @@ def test_errors_too_big_for_an_example_match_the_spec(body, code):
     live = json.loads(raw)
     assert live["error"]["code"] == code
     validate(live, response["content"]["application/json"]["schema"], code)
+
+
+class SpecClient:
+    """Sends requests and checks each live answer against the spec: its
+    status is documented for the operation, its Content-Type is one of the
+    response's, a JSON body is valid against the schema, an error's code is
+    one the response names (with the status of ErrorCode's x-status), a 405
+    has the spec's methods in Allow, each event of a stream is valid against
+    its x-events schema. Remembers (path, method, status) of each answer."""
+
+    def __init__(self):
+        self.seen = set()
+
+    def __call__(self, method, path, body=None, headers=None, status=None):
+        got, h, raw = send_json_or_bytes(method, path, body, headers)
+        where = f"{method} {path} -> {got}"
+        assert status is None or got == status, f"{where}: {raw[:500]}"
+        template = spec_path(path)
+        ops = {m: op for m, op in SPEC["paths"][template].items() if m != "parameters"}
+        op = ops.get("get" if method == "HEAD" else method.lower())
+        if op is None and got == 405:   # a method the path lacks: any of its operations says 405
+            op = next(iter(ops.values()))
+        assert op, f"{where}: {method} is not in the spec for {template}"
+        response = deref(op["responses"].get(str(got)))
+        assert response, f"{where}: {got} is not documented for {method} {template}"
+        self.seen.add((template, method, got))
+        content = response.get("content", {})
+        if not content:
+            assert raw == b"", f"{where}: a body the spec does not describe: {raw[:200]}"
+            return None
+        assert h["Content-Type"], f"{where}: no Content-Type; the body begins {raw[:120]!r}"
+        media_type = h["Content-Type"].split(";")[0]
+        assert media_type in content, f"{where}: {media_type} is not one of {list(content)}"
+        schema = content[media_type]["schema"]
+        if media_type == "text/event-stream":
+            events = sse_events(raw.decode())
+            for i, (name, data) in enumerate(events):
+                validate(data, schema["x-events"][name], f"{where} event {i} ({name})")
+            return events
+        if media_type == "application/octet-stream":
+            assert "Content-Length" in h and (raw == b"" if method == "HEAD" else
+                                              int(h["Content-Length"]) == len(raw)), where
+            return raw
+        live = json.loads(raw)
+        validate(live, schema, where)
+        if got >= 400:
+            code = live["error"]["code"]
+            assert f"`{code}`" in response["description"], \
+                f"{where}: {code} is not named in the spec's {got} response of {method} {template}"
+            assert SPEC["components"]["schemas"]["ErrorCode"]["x-status"][code] == got, where
+        if got == 405:
+            assert set(h["Allow"].split(", ")) == allowed(path), f"{where}: Allow {h['Allow']}"
+        return live
+
+
+def test_session_answers_match_the_spec():
+    """A shell and a kernel session driven through every session route,
+    their errors included: every live answer is one the spec describes."""
+    call = SpecClient()
+    made = []
+
+    def create(body, status=201):
+        s = call("POST", "/v1/sessions", body, status=status)
+        if status == 201:
+            made.append(s["id"])
+        return s
+
+    try:
+        # A shell session: steps, streamed steps, files in and out.
+        s = create({"language": "python", "limits": {"pids": 64}, "idleTimeoutMs": 60000})
+        sid, base = s["id"], f"/v1/sessions/{s['id']}"
+        assert s["type"] == "shell" and s["limits"]["pids"] == 64 and s["state"] == "idle"
+        assert s["createdAt"] <= s["lastUsedAt"] < s["expiresAt"]
+        got = call("GET", base, status=200)
+        assert got["id"] == sid and got["steps"] == 0
+        assert sid in [x["id"] for x in call("GET", "/v1/sessions", status=200)["sessions"]]
+        r = call("POST", base + "/exec", {"code": "open('out.txt', 'w').write('made')\nprint('ok')"},
+                 status=200)
+        assert r["run"]["stdout"] == "ok\n" and r["session"] == {"id": sid, "type": "shell"}
+        assert "kernel" not in r and r["warm"] is False
+        r = call("POST", base + "/exec", {"files": [{"name": "s.py", "content": "print(open('out.txt').read())"}]},
+                 status=200)
+        assert r["run"]["stdout"] == "made\n"
+        data = bytes(range(256)) * 4
+        assert call("PUT", base + "/files/in/data.bin", data, {"Content-Type": "application/octet-stream"},
+                    status=201) == {"path": "in/data.bin", "size": len(data)}
+        assert call("GET", base + "/files/in/data.bin", status=200) == data
+        call("HEAD", base + "/files/in/data.bin", status=200)
+        listing = call("GET", base + "/files", status=200)
+        assert listing["path"] == "." and {"in", "out.txt", "main.py"} <= {e["name"] for e in listing["entries"]}
+        listing = call("GET", base + "/files?path=in", status=200)
+        assert [(e["name"], e["type"], e["size"]) for e in listing["entries"]] == [("data.bin", "file", len(data))]
+        call("POST", base + "/exec", {"code": "import os\nos.symlink('/etc', 'etc')"}, status=200)
+        assert [e["type"] for e in call("GET", base + "/files", status=200)["entries"] if e["name"] == "etc"] == ["link"]
+        # Errors of the files routes.
+        for method, path, body, code in [
+                ("GET", "/files/in", None, "not_a_file"),
+                ("GET", "/files/etc", None, "not_a_file"),
+                ("PUT", "/files/etc/passwd", "x", "not_a_file"),
+                ("GET", "/files?path=etc", None, "not_a_file"),
+                ("PUT", "/files/-x", "x", "bad_file_name"),
+                ("GET", "/files/a/@b", None, "bad_file_name"),
+                ("GET", "/files?path=..", None, "bad_file_name"),
+                ("GET", "/files/nope", None, "file_not_found"),
+                ("GET", "/files?path=nope", None, "file_not_found"),
+                ("DELETE", "/files/nope", None, "file_not_found"),
+                ("POST", "/exec", {"code": "print(1)", "limits": {"memoryBytes": 2 ** 30}}, "invalid_request"),
+                ("POST", "/exec", {"language": "python", "code": "print(1)"}, "unknown_field"),
+                ("POST", "/exec", {}, "missing_field")]:
+            assert call(method, base + path, body)["error"]["code"] == code, (method, path)
+        assert call("POST", base + "/exec", "print(1)", {"Content-Type": "text/plain"},
+                    status=415)["error"]["code"] == "unsupported_media_type"
+        call("DELETE", base + "/files/in", status=204)
+        assert call("GET", base + "/files/in/data.bin", status=404)["error"]["code"] == "file_not_found"
+        # The wrong method on each path: 405 with the spec's methods.
+        for method, path in [("PUT", "/v1/sessions"), ("POST", base), ("GET", base + "/exec"),
+                             ("DELETE", base + "/files"), ("POST", base + "/files/x")]:
+            call(method, path, status=405)
+        # One request at a time: 409 while a step runs; the session itself still answers.
+        slow = threading.Thread(target=send_json_or_bytes, daemon=True,
+                                args=("POST", base + "/exec", {"code": "import time\ntime.sleep(3)"}))
+        slow.start()
+        assert wait_for(lambda: session_state(sid) == "busy", 10)
+        for method, path, body in [("POST", "/exec", {"code": "print(1)"}), ("GET", "/files", None),
+                                   ("GET", "/files/out.txt", None), ("PUT", "/files/x", "x"),
+                                   ("DELETE", "/files/out.txt", None)]:
+            assert call(method, base + path, body, status=409)["error"]["code"] == "session_busy"
+        assert call("GET", base, status=200)["state"] == "busy"
+        slow.join(30)
+        assert call("GET", base, status=200)["steps"] == 4
+        # Deleted: 404 on every route.
+        call("DELETE", base, status=204)
+        for method, path, body in [("GET", "", None), ("DELETE", "", None), ("POST", "/exec", {"code": "1"}),
+                                   ("GET", "/files", None), ("GET", "/files/out.txt", None),
+                                   ("PUT", "/files/x", "x"), ("DELETE", "/files/x", None)]:
+            assert call(method, base + path, body, status=404)["error"]["code"] == "session_not_found"
+
+        # A kernel session: values, errors, images, an interrupt.
+        k = create({"language": "python", "type": "kernel", "limits": {"memoryBytes": 128 * 2 ** 20}})
+        kid, base = k["id"], f"/v1/sessions/{k['id']}"
+        assert k["type"] == "kernel" and k["limits"]["memoryBytes"] == 128 * 2 ** 20
+        call("POST", base + "/exec", {"code": "x = 21"}, status=200)
+        r = call("POST", base + "/exec", {"code": "x * 2"}, status=200)
+        assert r["kernel"] == {"value": "42", "error": None, "images": [], "restarted": False}
+        assert r["session"] == {"id": kid, "type": "kernel"}
+        r = call("POST", base + "/exec", {"code": "undefined_name"}, status=200)
+        assert r["kernel"]["error"]["name"] == "NameError" and r["run"]["exitCode"] == 1
+        r = call("POST", base + "/exec", {"code": "import matplotlib.pyplot as plt\n_ = plt.plot([1, 2])"},
+                 status=200)
+        assert len(r["kernel"]["images"]) == 1 and r["kernel"]["images"][0]["data"].startswith("iVBORw0KGgo")
+        r = call("POST", base + "/exec", {"code": "import time\ntime.sleep(30)", "limits": {"wallTimeMs": 1000}},
+                 status=200)
+        assert r["run"]["timedOut"] and r["kernel"]["error"]["name"] == "KeyboardInterrupt"
+        assert call("POST", base + "/exec", {"files": [{"name": "a.py", "content": "1"}]},
+                    status=400)["error"]["code"] == "invalid_request"
+        assert call("PUT", base + "/files/v.txt", "from a file", status=201)["size"] == 11
+        r = call("POST", base + "/exec", {"code": "open('v.txt').read()"}, status=200)
+        assert r["kernel"]["value"] == "'from a file'"
+        # Out of memory: the step says the session ended; then 410 everywhere.
+        r = call("POST", base + "/exec", {"code": "a = bytearray(200 * 1024 * 1024)"}, status=200)
+        assert r["run"]["oomKilled"] and "memory" in r["session"]["ended"]
+        for method, path, body in [("GET", "", None), ("POST", "/exec", {"code": "1"}), ("GET", "/files", None),
+                                   ("GET", "/files/v.txt", None), ("PUT", "/files/x", "x"),
+                                   ("DELETE", "/files/v.txt", None), ("DELETE", "", None)]:
+            assert call(method, base + path, body, status=410)["error"]["code"] == "session_expired"
+
+        # Expiry when idle, and what creating refuses.
+        e = create({"language": "python", "idleTimeoutMs": 1000})
+        assert wait_for(lambda: session_state(e["id"]) == 410, 20, 0.5)
+        assert "idle" in call("GET", f"/v1/sessions/{e['id']}", status=410)["error"]["message"]
+        for body, status, code in [({"language": "bash", "type": "kernel"}, 400, "invalid_value"),
+                                   ({"language": "python", "limits": {"outputBytes": 10}}, 400, "invalid_request"),
+                                   ({"language": "python", "maxLifetimeMs": 10 ** 9}, 400, "invalid_value"),
+                                   ({"language": "python", "type": 1}, 400, "invalid_type"),
+                                   ({"type": "kernel"}, 400, "missing_field"),
+                                   ({"language": "cobol"}, 404, "unknown_language")]:
+            assert create(body, status)["error"]["code"] == code, body
+        assert call("POST", "/v1/sessions", '{"language": "python"}', {"Content-Type": "text/plain"},
+                    status=415)["error"]["code"] == "unsupported_media_type"
+
+        # Streamed steps, shell and kernel.
+        for body, code, value in [({"language": "python"}, "print('out', flush=True)", None),
+                                  ({"language": "python", "type": "kernel"}, "print('out', flush=True)\n6 * 7", "42")]:
+            base = f"/v1/sessions/{create(body)['id']}"
+            events = call("POST", base + "/exec", {"code": code}, {"Accept": "text/event-stream"}, status=200)
+            assert [n for n, _ in events] == ["stdout", "result"] and events[0][1] == {"data": "out\n"}
+            assert events[-1][1].get("kernel", {}).get("value") == value
+    finally:
+        for sid in made:
+            send("DELETE", f"/v1/sessions/{sid}")
+    # Every operation of the session routes answered its success.
+    for template, item in SPEC["paths"].items():
+        for method, op in item.items():
+            if template.startswith("/v1/sessions") and method != "parameters":
+                ok = next(s for s in op["responses"] if s.startswith("2"))
+                assert (template, method.upper(), int(ok)) in call.seen, (template, method, ok)

@@ -1,5 +1,6 @@
 """The dependency-free clients (clients/python, clients/js) against the
-live service, streaming included."""
+live service, streaming and sessions included. Every session a test creates
+is deleted, whatever the test's outcome (context managers, finally)."""
 import json
 import os
 import subprocess
@@ -8,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import URL
+from conftest import URL, request
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "clients", "python"))
@@ -69,3 +70,156 @@ def test_js_client():
     assert "python" in got["runtimes"]
     assert got["error"] == [404, "unknown_language"]
     assert got["files"] == "7\n"
+
+
+# -- sessions -----------------------------------------------------------------
+
+# Every test deletes its sessions; should the service be unable to take the
+# DELETE (restarting), they still end soon: idle for two minutes.
+IDLE = 120000
+
+
+def test_python_kernel_session_keeps_variables():
+    box = Isobox(URL)
+    with box.session("python", type="kernel", idle_timeout_ms=IDLE) as s:
+        assert len(s.id) == 32 and s.info["type"] == "kernel" and s.info["state"] == "idle"
+        first = s.exec("x = 41\nprint('set')")
+        assert first["run"]["stdout"] == "set\n" and first["kernel"]["value"] is None
+        second = s.exec("x + 1")
+        assert second["kernel"]["value"] == "42" and second["session"]["id"] == s.id
+        failed = s.exec("y")
+        assert failed["run"]["exitCode"] == 1 and failed["kernel"]["error"]["name"] == "NameError"
+        assert s.refresh()["steps"] == 3 and s.info["steps"] == 3
+        with pytest.raises(IsoboxError) as err:
+            s.exec(files=[{"name": "main.py", "content": "1"}])
+        assert err.value.status == 400 and err.value.code == "invalid_request"
+
+
+def test_python_shell_session_files_are_byte_exact():
+    box = Isobox(URL)
+    data = bytes(range(256))
+    name = "data/all bytes #?ü.bin"          # each needs percent-encoding
+    with box.session("python", idle_timeout_ms=IDLE) as s:
+        assert s.upload(name, data) == {"path": name, "size": 256}
+        assert s.upload("data/text.txt", "héllo\n")["size"] == 7
+        assert s.download(name) == data
+        assert s.download("data/text.txt") == "héllo\n".encode()
+        entries = {e["name"]: e for e in s.files("data")}
+        assert set(entries) == {"all bytes #?ü.bin", "text.txt"}
+        assert entries["all bytes #?ü.bin"]["type"] == "file" and entries["all bytes #?ü.bin"]["size"] == 256
+        assert [(e["name"], e["type"]) for e in s.files()] == [("data", "directory")]
+        # The step sees the same bytes, and what it writes comes back out.
+        r = s.exec(f"d = open({name!r}, 'rb').read()\nprint(d == bytes(range(256)))\n"
+                   "open('out.bin', 'wb').write(d[::-1])")
+        assert r["run"]["stdout"] == "True\n", r
+        assert s.download("out.bin") == data[::-1]
+        s.remove("data/text.txt")
+        assert [e["name"] for e in s.files("data")] == ["all bytes #?ü.bin"]
+        with pytest.raises(IsoboxError) as err:
+            s.download("data/text.txt")
+        assert err.value.status == 404 and err.value.code == "file_not_found"
+        s.remove("data")
+        assert sorted(e["name"] for e in s.files()) == ["main.py", "out.bin"]
+
+
+def test_python_session_stream_yields_stdout_then_result():
+    box = Isobox(URL)
+    with box.session("python", type="kernel", idle_timeout_ms=IDLE) as s:
+        s.exec("n = 5")
+        seen = []
+        start = time.monotonic()
+        for ev in s.stream("import time\nprint('a', flush=True)\ntime.sleep(1)\nprint('b')\nn * 2"):
+            seen.append((time.monotonic() - start, ev["event"], ev["data"]))
+        assert [e for _, e, _ in seen] == ["stdout", "stdout", "result"], seen
+        assert [d for _, e, d in seen if e == "stdout"] == [b"a\n", b"b\n"]
+        assert seen[1][0] - seen[0][0] >= 0.7        # the first came before the sleep
+        result = seen[-1][2]
+        assert result["kernel"]["value"] == "10" and result["session"]["id"] == s.id
+
+
+def test_python_session_context_manager_deletes_it():
+    box = Isobox(URL)
+    with box.session("python", idle_timeout_ms=60000, limits={"memoryBytes": 128 << 20}) as s:
+        sid = s.id
+        assert s.info["idleTimeoutMs"] == 60000 and s.info["limits"]["memoryBytes"] == 128 << 20
+        assert sid in {x["id"] for x in box.sessions()}
+        assert box.attach(sid).info["id"] == sid
+    status, _, body = request("GET", f"/v1/sessions/{sid}")
+    assert status == 404 and body["error"]["code"] == "session_not_found"
+    # ...even when the block raises.
+    with pytest.raises(ZeroDivisionError):
+        with box.session("python", idle_timeout_ms=IDLE) as s:
+            sid = s.id
+            1 / 0
+    assert request("GET", f"/v1/sessions/{sid}")[0] == 404
+
+
+def test_python_session_errors_are_typed():
+    box = Isobox(URL)
+    s = box.session("python", idle_timeout_ms=IDLE)
+    try:
+        # One request at a time: a second one while a step runs is refused at once.
+        events = s.stream("import time\nprint('go', flush=True)\ntime.sleep(2)")
+        assert next(events)["event"] == "stdout"
+        with pytest.raises(IsoboxError) as err:
+            s.exec("print(1)")
+        assert err.value.status == 409 and err.value.code == "session_busy"
+        assert [e["event"] for e in events] == ["result"]
+    finally:
+        s.close()
+    s.close()                                   # closing twice is fine
+    with pytest.raises(IsoboxError) as err:
+        s.exec("print(1)")
+    assert err.value.status == 404 and err.value.code == "session_not_found"
+    with pytest.raises(IsoboxError) as err:
+        s.upload("a", b"x")
+    assert err.value.status == 404
+    with pytest.raises(IsoboxError) as err:
+        box.session("ruby", type="kernel").close()           # close: should it exist
+    assert err.value.status == 400 and err.value.code == "invalid_value"
+    with pytest.raises(IsoboxError) as err:
+        box.session("python", limits={"wallTimeMs": 1000}).close()
+    assert err.value.status == 400 and err.value.code == "invalid_request"
+
+
+def test_js_client_sessions():
+    proc = subprocess.Popen(["node", os.path.join(REPO, "tests", "integration", "clients", "js_sessions.mjs"), URL],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stdout = stderr = ""
+    try:
+        try:
+            stdout, stderr = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            stdout, stderr = proc.communicate()
+        assert proc.returncode == 0, stdout + stderr
+        ids = [line.split()[1] for line in stderr.splitlines() if line.startswith("session ")]
+        got = json.loads(stdout)
+        assert got["kernelInfo"]["type"] == "kernel" and got["kernelInfo"]["isSession"]
+        assert got["kernel"] == {"stdout": "set\n", "value": "42", "session": got["kernelInfo"]["id"]}
+        assert got["kernelError"] == "NameError"
+        assert got["stream"] == ["stdout", "result"] and got["streamStdout"] == "a\n"
+        assert got["streamValue"] == "82"
+        assert got["runningFirst"] == "stdout" and got["busy"] == [409, "session_busy"]
+        assert got["runningLast"] == "result"
+        assert got["upload"] == {"path": "data/all bytes #?.bin", "size": 256}
+        assert got["download"] == {"isUint8Array": True, "exact": True}
+        assert got["text"] == "héllo\n"
+        assert got["files"] == [["all bytes #?.bin", "file", 256], ["text.txt", "file", 7]]
+        assert got["top"] == [["data", "directory"]]
+        assert got["seenInside"] == "True ['a']\n"
+        assert got["afterRemove"] == ["all bytes #?.bin"]
+        assert got["missing"] == [404, "file_not_found"]
+        assert got["info"] == 1
+        assert got["afterDispose"] == [404, "session_not_found"]
+        assert got["execClosed"] == [404, "session_not_found"]
+        assert got["closeTwice"] == "none"
+        assert got["badKernel"] == [400, "invalid_value"]
+        assert len(ids) == 2
+        for sid in ids:
+            assert request("GET", f"/v1/sessions/{sid}")[0] == 404, sid
+    finally:
+        # If the script died before its own clean-up: the ids it announced.
+        for line in stderr.splitlines():
+            if line.startswith("session "):
+                request("DELETE", f"/v1/sessions/{line.split()[1]}")

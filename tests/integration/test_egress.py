@@ -473,6 +473,61 @@ def package_index(root):
     os.chmod(root, 0o755)
 
 
+def npm_registry(root, url):
+    """A registry (the npm protocol's two GETs) with one package, built here:
+    GET /isoboxdemo (its metadata; a directory index, as http.server serves
+    it) and the tarball it names."""
+    import hashlib
+    import io
+    import json as jsonlib
+    import tarfile
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as t:
+        for name, data in [("package/package.json", b'{"name": "isoboxdemo", "version": "1.0.0", "main": "index.js"}'),
+                           ("package/index.js", b"module.exports = { value: 42 };\n")]:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            info.mode = 0o644
+            t.addfile(info, io.BytesIO(data))
+    tgz = buf.getvalue()
+    (root / "tarballs").mkdir()
+    (root / "tarballs" / "isoboxdemo-1.0.0.tgz").write_bytes(tgz)
+    meta = {"name": "isoboxdemo", "dist-tags": {"latest": "1.0.0"},
+            "versions": {"1.0.0": {"name": "isoboxdemo", "version": "1.0.0", "main": "index.js",
+                                   "dist": {"tarball": f"{url}/tarballs/isoboxdemo-1.0.0.tgz",
+                                            "shasum": hashlib.sha1(tgz).hexdigest()}}}}
+    (root / "isoboxdemo").mkdir()
+    (root / "isoboxdemo" / "index.html").write_text(jsonlib.dumps(meta))
+
+
+def test_session_npm_packages_from_a_registry(hosts, tmp_path):
+    """npm in a javascript session with network installs into /workspace;
+    a later step requires it. The registry is a test host here."""
+    from sessions_util import create, delete, step_ok
+    url = f"http://{PUBLIC}:8081"
+    npm_registry(tmp_path, url)
+    os.chmod(tmp_path, 0o755)
+    server = subprocess.Popen(["ip", "netns", "exec", "isob-pub", "/usr/bin/python3", "-m", "http.server",
+                               "8081", "--bind", PUBLIC, "--directory", str(tmp_path)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sid = None
+    try:
+        assert wait_until(lambda: sh("ip", "netns", "exec", "isob-pub", "curl", "-sf", f"{url}/isoboxdemo/",
+                                     check=False).returncode == 0, 10)
+        sid = create(language="javascript", network=True)["id"]
+        r = step_ok(sid, "const { execFileSync } = require('child_process');\n"
+                    f"execFileSync('npm', ['install', '--registry', '{url}/', 'isoboxdemo'], {{stdio: 'inherit'}});",
+                    limits={"wallTimeMs": 20000})
+        assert r["run"]["exitCode"] == 0, r
+        r = step_ok(sid, "console.log(require('isoboxdemo').value, require.resolve('isoboxdemo'))")
+        assert r["run"]["stdout"] == "42 /workspace/node_modules/isoboxdemo/index.js\n", r
+    finally:
+        if sid:
+            delete(sid)
+        server.kill()
+        server.wait()
+
+
 def test_session_packages_from_an_index(hosts, tmp_path):
     """pip in a session with network installs into its /workspace, and later
     steps (kernel cells too) import it; the index is a test host here."""

@@ -2,19 +2,26 @@
 driven by playwright-core (tests/integration/js/playground.mjs)."""
 import json
 import os
+import re
 import signal
 import subprocess
 
-from conftest import URL
+from conftest import URL, request
 
 JS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "js")
 
 
-def test_playground_runs_code_and_streams_output():
-    proc = subprocess.Popen(["node", "playground.mjs", URL], cwd=JS_DIR, stdout=subprocess.PIPE,
+def drive(mode):
+    """Run playground.mjs in `mode` ("once" or "session"); its report."""
+    proc = subprocess.Popen(["node", "playground.mjs", URL, mode], cwd=JS_DIR, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+    out = err = ""
     try:
-        out, err = proc.communicate(timeout=240)
+        try:
+            out, err = proc.communicate(timeout=240)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate()
     finally:
         # Whatever happened, leave no browser behind: the whole session goes.
         try:
@@ -22,8 +29,17 @@ def test_playground_runs_code_and_streams_output():
         except ProcessLookupError:
             pass
         proc.wait()
+        # ...and no isobox session: the script deletes those it saw, but not
+        # if it was killed first; it names each on stderr as it sees it.
+        for sid in set(re.findall(r"^session ([0-9a-f]{32})$", err, re.M)):
+            request("DELETE", f"/v1/sessions/{sid}")
     report = json.loads(out)
     assert proc.returncode == 0 and report["ok"], report.get("error", "") + "\n" + err[-2000:]
+    return report
+
+
+def test_playground_runs_code_and_streams_output():
+    report = drive("once")
     names = {c["name"] for c in report["checks"] if c["ok"]}
     assert "first line visible while still running" in names
     assert "failing program shows its exit code" in names
@@ -31,4 +47,17 @@ def test_playground_runs_code_and_streams_output():
     assert report["progressive"]["done"]["exitCode"] == "0"
     # The first line came while the program still had seconds to run.
     assert report["progressive"]["early"]["state"] == "running"
+    assert report["foreignRequests"] == [] and report["pageErrors"] == []
+
+
+def test_playground_session_mode_notebook():
+    """Session mode: cells share one kernel session; the second cell uses the
+    first's variable and its value shows; End session deletes it."""
+    report = drive("session")
+    names = {c["name"] for c in report["checks"] if c["ok"]}
+    assert {"a cell's output shows while it runs", "the second cell sees the first's variable and shows its value",
+            "output is escaped and an error shows its traceback", "End session deletes it"} <= names
+    sid = report["session"]["id"]
+    assert report["session"]["second"]["value"] == "43"
+    assert request("GET", f"/v1/sessions/{sid}")[0] == 404
     assert report["foreignRequests"] == [] and report["pageErrors"] == []

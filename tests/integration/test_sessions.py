@@ -245,6 +245,10 @@ def test_files_in_and_out_byte_exact(shell):
     assert raw("DELETE", f"/v1/sessions/{shell}/files/bin")[0] == 204
     assert get(shell, "bin/all.bin")[0] == 404
     assert raw("HEAD", f"/v1/sessions/{shell}/files/made.bin")[1]["Content-Length"] == "256"
+    # A name with % and a space: decoded once, whatever the web server does.
+    assert put(shell, "100%25%20sure.txt", b"pct") == (201, {"path": "100% sure.txt", "size": 3})
+    assert get(shell, "100%25%20sure.txt")[2] == b"pct"
+    assert step_ok(shell, "print(open('100% sure.txt').read())")["run"]["stdout"] == "pct\n"
 
 
 def test_file_errors_are_clear(shell):

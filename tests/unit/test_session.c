@@ -193,17 +193,23 @@ static void session_argv(const struct conf *c, const struct language *py)
 static void routes(void)
 {
 	char *p[2];
-	ok(request_match("/v1/sessions/*/files/**", "/v1/sessions/abc/files/a/b%20c.txt", p) &&
-	   tap_streq(p[0], "abc") && tap_streq(p[1], "a/b c.txt"),
-	   "routes: * is a segment, ** the rest, both decoded");
+	ok(request_match("/v1/sessions/*/files/**", "/v1/sessions/abc/files/a/b 100%.txt", p) &&
+	   tap_streq(p[0], "abc") && tap_streq(p[1], "a/b 100%.txt"),
+	   "routes: * is a segment, ** the rest, as they are (the route is decoded once, before)");
 	free(p[0]);
 	free(p[1]);
 	ok(!request_match("/v1/sessions/*", "/v1/sessions/", p) && !p[0],
 	   "routes: * needs a segment");
 	ok(!request_match("/v1/sessions/*", "/v1/sessions/a/b", p), "routes: * is one segment only");
-	ok(!request_match("/v1/sessions/*/files/**", "/v1/sessions/a/files/x%00y", p) && !p[0],
-	   "routes: an escaped NUL matches nothing");
-	ok(!request_match("/v1/sessions/*/files/**", "/v1/sessions/a/files/x%4", p), "routes: a broken escape matches nothing");
+	char *r = request_route("", "/v1/sessions/a/files/b%20c%25.txt?x=1");
+	is_str(r, "/v1/sessions/a/files/b c%.txt", "routes: REQUEST_URI is decoded once, as PATH_INFO is");
+	free(r);
+	r = request_route("", "/v1/sessions/a/files/x%00y");
+	is_str(r, "", "routes: a path with an escaped NUL is no path (no route)");
+	free(r);
+	r = request_route("", "/x%4");
+	is_str(r, "", "routes: nor is one with a broken escape");
+	free(r);
 	ok(request_match("/execute", "/execute", p) && !p[0], "routes: a plain path");
 	ok(!request_match("/execute", "/execute/", p), "routes: exact");
 	char *v = request_query_param("a=1&path=sub%2Fdir+x&b", "path");

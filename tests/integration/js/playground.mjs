@@ -1,14 +1,17 @@
 // Drives the playground (GET /) in Debian's chromium, headless, and prints
-// what it saw as JSON. Usage: node playground.mjs http://127.0.0.1:8090
-// Exit status 0 only if every check passed; the pytest wrapper
-// (tests/integration/test_playground.py) asserts on the JSON as well.
+// what it saw as JSON. Usage: node playground.mjs http://127.0.0.1:8090 [once|session]
+// "once" (the default) checks the Run once mode, "session" the notebook of
+// session mode; every session the page starts is deleted at the end, even
+// when a check fails. Exit status 0 only if every check passed; the pytest
+// wrapper (tests/integration/test_playground.py) asserts on the JSON as well.
 import { chromium } from "playwright-core";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
 const base = process.argv[2].replace(/\/$/, "");
-const report = { checks: [], foreignRequests: [], pageErrors: [] };
+const mode = process.argv[3] || "once";
+const report = { mode, checks: [], foreignRequests: [], pageErrors: [], sessions: [] };
 function check(name, cond, detail) {
   report.checks.push({ name, ok: !!cond, detail });
   if (!cond) throw new Error(`${name}: ${JSON.stringify(detail)}`);
@@ -34,7 +37,28 @@ try {
   check("languages come from GET /runtimes", languages.includes("python") && languages.includes("c"), languages);
   check("python is chosen with a sample", (await page.inputValue("#code")).includes("print"),
         await page.inputValue("#code"));
+  if (mode === "session") await sessionChecks(page);
+  else await onceChecks(page);
 
+  check("nothing loaded from elsewhere", report.foreignRequests.length === 0, report.foreignRequests);
+  check("no script errors", report.pageErrors.length === 0, report.pageErrors);
+  report.ok = true;
+} catch (e) {
+  report.ok = false;
+  report.error = String(e && e.stack || e);
+} finally {
+  if (context) await context.close().catch(() => {});
+  fs.rmSync(profile, { recursive: true, force: true });
+  // Whatever happened, no session of ours stays: DELETE each (404: gone already).
+  for (const id of report.sessions) {
+    const r = await fetch(`${base}/v1/sessions/${id}`, { method: "DELETE" }).catch((e) => ({ status: String(e) }));
+    report.sessionCleanup = (report.sessionCleanup || []).concat([[id, r.status]]);
+  }
+}
+console.log(JSON.stringify(report, null, 1));
+process.exit(report.ok ? 0 : 1);
+
+async function onceChecks(page) {
   // 1. Output appears as it happens: the first line before the run ends.
   await page.selectOption("#language", "python");
   await page.fill("#code", "import time\nfor i in range(4):\n    print('line', i, flush=True)\n    time.sleep(1)\n");
@@ -137,16 +161,117 @@ try {
   await page.waitForFunction(() => document.getElementById("status").dataset.state !== "running");
   const error = await page.evaluate(() => document.getElementById("status").textContent);
   check("request errors shown", error.startsWith("error invalid_value:"), error);
-
-  check("nothing loaded from elsewhere", report.foreignRequests.length === 0, report.foreignRequests);
-  check("no script errors", report.pageErrors.length === 0, report.pageErrors);
-  report.ok = true;
-} catch (e) {
-  report.ok = false;
-  report.error = String(e && e.stack || e);
-} finally {
-  if (context) await context.close().catch(() => {});
-  fs.rmSync(profile, { recursive: true, force: true });
 }
-console.log(JSON.stringify(report, null, 1));
-process.exit(report.ok ? 0 : 1);
+
+// A session the page made: named on stderr at once (the pytest wrapper
+// deletes it should this script be killed), deleted by this script at the end.
+function noteSession(id) {
+  if (report.sessions.includes(id)) return;
+  report.sessions.push(id);
+  process.stderr.write(`session ${id}\n`);
+}
+
+// Session mode: a notebook whose cells are steps of one kernel session.
+async function sessionChecks(page) {
+  // Note every session the page creates, as soon as it answers, for the clean-up.
+  page.on("response", async (r) => {
+    if (r.request().method() === "POST" && r.url() === base + "/v1/sessions" && r.status() === 201) {
+      try { noteSession((await r.json()).id); } catch { /* the page went away */ }
+    }
+  });
+  const cell = (n) => `#cells .cell:nth-child(${n})`;
+  const cellState = (n) => page.evaluate((sel) => {
+    const c = document.querySelector(sel);
+    const text = (cls) => { const e = c.querySelector("." + cls); return e ? e.textContent : null; };
+    return {
+      state: c.dataset.state, count: text("cell-count"), stream: text("cell-stream"), value: text("cell-value"),
+      error: text("cell-error"), meta: text("cell-meta"),
+      images: Array.from(c.querySelectorAll(".cell-images img"), (i) => ({ src: i.src.slice(0, 22), w: i.naturalWidth })),
+      elements: Array.from(c.querySelectorAll(".cell-output *"), (e) => e.tagName.toLowerCase()),
+    };
+  }, cell(n));
+  const cellDone = (n) => page.waitForFunction((sel) => {
+    const s = document.querySelector(sel).dataset.state;
+    return s !== "running" && s !== "idle";
+  }, cell(n));
+  const sessionStatus = () => page.evaluate(() => {
+    const s = document.getElementById("session-status");
+    return { text: s.textContent, state: s.dataset.state, id: s.dataset.id,
+             languageLocked: document.getElementById("language").disabled,
+             endEnabled: !document.getElementById("session-end").disabled };
+  });
+
+  await page.selectOption("#language", "python");
+  await page.check("#mode-session");
+  const shown = await page.evaluate(() => ({
+    notebook: !document.getElementById("notebook").hidden,
+    onceCode: document.getElementById("code").offsetParent !== null,
+    onceOutput: document.getElementById("output").offsetParent !== null,
+    cells: document.querySelectorAll("#cells .cell").length,
+  }));
+  check("session mode shows the notebook instead of the single run", shown.notebook && !shown.onceCode &&
+        !shown.onceOutput && shown.cells === 1, shown);
+  check("no session before the first run", (await sessionStatus()).state === "none", await sessionStatus());
+
+  // 1. The first cell starts a kernel session and sets a variable; its
+  // output shows as it comes (streamed), before the cell ends.
+  await page.fill(`${cell(1)} .cell-code`, "import time\nx = 6 * 7\nprint('x is', x, flush=True)\ntime.sleep(2)\n");
+  await page.click(`${cell(1)} .cell-run`);
+  await page.waitForFunction((sel) => document.querySelector(sel).dataset.state !== "running" ||
+                             (document.querySelector(sel + " .cell-stream") || {}).textContent === "x is 42\n", cell(1));
+  const early = await cellState(1);
+  check("a cell's output shows while it runs", early.state === "running" && early.count === "[*]", early);
+  await cellDone(1);
+  const first = await cellState(1);
+  const live = await sessionStatus();
+  if (live.id) noteSession(live.id);
+  check("the first cell runs in a new kernel session", first.state === "ok" && first.stream === "x is 42\n" &&
+        first.value === null && first.count === "[1]", first);
+  check("the session is shown live, its language locked", live.state === "live" && /^[0-9a-f]{32}$/.test(live.id) &&
+        live.text.includes("python") && live.text.includes("kernel") && live.languageLocked && live.endEnabled, live);
+  await page.waitForFunction(() => true);   // let the response handler note the id
+  check("the page created one session", report.sessions.length === 1, report.sessions);
+
+  // 2. A second cell uses the first's variable: its value shows.
+  await page.click("#add-cell");
+  await page.fill(`${cell(2)} .cell-code`, "x + 1");
+  await page.click(`${cell(2)} .cell-run`);
+  await cellDone(2);
+  const second = await cellState(2);
+  check("the second cell sees the first's variable and shows its value", second.state === "ok" &&
+        second.value === "43" && second.count === "[2]" && second.stream === null, second);
+
+  // 3. Untrusted output is text, never markup; an error shows its traceback.
+  await page.click("#add-cell");
+  await page.fill(`${cell(3)} .cell-code`, "print('<b>bold</b><img src=x onerror=alert(1)>')\n" +
+                  "s = '<i>v</i>'\nundefined_name");
+  await page.click(`${cell(3)} .cell-run`);
+  await cellDone(3);
+  const third = await cellState(3);
+  check("output is escaped and an error shows its traceback", third.state === "failed" &&
+        third.stream === "<b>bold</b><img src=x onerror=alert(1)>\n" && third.error.includes("NameError") &&
+        third.error.includes("undefined_name") && !third.elements.includes("b") && !third.elements.includes("img"), third);
+
+  // 4. A matplotlib figure comes back as an image.
+  await page.click("#add-cell");
+  await page.fill(`${cell(4)} .cell-code`, "import matplotlib\nmatplotlib.use('Agg')\n" +
+                  "import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\ns");
+  await page.click(`${cell(4)} .cell-run`);
+  await cellDone(4);
+  await page.waitForFunction((sel) => Array.from(document.querySelectorAll(sel + " .cell-images img")).every((i) => i.complete),
+                             cell(4));
+  const fourth = await cellState(4);
+  check("a figure shows as an image, the value as text", fourth.state === "ok" && fourth.value === "'<i>v</i>'" &&
+        fourth.images.length === 1 && fourth.images[0].src === "data:image/png;base64," && fourth.images[0].w > 0 &&
+        !fourth.elements.includes("i"), fourth);
+
+  // 5. End session: deleted on the server; the cells stay.
+  await page.click("#session-end");
+  await page.waitForFunction(() => document.getElementById("session-status").dataset.state === "ended");
+  const ended = await sessionStatus();
+  const after = await fetch(`${base}/v1/sessions/${live.id}`);
+  check("End session deletes it", ended.state === "ended" && !ended.endEnabled && !ended.languageLocked &&
+        after.status === 404, { ended, status: after.status });
+  check("the cells stay", (await cellState(2)).value === "43", await cellState(2));
+  report.session = { id: live.id, first, second, third, fourth, ended };
+}
