@@ -22,6 +22,9 @@
 #define REMOVE_MS 10000
 /* The reaper: listing an instance's containers, and removing them. */
 #define REAP_LIST_MS 15000
+/* How often the master looks for containers of sessions that are gone (a
+ * removal that failed while dockerd was away, an ender that died). */
+#define SESSION_ORPHANS_EVERY_MS 10000
 #define REAP_REMOVE_MS 30000
 
 /* When the current exec began, came up, and entered its current phase

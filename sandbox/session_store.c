@@ -454,7 +454,7 @@ void session_expire(const struct conf *c, int *expired, int *died)
 	}
 	if (now_ms() >= next_orphan_check) {
 		remove_orphans(c, top);
-		next_orphan_check = now_ms() + 60000;
+		next_orphan_check = now_ms() + SESSION_ORPHANS_EVERY_MS;
 	}
 	closedir(d);
 }

@@ -339,8 +339,11 @@ def test_node_reads_nothing_of_the_host():
                  "  try { out[p] = fs.readFileSync(p, 'latin1'); } catch (e) { out[p] = e.code; }\n"
                  "console.log(JSON.stringify(out));", language="javascript")
     got = json.loads(run["stdout"])
-    assert got["env"] == SANDBOX_ENV, got["env"]
-    assert env_pairs(got["/proc/1/environ"]) == SANDBOX_ENV == env_pairs(got["/proc/self/environ"])
+    # The registry's env for javascript: npm's settings (registry.yaml).
+    want = dict(SANDBOX_ENV, NPM_CONFIG_CACHE="/tmp/.npm", NPM_CONFIG_UPDATE_NOTIFIER="false",
+                NPM_CONFIG_FUND="false", NPM_CONFIG_AUDIT="false")
+    assert got["env"] == want, got["env"]
+    assert env_pairs(got["/proc/1/environ"]) == want == env_pairs(got["/proc/self/environ"])
     assert " /box " in got["/proc/self/mountinfo"]  # the read really happened
     text = run["stdout"]
     for needle in HOST_NEEDLES:

@@ -95,7 +95,9 @@ def test_environment_is_scrubbed():
     env = probe()["environ"]
     assert env == {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/box", "LANG": "C.UTF-8",
                    "TMPDIR": "/tmp", "HOSTNAME": "isobox", "PWD": "/box",
-                   "PYTHONDONTWRITEBYTECODE": "1"}
+                   # the registry's env for python (registry.yaml): pip's settings
+                   "PYTHONDONTWRITEBYTECODE": "1", "PIP_USER": "1", "PIP_BREAK_SYSTEM_PACKAGES": "1",
+                   "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_CACHE_DIR": "1"}
     from conftest import workers
     worker_env = open(f"/proc/{workers()[0]}/environ", "rb").read().split(b"\0")
     worker_keys = {kv.split(b"=", 1)[0].decode() for kv in worker_env if b"=" in kv}
