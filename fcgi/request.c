@@ -199,6 +199,21 @@ static bool parse_files(struct request *rq, const cJSON *arr, const struct conf 
 
 static bool parse_program(struct request *rq, const struct conf *c, const cJSON *root);
 
+bool request_parse_language(struct request *rq, const cJSON *root, const struct registry *reg)
+{
+	struct fault *f = &rq->fault;
+	const char *language, *version = NULL;
+	const cJSON *v;
+	if (!(v = cJSON_GetObjectItemCaseSensitive(root, "language")))
+		return fail(f, E_MISSING_FIELD, "language is required");
+	if (!json_string(v, "language", &language, f))
+		return false;
+	if ((v = cJSON_GetObjectItemCaseSensitive(root, "version")) && !cJSON_IsNull(v) &&
+	    !json_string(v, "version", &version, f))
+		return false;
+	return (rq->lang = registry_find(reg, language, version, f)) != NULL;
+}
+
 /* "outputs": globs of the files to return, inside the work dir. */
 static bool parse_outputs(struct request *rq, const struct conf *c, const cJSON *root)
 {
@@ -223,7 +238,6 @@ bool request_parse_execute(struct request *rq, const struct conf *c, const struc
 	static const char *const known[] = {"language", "version", "code", "files", "stdin", "args",
 		"limits", "network", "outputs", NULL};
 	struct fault *f = &rq->fault;
-	const char *language, *version = NULL;
 	const cJSON *v;
 
 	if (!json_parse_strict(rq->body.data, rq->body.len, (size_t)c->request.max_json_values,
@@ -234,14 +248,7 @@ bool request_parse_execute(struct request *rq, const struct conf *c, const struc
 	    !json_known_keys(root, known, "the request", f))
 		return false;
 
-	if (!(v = cJSON_GetObjectItemCaseSensitive(root, "language")))
-		return fail(f, E_MISSING_FIELD, "language is required");
-	if (!json_string(v, "language", &language, f))
-		return false;
-	if ((v = cJSON_GetObjectItemCaseSensitive(root, "version")) && !cJSON_IsNull(v) &&
-	    !json_string(v, "version", &version, f))
-		return false;
-	if (!(rq->lang = registry_find(reg, language, version, f)))
+	if (!request_parse_language(rq, root, reg))
 		return false;
 	rq->job.lang = rq->lang;
 	if (!parse_program(rq, c, root))

@@ -78,6 +78,9 @@ char *request_route(const char *path_info, const char *request_uri);
  * I/O. On failure rq->fault says why (400, 403, 404).
  */
 bool request_parse_execute(struct request *rq, const struct conf *c, const struct registry *reg);
+/* "language" and "version" of a parsed body, found in the registry
+ * (rq->lang): 400, or 404 for a language or version it lacks. Pure. */
+bool request_parse_language(struct request *rq, const cJSON *root, const struct registry *reg);
 /*
  * Parse a session step's body (the /execute body without language,
  * version and network) into rq->job for rq->lang; the sandbox keeps the

@@ -88,20 +88,13 @@ static bool parse_create(struct worker *w, struct request *rq, enum session_type
 		"idleTimeoutMs", "maxLifetimeMs", NULL};
 	const struct conf *c = &w->conf;
 	struct fault *f = &rq->fault;
-	const char *language, *version = NULL, *kind = "shell";
+	const char *kind = "shell";
 	const cJSON *v;
 	if (!json_parse_strict(rq->body.data, rq->body.len, (size_t)c->request.max_json_values, &rq->json, f) ||
 	    !json_object(rq->json, "the request body", f) || !json_known_keys(rq->json, known, "a session", f))
 		return false;
 	const cJSON *root = rq->json;
-	if (!(v = cJSON_GetObjectItemCaseSensitive(root, "language")))
-		return fail(f, E_MISSING_FIELD, "language is required");
-	if (!json_string(v, "language", &language, f))
-		return false;
-	if ((v = cJSON_GetObjectItemCaseSensitive(root, "version")) && !cJSON_IsNull(v) &&
-	    !json_string(v, "version", &version, f))
-		return false;
-	if (!(rq->lang = registry_find(&w->reg, language, version, f)))
+	if (!request_parse_language(rq, root, &w->reg))
 		return false;
 	if ((v = cJSON_GetObjectItemCaseSensitive(root, "type")) && !cJSON_IsNull(v) &&
 	    !json_string(v, "type", &kind, f))

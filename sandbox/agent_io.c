@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "agent_io.h"
+#include "docker.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -47,19 +48,14 @@ bool agent_wait_ready(int out_fd, int err_fd, int64_t deadline, struct buf *dock
 	return false;
 }
 
-bool agent_start_failed(const char *lang, struct buf *msg, bool timed_out, struct fault *f)
+bool agent_start_failed(const struct conf *c, const char *lang, struct buf *msg, bool timed_out,
+			struct fault *f)
 {
 	const char *why = msg->data ? msg->data : "docker gave no reason";
 	for (char *p = msg->data; p && *p; p++)
 		if (*p == '\n' || *p == '"')
 			*p = ' ';
-	if (strstr(why, "No such image"))
-		return fail(f, E_IMAGE_MISSING, "the pinned image for %s is not in docker: rebuild images", lang);
-	if (strstr(why, "Cannot connect to the Docker daemon"))
-		return fail(f, E_DOCKER_UNAVAILABLE, "docker is not reachable: %.200s", why);
-	if (timed_out)
-		return fail(f, E_SANDBOX_START_TIMEOUT, "the session's sandbox did not start in time");
-	return fail(f, E_SANDBOX_FAILED, "the session's sandbox did not start: %.300s", why);
+	return docker_start_failed(c, lang, why, timed_out, f);
 }
 
 

@@ -9,7 +9,8 @@
  * messages (on err_fd) go to docker_msg. */
 bool agent_wait_ready(int out_fd, int err_fd, int64_t deadline, struct buf *docker_msg);
 /* Why it did not start, as a fault (image missing, docker down, ...). */
-bool agent_start_failed(const char *lang, struct buf *msg, bool timed_out, struct fault *f);
+bool agent_start_failed(const struct conf *c, const char *lang, struct buf *msg, bool timed_out,
+			struct fault *f);
 
 /* One request to the agent and its answer. */
 struct agent_call {

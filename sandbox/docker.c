@@ -71,6 +71,20 @@ bool docker_oom_seen(const struct conf *c, const char *name, time_t since, int64
 	return seen;
 }
 
+bool docker_start_failed(const struct conf *c, const char *lang, const char *why, bool timed_out,
+			 struct fault *f)
+{
+	if (strstr(why, "No such image"))
+		return fail(f, E_IMAGE_MISSING,
+			    "the pinned image for %s is not in docker: rebuild images (%.200s)", lang, why);
+	if (strstr(why, "Cannot connect to the Docker daemon") || strstr(why, "docker.sock"))
+		return fail(f, E_DOCKER_UNAVAILABLE, "docker is not reachable: %.200s", why);
+	if (timed_out)
+		return fail(f, E_SANDBOX_START_TIMEOUT, "the sandbox did not start within %lld ms",
+			    (long long)c->sandbox.start_timeout_ms);
+	return fail(f, E_SANDBOX_FAILED, "the sandbox did not start: %.300s", why);
+}
+
 bool docker_container_id(const struct conf *c, const char *name, int64_t deadline, char *out, size_t n)
 {
 	struct buf got = {0};

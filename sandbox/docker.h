@@ -10,6 +10,10 @@ pid_t docker_kill_start(const struct conf *c, const char *name); /* in the backg
 pid_t docker_remove_start(const struct conf *c, const char *name); /* rm --force, in the background */
 bool docker_inspect(const struct conf *c, const char *name, int64_t deadline, int *code, bool *oom);
 bool docker_oom_seen(const struct conf *c, const char *name, time_t since, int64_t deadline);
+/* Why a sandbox did not start, from docker's own words: image missing,
+ * docker down, the start timeout, or else a failure with those words. */
+bool docker_start_failed(const struct conf *c, const char *lang, const char *why, bool timed_out,
+			 struct fault *f);
 /* The container's full ID (64 hex), for its cgroup. */
 bool docker_container_id(const struct conf *c, const char *name, int64_t deadline, char *out, size_t n);
 bool docker_remove(const struct conf *c, const char *name, int64_t deadline);

@@ -402,17 +402,7 @@ static const char *docker_reason(struct exec *x)
 
 static bool start_failed(struct exec *x, struct fault *f)
 {
-	const char *why = docker_reason(x);
-	if (strstr(why, "No such image"))
-		return fail(f, E_IMAGE_MISSING,
-			    "the pinned image for %s is not in docker: rebuild images (%.200s)",
-			    x->job->lang->name, why);
-	if (strstr(why, "Cannot connect to the Docker daemon") || strstr(why, "docker.sock"))
-		return fail(f, E_DOCKER_UNAVAILABLE, "docker is not reachable: %.200s", why);
-	if (x->stopped == STOP_DEADLINE)
-		return fail(f, E_SANDBOX_START_TIMEOUT, "the sandbox did not start within %lld ms",
-			    (long long)x->c->sandbox.start_timeout_ms);
-	return fail(f, E_SANDBOX_FAILED, "the sandbox did not start: %.300s", why);
+	return docker_start_failed(x->c, x->job->lang->name, docker_reason(x), x->stopped == STOP_DEADLINE, f);
 }
 
 /* The run is over: wait for the client and the kill, read the status. */

@@ -128,7 +128,7 @@ bool exec_outputs(const struct sandbox *sb, const struct sandbox_job *job,
 	int64_t deadline = now_ms() + c->sandbox.start_timeout_ms;
 	bool ok = agent_wait_ready(out_fd, err_fd, deadline, &msg);
 	if (!ok)
-		agent_start_failed(job->lang->name, &msg, now_ms() >= deadline, f);
+		agent_start_failed(c, job->lang->name, &msg, now_ms() >= deadline, f);
 	buf_free(&msg);
 	if (ok) {
 		char tag[FRAME_TAG_LEN + 1];

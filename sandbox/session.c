@@ -32,13 +32,6 @@
 #include <sys/stat.h>
 #include <time.h>
 
-static int64_t wall_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_REALTIME, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 /* The pipes, and the detached `docker run` that holds them. */
 static bool start_sandbox(struct session_handle *h, const struct language *l, struct fault *f)
 {
@@ -74,7 +67,7 @@ static bool start_sandbox(struct session_handle *h, const struct language *l, st
 		int64_t deadline = now_ms() + c->sandbox.start_timeout_ms;
 		ok = agent_wait_ready(out_fd, err_fd, deadline, &msg);
 		if (!ok)
-			agent_start_failed(l->name, &msg, now_ms() >= deadline, f);
+			agent_start_failed(c, l->name, &msg, now_ms() >= deadline, f);
 		buf_free(&msg);
 	}
 	if (out_fd >= 0)

@@ -28,13 +28,6 @@
 /* How long "why it ended" is kept for 410 answers. */
 #define TOMBSTONE_MS (3600 * 1000)
 
-static int64_t wall_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_REALTIME, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 bool session_valid_id(const char *id)
 {
 	size_t n = 0;

@@ -99,11 +99,21 @@ char *xasprintf(const char *fmt, ...)
 	return s;
 }
 
-int64_t now_ms(void)
+static int64_t clock_ms(clockid_t clock)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t now_ms(void)
+{
+	return clock_ms(CLOCK_MONOTONIC);
+}
+
+int64_t wall_ms(void)
+{
+	return clock_ms(CLOCK_REALTIME);
 }
 
 void buf_append(struct buf *b, const void *p, size_t n)

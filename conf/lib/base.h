@@ -32,6 +32,9 @@ char *xasprintf(const char *fmt, ...) PRINTF(1, 2);
 
 /* Milliseconds on the monotonic clock. */
 int64_t now_ms(void);
+/* Milliseconds since the epoch (the wall clock): for times that outlive
+ * the process, such as a session's creation. */
+int64_t wall_ms(void);
 
 /* Cleanup attributes: the variable is released when it goes out of scope. */
 static inline void free_ptr(void *p) { free(*(void **)p); }

@@ -49,6 +49,18 @@ def request(method, path, body=None, headers=None, url=URL, timeout=60):
         return status, rheaders, raw.decode(errors="replace")
 
 
+def raw_request(method, path, body=None, headers=None, url=URL, timeout=60):
+    """One exchange with raw bytes both ways: (status, headers, body bytes)."""
+    u = urllib.parse.urlparse(url)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=timeout)
+    try:
+        conn.request(method, path, body=body, headers=headers or {})
+        resp = conn.getresponse()
+        return resp.status, resp.headers, resp.read()
+    finally:
+        conn.close()
+
+
 def abandon(url, path, body, after):
     """POST and hang up after `after` seconds without an answer, as a client
     that gave up does. Returns whether an answer came first."""

@@ -1,12 +1,10 @@
 """Helpers for the session tests: create, step, files, and what a session
 leaves on the host."""
-import http.client
 import json
 import os
 import subprocess
-import urllib.parse
 
-from conftest import INSTANCE, URL, request, wait_until
+from conftest import INSTANCE, raw_request, request, wait_until
 
 SESSIONS_DIR = "/var/lib/isobox/sessions"
 
@@ -38,14 +36,7 @@ def delete(sid):
 
 def raw(method, path, body=None, headers=None, timeout=60):
     """One request with raw bytes both ways: (status, headers, bytes)."""
-    u = urllib.parse.urlparse(URL)
-    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=timeout)
-    try:
-        conn.request(method, path, body=body, headers=headers or {})
-        resp = conn.getresponse()
-        return resp.status, resp.headers, resp.read()
-    finally:
-        conn.close()
+    return raw_request(method, path, body, headers, timeout=timeout)
 
 
 def put(sid, path, data):

@@ -5,7 +5,6 @@ code in the C sources listed, every route described), docs/llms.txt and the
 curl examples of docs/API.md, and how the embedded files are served.
 """
 import contextlib
-import http.client
 import json
 import os
 import re
@@ -19,7 +18,7 @@ import pytest
 import yaml
 
 import streaming
-from conftest import PREFIX, URL
+from conftest import PREFIX, URL, raw_request, wait_until
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SPEC_PATH = os.path.join(ROOT, "docs", "openapi.yaml")
@@ -32,14 +31,7 @@ EXAMPLE_SID = SPEC["info"]["x-session-id"]  # stands for the live session's id i
 
 def send(method, path, headers=None, body=None, timeout=90):
     """One raw HTTP exchange: (status, headers, body bytes)."""
-    u = urlparse(URL)
-    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=timeout)
-    try:
-        conn.request(method, path, body=body, headers=headers or {})
-        resp = conn.getresponse()
-        return resp.status, resp.headers, resp.read()
-    finally:
-        conn.close()
+    return raw_request(method, path, body, headers, timeout=timeout)
 
 
 def resolve(ref):
@@ -132,15 +124,6 @@ def send_json_or_bytes(method, path, body, headers=None, timeout=90):
     return send(method, path, headers, body, timeout)
 
 
-def wait_for(predicate, timeout, step=0.1):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(step)
-    return predicate()
-
-
 def session_state(sid):
     status, _, raw = send("GET", f"/v1/sessions/{sid}")
     return json.loads(raw)["state"] if status == 200 else status
@@ -161,12 +144,12 @@ def example_session(xs):
             if r.get("background"):
                 threads.append(threading.Thread(target=send_json_or_bytes, args=args, daemon=True))
                 threads[-1].start()
-                assert wait_for(lambda: session_state(sid) == "busy", 10), f"{sid} never got busy"
+                assert wait_until(lambda: session_state(sid) == "busy", 10), f"{sid} never got busy"
             else:
                 status, _, raw = send_json_or_bytes(*args)
                 assert status < 300, f"x-session before {args[:2]}: {status} {raw[:300]}"
         if xs.get("expire"):
-            assert wait_for(lambda: session_state(sid) == 410, 20, 0.5), f"{sid} did not expire"
+            assert wait_until(lambda: session_state(sid) == 410, 20, 0.5), f"{sid} did not expire"
         yield sid
     finally:
         send("DELETE", f"/v1/sessions/{sid}")
@@ -544,7 +527,7 @@ def test_session_answers_match_the_spec():
         slow = threading.Thread(target=send_json_or_bytes, daemon=True,
                                 args=("POST", base + "/exec", {"code": "import time\ntime.sleep(3)"}))
         slow.start()
-        assert wait_for(lambda: session_state(sid) == "busy", 10)
+        assert wait_until(lambda: session_state(sid) == "busy", 10)
         for method, path, body in [("POST", "/exec", {"code": "print(1)"}), ("GET", "/files", None),
                                    ("GET", "/files/out.txt", None), ("PUT", "/files/x", "x"),
                                    ("DELETE", "/files/out.txt", None)]:
@@ -590,7 +573,7 @@ def test_session_answers_match_the_spec():
 
         # Expiry when idle, and what creating refuses.
         e = create({"language": "python", "idleTimeoutMs": 1000})
-        assert wait_for(lambda: session_state(e["id"]) == 410, 20, 0.5)
+        assert wait_until(lambda: session_state(e["id"]) == 410, 20, 0.5)
         assert "idle" in call("GET", f"/v1/sessions/{e['id']}", status=410)["error"]["message"]
         for body, status, code in [({"language": "bash", "type": "kernel"}, 400, "invalid_value"),
                                    ({"language": "python", "limits": {"outputBytes": 10}}, 400, "invalid_request"),

@@ -40,3 +40,11 @@ void fixture_load(struct conf *c, struct registry *r)
 		exit(2);
 	}
 }
+
+int index_of(const struct strv *a, const char *arg)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (!strcmp(a->v[i], arg))
+			return (int)i;
+	return -1;
+}

@@ -9,5 +9,7 @@
 
 /* Load the repository's own conf/isobox.yaml and a two-language registry. */
 void fixture_load(struct conf *c, struct registry *r);
+/* Where arg is in an argv (-1: nowhere). */
+int index_of(const struct strv *a, const char *arg);
 
 #endif

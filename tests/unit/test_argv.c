@@ -11,14 +11,6 @@ static bool has(const struct strv *a, const char *arg)
 	return false;
 }
 
-static int index_of(const struct strv *a, const char *arg)
-{
-	for (size_t i = 0; i < a->n; i++)
-		if (!strcmp(a->v[i], arg))
-			return (int)i;
-	return -1;
-}
-
 void test_argv(void)
 {
 	struct conf c;

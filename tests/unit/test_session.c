@@ -145,14 +145,6 @@ static void step_requests(const struct language *py)
 	buf_free(&b);
 }
 
-static int index_of(const struct strv *a, const char *arg)
-{
-	for (size_t i = 0; i < a->n; i++)
-		if (!strcmp(a->v[i], arg))
-			return (int)i;
-	return -1;
-}
-
 static void session_argv(const struct conf *c, const struct language *py)
 {
 	struct sandbox_file files[] = {{.name = "main.py", .data = "1", .len = 1}};

@@ -4,14 +4,6 @@
 #include "../../sandbox/sandbox.h"
 #include "../../sandbox/warm.h"
 
-static int index_of(const struct strv *a, const char *arg)
-{
-	for (size_t i = 0; i < a->n; i++)
-		if (!strcmp(a->v[i], arg))
-			return (int)i;
-	return -1;
-}
-
 /* Every flag of a cold run before its code mount: the hardening. */
 static void hardening_is_the_same(const struct conf *c, const struct language *py)
 {
