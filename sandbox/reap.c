@@ -23,17 +23,21 @@ static void reap_containers(const struct conf *c)
 	struct buf out = {0};
 	char *filter = xasprintf("label=isobox.instance=%s", c->instance);
 	char *ps[] = {c->docker, "ps", "--all", "--no-trunc", "--filter", filter,
-		"--format", "{{.ID}} {{.Label \"isobox.kind\"}} {{.Label \"isobox.owner\"}}", NULL};
+		"--format", "{{.ID}} {{.State}} {{.Label \"isobox.kind\"}} {{.Label \"isobox.owner\"}}", NULL};
 	struct strv rm = {0};
 	strv_push(&rm, c->docker);
 	strv_push(&rm, "rm");
 	strv_push(&rm, "--force");
 	if (subproc_capture(ps, REAP_LIST_MS, &out, NULL) == 0 && out.data) {
 		for (char *line = strtok(out.data, "\n"); line; line = strtok(NULL, "\n")) {
-			char id[80], kind[16] = "", owner[64] = "";
-			/* Sessions outlive their creators: session_expire ends them. */
-			if (sscanf(line, "%79s %15s %63s", id, kind, owner) >= 2 && strcmp(kind, "session") &&
-			    !owner_alive(owner))
+			char id[80], state[16] = "", kind[16] = "", owner[64] = "";
+			int n = sscanf(line, "%79s %15s %15s %63s", id, state, kind, owner);
+			/* "dead": a removal that dockerd failed half-way ("directory
+			 * not empty", seen under load); nobody uses it any more,
+			 * whoever owns it. Sessions outlive their creators:
+			 * session_expire ends them. */
+			if ((n >= 2 && !strcmp(state, "dead")) ||
+			    (n >= 3 && strcmp(kind, "session") && !owner_alive(owner)))
 				strv_push(&rm, id);
 		}
 	}
