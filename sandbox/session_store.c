@@ -28,6 +28,23 @@
 /* How long "why it ended" is kept for 410 answers. */
 #define TOMBSTONE_MS (3600 * 1000)
 
+/* A session's lock is an open-file-description write lock on its "lock"
+ * file (fcntl, not flock) so that a look can ask whether a request holds
+ * it (F_OFD_GETLK) without taking it: looking at a session must never make
+ * a step that arrives at that instant fail as busy. Like flock, it goes
+ * with the last fd of the open file, so a worker that dies lets it go. */
+static bool lock_take(int fd)
+{
+	struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	return fd >= 0 && fcntl(fd, F_OFD_SETLK, &l) == 0;
+}
+
+static bool lock_held(int fd)
+{
+	struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	return fd >= 0 && fcntl(fd, F_OFD_GETLK, &l) == 0 && l.l_type != F_UNLCK;
+}
+
 bool session_valid_id(const char *id)
 {
 	size_t n = 0;
@@ -177,7 +194,7 @@ bool session_get(const struct conf *c, const char *id, struct session *out, stru
 	if (dir < 0 || !record_read(dir, out))
 		return not_there(c, id, f);
 	autoclose int lock = openat(dir, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	out->busy = lock >= 0 && flock(lock, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+	out->busy = lock_held(lock);
 	out->memory_used = memory_used(c, out);
 	return true;
 }
@@ -189,12 +206,12 @@ bool session_open(const struct conf *c, const char *id, struct session_handle *h
 		return fail(f, E_SESSIONS_OFF, "sessions are turned off on this server");
 	h->dir_fd = open_dir(c, id);
 	if (h->dir_fd >= 0)
-		h->lock_fd = openat(h->dir_fd, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		h->lock_fd = openat(h->dir_fd, "lock", O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	if (h->lock_fd < 0) {
 		session_close(h, false);
 		return not_there(c, id, f);
 	}
-	if (flock(h->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+	if (!lock_take(h->lock_fd)) {
 		session_close(h, false);
 		return fail(f, E_SESSION_BUSY, "session %.40s is running another request; "
 			    "send one request at a time", id);
@@ -331,8 +348,8 @@ bool session_admit(const struct conf *c, const struct session *s, struct session
 	 * lock is let go, and the session's own lock is held until it is up. */
 	bool ok = mkdirat(top, s->id, 0700) == 0 &&
 		  (h->dir_fd = openat(top, s->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0 &&
-		  (h->lock_fd = openat(h->dir_fd, "lock", O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) >= 0 &&
-		  flock(h->lock_fd, LOCK_EX | LOCK_NB) == 0 && session_record_write(h->dir_fd, s);
+		  (h->lock_fd = openat(h->dir_fd, "lock", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) >= 0 &&
+		  lock_take(h->lock_fd) && session_record_write(h->dir_fd, s);
 	if (!ok) {
 		fail(f, E_SANDBOX_UNAVAILABLE, "cannot make the session's directory: %s", strerror(errno));
 		session_close(h, false);
@@ -351,35 +368,51 @@ static bool holder_alive(int dir_fd)
 	return fd >= 0 || errno != ENXIO;
 }
 
+/* Why a session should end now (NULL: it should not), from its record;
+ * kind: 1 expired, 2 died, 0 neither (a creation that died half-way). */
+static const char *why_to_end(const struct conf *c, int dir, int64_t now, struct session *s,
+			      char text[96], int *kind)
+{
+	*s = (struct session){0};
+	*kind = 1;
+	if (!record_read(dir, s)) {
+		struct stat st;
+		*s = (struct session){0};
+		*kind = 0;
+		return fstat(dir, &st) == 0 && now - (int64_t)st.st_mtime * 1000 > 600000 ?
+			"it never started" : NULL;
+	}
+	if (now >= s->created_ms + s->lifetime_ms) {
+		snprintf(text, 96, "it reached its maxLifetimeMs (%lld)", (long long)s->lifetime_ms);
+		return text;
+	}
+	if (now >= s->last_used_ms + s->idle_ms) {
+		snprintf(text, 96, "it was idle for its idleTimeoutMs (%lld)", (long long)s->idle_ms);
+		return text;
+	}
+	*kind = 2;
+	if (now - s->created_ms > c->sandbox.start_timeout_ms && !holder_alive(dir))
+		return "its sandbox stopped (dockerd or the host restarted, or it was killed)";
+	return NULL;
+}
+
 /* One session: end it if it is idle, old or dead and no request holds it.
+ * Only a session to end is locked, and judged again under the lock (a
+ * step may have come and gone in between): the master's look every two
+ * seconds must not make a step that arrives then fail as busy.
  * 0: kept; 1: expired; 2: died. */
 static int expire_one(const struct conf *c, int top, const char *id, int64_t now)
 {
 	autoclose int dir = openat(top, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	autoclose int lock = dir < 0 ? -1 : openat(dir, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	autoclose int lock = dir < 0 ? -1 : openat(dir, "lock", O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	struct session s;
-	if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) < 0)
-		return 0; /* being made, or in use: its request bounds itself */
-	if (!record_read(dir, &s)) {
-		struct stat st; /* a creation that died half-way */
-		if (fstat(dir, &st) == 0 && now - (int64_t)st.st_mtime * 1000 > 600000)
-			session_end(c, id, "", "it never started", false);
-		return 0;
-	}
-	const char *why = NULL;
-	int kind = 1;
 	char text[96];
-	if (now >= s.created_ms + s.lifetime_ms) {
-		snprintf(text, sizeof text, "it reached its maxLifetimeMs (%lld)", (long long)s.lifetime_ms);
-		why = text;
-	} else if (now >= s.last_used_ms + s.idle_ms) {
-		snprintf(text, sizeof text, "it was idle for its idleTimeoutMs (%lld)", (long long)s.idle_ms);
-		why = text;
-	} else if (now - s.created_ms > c->sandbox.start_timeout_ms && !holder_alive(dir)) {
-		why = "its sandbox stopped (dockerd or the host restarted, or it was killed)";
-		kind = 2;
-	}
-	if (!why)
+	int kind;
+	if (dir < 0 || lock_held(lock))
+		return 0; /* in use, or being made: its request bounds itself */
+	const char *why = why_to_end(c, dir, now, &s, text, &kind);
+	/* No lock file: a creation that died before making it. */
+	if (!why || (lock >= 0 && !lock_take(lock)) || !(why = why_to_end(c, dir, now, &s, text, &kind)))
 		return 0;
 	session_end(c, id, s.container, why, false);
 	return kind;

@@ -192,6 +192,28 @@ def test_one_step_at_a_time(shell):
     assert put(shell, "x", b"1")[0] == 201  # free again
 
 
+def test_looking_at_a_session_never_makes_a_step_busy(shell):
+    """GET /v1/sessions(/{id}) says whether a request holds the session; the
+    look must not hold it itself, or a step arriving at that instant gets a
+    409 it did not earn (seen once in CI). Steps here are file uploads, the
+    fastest kind, one after another while three clients keep looking."""
+    stop = time.monotonic() + 8
+    def look():
+        n = 0
+        while time.monotonic() < stop:
+            request("GET", f"/v1/sessions/{shell}" if n % 2 else "/v1/sessions")
+            n += 1
+        return n
+    with concurrent.futures.ThreadPoolExecutor(3) as ex:
+        lookers = [ex.submit(look) for _ in range(3)]
+        statuses = []
+        while time.monotonic() < stop:
+            statuses.append(put(shell, f"f{len(statuses) % 10}", b"x")[0])
+        looks = sum(f.result() for f in lookers)
+    assert looks > 100 and len(statuses) > 50, (looks, len(statuses))
+    assert set(statuses) == {201}, [s for s in statuses if s != 201][:5]
+
+
 def test_sessions_do_not_see_each_other(shell):
     other = create()["id"]
     try:
