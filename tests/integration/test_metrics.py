@@ -84,7 +84,12 @@ def test_busy_gauge_sees_a_running_program():
 
 
 def test_counts_survive_killed_workers():
+    count = lambda: value(scrape()[1], EXEC, language="python", outcome="ok")  # noqa: E731
+    n = count()
     run_ok("print(1)")
+    # A run is counted just after its answer is sent: wait for it, so
+    # that `before` holds every run there was.
+    assert wait_until(lambda: count() == n + 1, 10)
     _, before = scrape()
     old = set(workers())
     status = len(workers("isobox-status"))  # the status socket's worker counts too
