@@ -22,11 +22,12 @@ import argparse
 import json
 import os
 import platform
-import re
 import statistics
 import time
 import urllib.error
 import urllib.request
+
+from report import write_section
 
 
 def call(url, method, path, body=None, raw=False):
@@ -114,11 +115,7 @@ def main():
     text = "\n".join(lines)
     print(text)
     if args.write:
-        doc = open(args.write).read()
-        new, k = re.subn(r"(<!-- SESSIONS BENCH -->\n).*?(<!-- /SESSIONS BENCH -->)",
-                         lambda m: m.group(1) + text + "\n" + m.group(2), doc, flags=re.S)
-        assert k == 1, "no <!-- SESSIONS BENCH --> markers in " + args.write
-        open(args.write, "w").write(new)
+        write_section(args.write, "SESSIONS", text)
 
 
 if __name__ == "__main__":

@@ -56,6 +56,8 @@ import time
 import urllib.error
 import urllib.request
 
+from report import write_section
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import latency  # noqa: E402  (its images, hello worlds, conf reader and stats)
 
@@ -79,7 +81,6 @@ GC_PROBE = ('import gc, time\n'
             'gc.collect()\n'
             'print("%.6f %d" % (time.perf_counter() - t, len(gc.get_objects())))\n')
 SECTIONS = ["hello", "pandas", "burst", "sustained", "javascript", "where"]
-BEGIN, END = "<!-- WARM BENCH -->", "<!-- /WARM BENCH -->"
 
 NOTES = []       # what the output must say besides the numbers
 MISMATCH = []    # samples whose "warm" flag was not what was asked for
@@ -663,16 +664,6 @@ def report(args, res):
     return "\n".join(lines) + "\n"
 
 
-def write(path, text):
-    doc = open(path).read()
-    if BEGIN not in doc or END not in doc:
-        sys.exit(f"{path} has no {BEGIN} ... {END} markers (the section \"Warm pool\")")
-    head, rest = doc.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    with open(path, "w") as f:
-        f.write(head + BEGIN + "\n" + text + END + tail)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--url", default="http://127.0.0.1:8090")
@@ -727,7 +718,7 @@ def main():
     print()
     print(text)
     if args.write:
-        write(args.write, text)
+        write_section(args.write, "WARM", text)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ bool cidr_list_allows(const struct cidr_list *l, const char *addr)
 	return l->open || cidr_list_contains(l->v, l->n, addr);
 }
 
-static bool parse_list(const cJSON *v, const char *what, struct cidr_list *l, struct fault *f)
+bool cidr_list_parse(const cJSON *v, const char *what, struct cidr_list *l, struct fault *f)
 {
 	struct strv items = {0};
 	char why[160];
@@ -85,9 +85,25 @@ static bool parse_hosts(const cJSON *v, struct strv *hosts, struct fault *f)
 	return ok;
 }
 
+/* "https://app.example.com" (scheme://host[:port], as browsers send
+ * Origin), or "*" for any. */
+static bool parse_origins(const cJSON *v, struct strv *out, struct fault *f)
+{
+	if (!json_strings(v, "access.corsOrigins", 256, out, f))
+		return false;
+	for (size_t i = 0; i < out->n; i++) {
+		const char *o = out->v[i], *rest = strstr(o, "://");
+		if (strcmp(o, "*") && (!rest || rest == o || !rest[3] || strpbrk(rest + 3, "/?#* \t") ||
+				       strspn(o, "abcdefghijklmnopqrstuvwxyz") != (size_t)(rest - o)))
+			return fail(f, E_INVALID_VALUE, "access.corsOrigins: \"%.100s\" is not an origin "
+				    "(scheme://host[:port], no path) or \"*\"", o);
+	}
+	return true;
+}
+
 bool access_parse(const cJSON *section, struct access *a, struct fault *f)
 {
-	static const char *const keys[] = {"metrics", "healthz", "hosts", NULL};
+	static const char *const keys[] = {"metrics", "healthz", "hosts", "corsOrigins", NULL};
 	*a = (struct access){0};
 	set_loopback(&a->metrics);
 	a->healthz.open = true;
@@ -102,14 +118,25 @@ bool access_parse(const cJSON *section, struct access *a, struct fault *f)
 	if (v) {
 		free(a->metrics.v);
 		a->metrics = (struct cidr_list){0};
-		if (!parse_list(v, "access.metrics", &a->metrics, f))
+		if (!cidr_list_parse(v, "access.metrics", &a->metrics, f))
 			return false;
 	}
 	v = cJSON_GetObjectItemCaseSensitive(section, "healthz");
-	if (v && !parse_list(v, "access.healthz", &a->healthz, f))
+	if (v && !cidr_list_parse(v, "access.healthz", &a->healthz, f))
+		return false;
+	v = cJSON_GetObjectItemCaseSensitive(section, "corsOrigins");
+	if (v && !parse_origins(v, &a->cors_origins, f))
 		return false;
 	v = cJSON_GetObjectItemCaseSensitive(section, "hosts");
 	return !v || parse_hosts(v, &a->hosts, f);
+}
+
+bool access_origin_allowed(const struct access *a, const char *origin)
+{
+	for (size_t i = 0; origin && origin[0] && i < a->cors_origins.n; i++)
+		if (!strcmp(a->cors_origins.v[i], "*") || !strcmp(a->cors_origins.v[i], origin))
+			return true;
+	return false;
 }
 
 void access_free(struct access *a)
@@ -117,5 +144,6 @@ void access_free(struct access *a)
 	free(a->metrics.v);
 	free(a->healthz.v);
 	strv_free(&a->hosts);
+	strv_free(&a->cors_origins);
 	*a = (struct access){0};
 }

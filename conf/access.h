@@ -8,6 +8,8 @@
  * Every endpoint: the Host header must name this service (access.hosts),
  * so that a web page whose name was re-pointed at this host (DNS
  * rebinding) cannot drive the API from a browser that can reach it.
+ * Web pages of other origins may read our answers only when
+ * access.corsOrigins lists them (off by default).
  *
  * Parsing is strict: a bad entry is a config error, never a silently open
  * door.
@@ -29,6 +31,7 @@ struct cidr_list {
 struct access {
 	struct cidr_list metrics, healthz;
 	struct strv hosts; /* lower-case names; empty: any Host ("*") */
+	struct strv cors_origins; /* web pages that may call the API from a browser; empty: none */
 };
 
 /*
@@ -37,6 +40,12 @@ struct access {
  * sends one.
  */
 bool access_host_allowed(const struct access *a, const char *host);
+
+/* May a web page from this Origin read our answers (CORS)? */
+bool access_origin_allowed(const struct access *a, const char *origin);
+
+/* A YAML list of ranges ("10.0.0.0/8", "::1"), for `what` in errors. */
+bool cidr_list_parse(const cJSON *v, const char *what, struct cidr_list *l, struct fault *f);
 
 /* Is the textual address `addr` (REMOTE_ADDR) allowed? NULL/garbage: no. */
 bool cidr_list_allows(const struct cidr_list *l, const char *addr);

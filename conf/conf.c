@@ -10,13 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 
-char *path_join(const char *dir, const char *path)
-{
-	if (path[0] == '/' || !dir || !dir[0])
-		return xstrdup(path);
-	return xasprintf("%s/%s", dir, path);
-}
-
 static bool valid_instance(const char *s)
 {
 	if (!s[0] || strlen(s) > 32)
@@ -288,11 +281,33 @@ static bool parse_sessions(const cJSON *o, const char *base_dir, struct conf_ses
 	return true;
 }
 
+/* The store (conf/store.h) and the memory API's bounds: absent, both are
+ * off (and so is every tenant limit that needs counting across workers). */
+static bool parse_store(const cJSON *store, const cJSON *memory, const char *base_dir,
+			struct conf *c, struct fault *f)
+{
+	static const char *const store_keys[] = {"path", NULL};
+	static const char *const memory_keys[] = {"maxValueBytes", "maxKeyBytes", "maxListKeys", NULL};
+	c->memory.max_value_bytes = 1 << 20;
+	c->memory.max_key_bytes = 512;
+	c->memory.max_list_keys = 1000;
+	if (store && (!json_object(store, "store", f) || !json_known_keys(store, store_keys, "store", f) ||
+		      !get_path(store, "path", base_dir, &c->store_path, f)))
+		return false;
+	if (c->store_path && c->store_path[0] != '/')
+		return fail(f, E_INVALID_VALUE, "store.path must be an absolute path");
+	return !memory ||
+	       (json_object(memory, "memory", f) && json_known_keys(memory, memory_keys, "memory", f) &&
+		get_optional_int(memory, "memory", "maxValueBytes", 0, &c->memory.max_value_bytes, f) &&
+		get_optional_int(memory, "memory", "maxKeyBytes", 1, &c->memory.max_key_bytes, f) &&
+		get_optional_int(memory, "memory", "maxListKeys", 1, &c->memory.max_list_keys, f));
+}
+
 static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struct fault *f)
 {
 	static const char *const top[] = {"instance", "registry", "imagesLock", "workDir", "docker",
 		"runtime", "cgroupParent", "pool", "ceilings", "floors", "request", "sandbox", "access",
-		"network", "warm", "sessions", NULL};
+		"network", "warm", "sessions", "auth", "tenants", "store", "memory", NULL};
 	static const char *const request_keys[] = {"maxBodyBytes", "maxFiles", "maxFileBytes",
 		"maxPathBytes", "maxArgs", "maxArgBytes", "maxStdinBytes", "maxJsonValues",
 		"maxOutputFiles", "maxOutputBytes", NULL};
@@ -366,7 +381,11 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 		return fail(f, E_INVALID_VALUE, "sandbox.seccompProfile must be an absolute path");
 	return get_network(root, &c->network, f) &&
 	       parse_warm(cJSON_GetObjectItemCaseSensitive(root, "warm"), base_dir, &c->warm, f) &&
-	       parse_sessions(cJSON_GetObjectItemCaseSensitive(root, "sessions"), base_dir, &c->sessions, f);
+	       parse_sessions(cJSON_GetObjectItemCaseSensitive(root, "sessions"), base_dir, &c->sessions, f) &&
+	       parse_store(cJSON_GetObjectItemCaseSensitive(root, "store"),
+			   cJSON_GetObjectItemCaseSensitive(root, "memory"), base_dir, c, f) &&
+	       tenants_parse(cJSON_GetObjectItemCaseSensitive(root, "auth"),
+			     cJSON_GetObjectItemCaseSensitive(root, "tenants"), base_dir, &c->tenants, f);
 }
 
 bool conf_parse(const char *text, size_t len, const char *base_dir, struct conf *out,
@@ -438,5 +457,7 @@ void conf_free(struct conf *c)
 	free(c->network.allow);
 	strv_free(&c->network.out_interfaces);
 	access_free(&c->access);
+	free(c->store_path);
+	tenants_free(&c->tenants);
 	*c = (struct conf){0};
 }

@@ -12,6 +12,7 @@
 #include "cidr.h"
 #include "limits.h"
 #include "access.h"
+#include "tenants.h"
 
 #define WARM_MAX_LANGUAGES 16
 #define WARM_MAX_SANDBOXES 64
@@ -65,6 +66,11 @@ struct conf {
 		int64_t max_file_bytes;   /* one upload or download */
 		int64_t max_list_entries; /* one listing */
 	} sessions;
+	struct tenants tenants; /* auth: and tenants:, and the files they name */
+	char *store_path;       /* the store's SQLite file (conf/store.h); NULL: no store */
+	struct {
+		int64_t max_value_bytes, max_key_bytes, max_list_keys;
+	} memory;               /* /v1/memory */
 	struct conf_network {
 		bool enabled;          /* may a request ask for "network": true? */
 		char *docker_network;  /* the egress bridge network's docker name */
@@ -89,8 +95,5 @@ bool conf_load(const char *path, struct conf *out, char *err, size_t errlen);
 bool conf_parse(const char *text, size_t len, const char *base_dir, struct conf *out,
 		char *err, size_t errlen);
 void conf_free(struct conf *c);
-
-/* Resolve `path` against `dir` unless it is absolute. */
-char *path_join(const char *dir, const char *path);
 
 #endif

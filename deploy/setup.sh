@@ -33,12 +33,12 @@ STATE=/var/lib/isobox
 LOG=/var/log/isobox
 RUNDIR=/run/isobox
 SLICE=isobox.slice
-BUILD_PACKAGES="gcc make pkg-config libfcgi-dev libcjson-dev libyaml-dev libcap-ng-dev xxd"
+BUILD_PACKAGES="gcc make pkg-config libfcgi-dev libcjson-dev libyaml-dev libcap-ng-dev libsqlite3-dev libsodium-dev xxd"
 PACKAGES="$BUILD_PACKAGES docker.io runsc caddy spawn-fcgi debootstrap libfcgi-dev libcjson-dev
- libyaml-dev libcap-ng-dev pkg-config make gcc curl python3 python3-pytest
+ libyaml-dev libcap-ng-dev libsqlite3-dev libsodium-dev sqlite3 pkg-config make gcc curl python3 python3-pytest
  iptables lighttpd procps clang libclang-rt-14-dev
  libfcgi-bin systemd apache2 nginx-light gettext-base chromium prometheus iproute2
- python3-jsonschema logrotate lighttpd-modules-lua"
+ python3-jsonschema python3-matplotlib logrotate lighttpd-modules-lua"
 
 say() { printf 'setup: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
@@ -299,6 +299,8 @@ setup_user() {
 	install -d -m 0711 -o isobox -g isobox "$STATE/work"
 	# Sessions: a record, a lock and the pipes of each (sandbox/session.c).
 	install -d -m 0700 -o isobox -g isobox "$STATE/sessions"
+	# The store (conf/store.h): one SQLite file and its WAL, the workers'.
+	install -d -m 0700 -o isobox -g isobox "$STATE/store"
 	install -d -m 0755 -o root -g root "$LOG"
 }
 

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "admin.h"
+#include "auth.h"
 #include "errors.h"
 #include "metrics.h"
 #include "queue.h"
@@ -23,6 +24,7 @@ static const struct cidr_list *acl_of(const struct worker *w, enum route_acl acl
 	case ACL_HEALTHZ:
 		return &w->conf.access.healthz;
 	case ACL_ANYONE:
+	case ACL_TENANT: /* auth.c */
 		break;
 	}
 	return NULL;
@@ -45,6 +47,12 @@ bool admin_admit(struct worker *w, struct request *rq)
 		respond_fault(rq, "");
 		return false;
 	}
+	if (r->acl == ACL_TENANT && !auth_admit(w, rq))
+		return false;
+	/* The tenant's share first: a tenant at its own limit hears so (429),
+	 * whether or not the pool is full. */
+	if ((r->flags & ROUTE_RUNS_PROGRAM) && !auth_claim_execution(w, rq))
+		return false;
 	if ((r->flags & ROUTE_RUNS_PROGRAM) &&
 	    !scoreboard_claim_execution(w->board, w->slot, w->busy_limit)) {
 		fail(&rq->fault, E_BUSY, "all %d workers are running programs; retry shortly",
@@ -59,6 +67,7 @@ void admin_done(struct worker *w, struct request *rq, int64_t started_ms)
 {
 	struct metrics *m = w->metrics;
 	scoreboard_release_execution(w->board, w->slot);
+	auth_release(w, rq);
 	const struct error_info *e = rq->fault.code ? error_info(rq->fault.code) : NULL;
 	int status = e ? error_status(rq->fault.code, request_is_piston(rq)) : rq->status_ok ? rq->status_ok : 200;
 	char st[16], sent[16];

@@ -2,10 +2,12 @@
  * encode.c: bytes as text (encode.h): UTF-8 checks, JSON string literals
  * for arbitrary bytes, base64.
  */
+#define _GNU_SOURCE
 #include "encode.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 /* Length of the valid UTF-8 sequence at p (1-4), or 0 if it is not valid. */
 static size_t utf8_seq(const unsigned char *p, size_t n)
@@ -148,4 +150,15 @@ char *base64_encode(const char *s, size_t n)
 	}
 	*o = '\0';
 	return out;
+}
+
+void json_add_time(cJSON *o, const char *key, int64_t ms)
+{
+	char text[40];
+	time_t secs = (time_t)(ms / 1000);
+	struct tm tm;
+	gmtime_r(&secs, &tm);
+	size_t n = strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(text + n, sizeof text - n, ".%03dZ", (int)(ms % 1000));
+	cJSON_AddStringToObject(o, key, text);
 }

@@ -22,6 +22,9 @@ void json_add_bytes(cJSON *o, const char *key, const char *p, size_t n);
 
 /* Is p[0..n) entirely valid UTF-8? */
 bool utf8_valid(const char *p, size_t n);
+
+/* A wall-clock time (ms since the epoch) as "2026-11-30T22:43:10.123Z". */
+void json_add_time(cJSON *o, const char *key, int64_t ms);
 /* How many bytes at the end of p[0..n) begin a UTF-8 sequence that the
  * next chunk may complete (0-3). */
 size_t utf8_incomplete_tail(const char *p, size_t n);

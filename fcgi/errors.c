@@ -42,6 +42,12 @@ static const struct error_info table[E_COUNT] = {
 	ROW(E_TOO_MANY_SESSIONS, "too_many_sessions", 429, 0, false),
 	ROW(E_SESSION_MEMORY_FULL, "session_memory_full", 507, 0, true),
 	ROW(E_WORKSPACE_FULL, "workspace_full", 507, 0, true),
+	ROW(E_UNAUTHORIZED, "unauthorized", 401, 0, false),
+	ROW(E_RATE_LIMITED, "rate_limited", 429, 0, false),
+	ROW(E_TOO_MANY_EXECUTIONS, "too_many_executions", 429, 0, false),
+	ROW(E_QUOTA_EXCEEDED, "quota_exceeded", 403, 0, false),
+	ROW(E_KEY_NOT_FOUND, "key_not_found", 404, 0, false),
+	ROW(E_PRECONDITION_FAILED, "precondition_failed", 412, 0, false),
 	ROW(E_INTERNAL, "internal", 500, 0, true),
 	ROW(E_IMAGE_NOT_BUILT, "image_not_built", 503, 0, true),
 	ROW(E_IMAGE_MISSING, "image_missing", 503, 0, true),
@@ -52,6 +58,7 @@ static const struct error_info table[E_COUNT] = {
 	ROW(E_WORKER_STOPPING, "worker_stopping", 503, 0, true),
 	ROW(E_NETWORK_UNAVAILABLE, "network_unavailable", 503, 0, true),
 	ROW(E_METRICS_UNAVAILABLE, "metrics_unavailable", 503, 0, true),
+	ROW(E_STORE_UNAVAILABLE, "store_unavailable", 503, 0, true),
 };
 
 const struct error_info *error_info(enum fault_code code)

@@ -115,10 +115,11 @@ bool http_is_json(const struct http_io *io)
 	return n == 16 && !strncasecmp(content_type, "application/json", 16);
 }
 
-void http_send_empty(struct http_io *io, int status)
+void http_send_empty(struct http_io *io, int status, const char *extra_headers)
 {
-	char head[64];
-	int n = snprintf(head, sizeof head, "Status: %d %s\r\n\r\n", status, http_status_text(status));
+	char head[1024];
+	int n = snprintf(head, sizeof head, "Status: %d %s\r\n%s%s\r\n", status, http_status_text(status),
+			 io->always, extra_headers);
 	http_write(io, head, (size_t)n);
 	http_flush(io);
 }
@@ -129,12 +130,15 @@ const char *http_status_text(int status)
 	case 200: return "OK";
 	case 201: return "Created";
 	case 204: return "No Content";
+	case 304: return "Not Modified";
 	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
 	case 403: return "Forbidden";
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
 	case 409: return "Conflict";
 	case 410: return "Gone";
+	case 412: return "Precondition Failed";
 	case 413: return "Payload Too Large";
 	case 415: return "Unsupported Media Type";
 	case 421: return "Misdirected Request";
@@ -147,16 +151,30 @@ const char *http_status_text(int status)
 	}
 }
 
+void http_send_bytes(struct http_io *io, int status, const char *content_type,
+		     const char *extra_headers, const void *p, size_t n, bool head_only)
+{
+	struct buf head = {0};
+	buf_printf(&head, "Status: %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+		   "Cache-Control: no-store\r\n%s%s\r\n", status, http_status_text(status), content_type,
+		   n, io->always, extra_headers);
+	http_write(io, head.data, head.len);
+	if (!head_only && n)
+		http_write(io, p, n);
+	http_flush(io);
+	buf_free(&head);
+}
+
 void http_send_json(struct http_io *io, int status, const char *extra_headers, const cJSON *body)
 {
 	char *text = cJSON_PrintUnformatted(body);
 	if (!text)
 		die("out of memory");
-	char head[512];
+	char head[1024];
 	int n = snprintf(head, sizeof head,
 			 "Status: %d %s\r\nContent-Type: application/json\r\n"
-			 "Cache-Control: no-store\r\n%sContent-Length: %zu\r\n\r\n",
-			 status, http_status_text(status), extra_headers, strlen(text) + 1);
+			 "Cache-Control: no-store\r\n%s%sContent-Length: %zu\r\n\r\n",
+			 status, http_status_text(status), io->always, extra_headers, strlen(text) + 1);
 	http_write(io, head, (size_t)n);
 	http_write(io, text, strlen(text));
 	http_write(io, "\n", 1);

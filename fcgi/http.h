@@ -15,6 +15,7 @@
 struct http_io {
 	FCGX_Request *fcgi; /* NULL in CGI mode */
 	bool failed;        /* a write failed: the client is gone */
+	char always[320];   /* "Name: v\r\n"... that every response carries (CORS) */
 };
 
 const char *http_param(const struct http_io *io, const char *name);
@@ -36,11 +37,16 @@ bool http_read_body(struct http_io *io, size_t max, struct buf *body, struct fau
 
 /* Is the body application/json (parameters allowed)? */
 bool http_is_json(const struct http_io *io);
-/* A response with a status and no body (204). */
-void http_send_empty(struct http_io *io, int status);
+/* A response with a status and no body (204); extra_headers as below. */
+void http_send_empty(struct http_io *io, int status, const char *extra_headers);
 
 /* Status line text for the few statuses isobox uses. */
 const char *http_status_text(int status);
+
+/* A whole response of raw bytes (a file, a memory value), with its
+ * Content-Type; head_only (HEAD): the head alone, with the body's length. */
+void http_send_bytes(struct http_io *io, int status, const char *content_type,
+		     const char *extra_headers, const void *p, size_t n, bool head_only);
 
 /* Send a whole JSON response; `extra_headers` is "" or "Name: v\r\n"... */
 void http_send_json(struct http_io *io, int status, const char *extra_headers, const cJSON *body);

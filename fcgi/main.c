@@ -5,6 +5,7 @@
  *   isobox-fcgi [--conf FILE] --egress plan|rules|resolv
  *   isobox-fcgi [--conf FILE] --print-conf
  *   isobox-fcgi --errors
+ *   isobox-fcgi [--conf FILE] --new-key TENANT | --revoke-key ID | --list-keys
  *
  * Started with a listening socket on fd 0 (spawn-fcgi), or handed one by
  * systemd socket activation (LISTEN_FDS, moved to fd 0 here), it is a
@@ -19,13 +20,15 @@
  * --print-conf prints the other settings that deploy scripts need, as
  * KEY=VALUE lines, so that no script reads the YAML itself. --errors
  * prints the error codes with their statuses (fcgi/errors.c), for the
- * docs' tests.
+ * docs' tests. The key commands edit the keys file (fcgi/keys.h); a new
+ * key is printed once, on stdout.
  *
  * Start-up errors exit; after start-up, nothing a request does can.
  */
 #define _GNU_SOURCE
 #include "worker.h"
 #include "errors.h"
+#include "keys.h"
 #include "metrics.h"
 #include "pool.h"
 #include "scoreboard.h"
@@ -141,7 +144,8 @@ static void usage(void)
 	fprintf(stderr, "usage: isobox-fcgi [--conf FILE] [--workers N] [--status-socket PATH] [--check]\n"
 			"       isobox-fcgi [--conf FILE] --egress plan|rules|resolv\n"
 			"       isobox-fcgi [--conf FILE] --print-conf\n"
-			"       isobox-fcgi --errors\n");
+			"       isobox-fcgi --errors\n"
+			"       isobox-fcgi [--conf FILE] --new-key TENANT | --revoke-key ID | --list-keys\n");
 	exit(2);
 }
 
@@ -199,7 +203,7 @@ int main(int argc, char **argv)
 	const char *conf_path = env_conf && env_conf[0] ? env_conf : ISOBOX_DEFAULT_CONF;
 	long workers = -1;
 	bool check = false, print = false;
-	const char *egress = NULL, *status_path = NULL;
+	const char *egress = NULL, *status_path = NULL, *key_cmd = NULL, *key_arg = NULL;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--conf") && i + 1 < argc) {
@@ -217,6 +221,11 @@ int main(int argc, char **argv)
 			egress = argv[++i];
 		} else if (!strcmp(argv[i], "--status-socket") && i + 1 < argc) {
 			status_path = argv[++i];
+		} else if ((!strcmp(argv[i], "--new-key") || !strcmp(argv[i], "--revoke-key")) && i + 1 < argc) {
+			key_cmd = argv[i];
+			key_arg = argv[++i];
+		} else if (!strcmp(argv[i], "--list-keys")) {
+			key_cmd = argv[i];
 		} else if (!strcmp(argv[i], "--errors")) {
 			errors_print();
 			return 0;
@@ -233,6 +242,11 @@ int main(int argc, char **argv)
 	int status = 0;
 	if (check) {
 		printf("ok: %s, %zu languages\n", conf_path, w.reg.n);
+		goto out;
+	}
+	if (key_cmd) {
+		status = !strcmp(key_cmd, "--new-key") ? keys_new(conf_path, &w.conf, key_arg) :
+			 !strcmp(key_cmd, "--revoke-key") ? keys_revoke(&w.conf, key_arg) : keys_list(&w.conf);
 		goto out;
 	}
 	if (egress || print) {

@@ -24,6 +24,7 @@
 #include "metrics.h"
 #include "scoreboard.h"
 #include "../sandbox/sandbox.h"
+#include "../conf/store_memory.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -89,6 +90,22 @@ static int live_count(const struct scoreboard *sb)
 	for (int i = 0; i < scoreboard_slots(sb); i++)
 		live += scoreboard_pid(sb, i) > 0;
 	return live;
+}
+
+/*
+ * The store's upkeep: memory keys past their TTL out, and the running
+ * claims of workers that died holding them. A connection of its own each
+ * time: none may be open in the master when it forks a worker.
+ */
+static void store_duty(const struct conf *c)
+{
+	struct fault f = {0};
+	struct store *s = c->store_path ? store_open(c->store_path, &f) : NULL;
+	if (!s)
+		return; /* logged; workers answer 503 store_unavailable meanwhile */
+	store_memory_expire(s, wall_ms());
+	store_running_forget_dead(s);
+	store_close(s);
 }
 
 /* Collect dead workers; true if any died. */
@@ -224,6 +241,7 @@ int pool_run(struct worker *w, int workers, int status_fd)
 			session_expire(&w->conf, &expired, &died);
 			metrics_add(w->metrics, M_SESSIONS_ENDED, "expired", NULL, (uint64_t)expired);
 			metrics_add(w->metrics, M_SESSIONS_ENDED, "died", NULL, (uint64_t)died);
+			store_duty(&w->conf);
 			next_expire = now_ms() + EXPIRE_EVERY_MS;
 		}
 		struct timespec ts = {.tv_sec = wait > 0 ? wait / 1000 : 0,

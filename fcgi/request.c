@@ -233,6 +233,20 @@ static bool parse_outputs(struct request *rq, const struct conf *c, const cJSON 
 	return true;
 }
 
+bool request_network_allowed(const struct request *rq, const struct conf *c, struct fault *f)
+{
+	/* Off unless asked; asking works only where the operator allows it,
+	 * for the server and for the tenant (the firewall itself is checked
+	 * when the run starts). */
+	if (rq->network && !c->network.enabled)
+		return fail(f, E_NETWORK_DISABLED,
+			    "network access is turned off on this server; omit \"network\" or set it to false");
+	if (rq->network && rq->share && !rq->share->network)
+		return fail(f, E_NETWORK_DISABLED, "tenant %s may not use the network (network: false in "
+			    "tenants.yaml); omit \"network\" or set it to false", rq->tenant);
+	return true;
+}
+
 bool request_parse_execute(struct request *rq, const struct conf *c, const struct registry *reg)
 {
 	static const char *const known[] = {"language", "version", "code", "files", "stdin", "args",
@@ -264,11 +278,8 @@ bool request_parse_execute(struct request *rq, const struct conf *c, const struc
 	if ((v = cJSON_GetObjectItemCaseSensitive(root, "network")) && !cJSON_IsNull(v) &&
 	    !json_bool(v, "network", &rq->network, f))
 		return false;
-	/* Off unless asked; asking works only where the operator allows it
-	 * (the firewall itself is checked when the run starts). */
-	if (rq->network && !c->network.enabled)
-		return fail(f, E_NETWORK_DISABLED,
-			    "network access is turned off on this server; omit \"network\" or set it to false");
+	if (!request_network_allowed(rq, c, f))
+		return false;
 	rq->job.network = rq->network;
 	return parse_outputs(rq, c, root);
 }

@@ -22,8 +22,10 @@ enum route_flags {
 	ROUTE_STATUS = 1 << 2,       /* served on the status socket too: never waits behind runs */
 };
 
-/* Who may call it (access: in conf); ACL_ANYONE for the API itself. */
-enum route_acl { ACL_ANYONE, ACL_METRICS, ACL_HEALTHZ };
+/* Who may call it: ACL_TENANT, a caller with a key or from an anonymous
+ * address (auth.h); the status routes, the address ranges of access: in
+ * conf; ACL_ANYONE, anyone (the API's documents and the playground). */
+enum route_acl { ACL_ANYONE, ACL_TENANT, ACL_METRICS, ACL_HEALTHZ };
 
 struct route {
 	/* GET routes answer HEAD too. In a path, "*" is one segment and a
@@ -56,6 +58,9 @@ struct request {
 	int status_ok;   /* the status of a success that is not 200 (201, 204) */
 	struct session session; /* a session step's session */
 	bool in_session;
+	char tenant[TENANT_NAME_MAX + 1]; /* who calls (ACL_TENANT routes); "" otherwise */
+	const struct tenant_limits *share; /* its limits, borrowed from the worker's conf */
+	int64_t claim;      /* its place among the tenant's running executions; 0: none */
 };
 
 void request_free(struct request *rq);
@@ -78,6 +83,9 @@ char *request_route(const char *path_info, const char *request_uri);
  * I/O. On failure rq->fault says why (400, 403, 404).
  */
 bool request_parse_execute(struct request *rq, const struct conf *c, const struct registry *reg);
+/* May rq have "network": true (the server's network.enabled, the
+ * tenant's share)? 403 network_disabled if not. Pure. */
+bool request_network_allowed(const struct request *rq, const struct conf *c, struct fault *f);
 /* "language" and "version" of a parsed body, found in the registry
  * (rq->lang): 400, or 404 for a language or version it lacks. Pure. */
 bool request_parse_language(struct request *rq, const cJSON *root, const struct registry *reg);

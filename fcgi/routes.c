@@ -3,8 +3,10 @@
 #include "routes.h"
 #include "admin.h"
 #include "assets.h"
+#include "auth.h"
 #include "errors.h"
 #include "execute.h"
+#include "memory.h"
 #include "piston.h"
 #include "respond.h"
 #include "result.h"
@@ -14,24 +16,28 @@
 #include <string.h>
 
 static const struct route routes[] = {
-	{"/execute", "POST", execute_handler, ROUTE_RUNS_PROGRAM, ACL_ANYONE},
-	{"/runtimes", "GET", route_runtimes, 0, ACL_ANYONE},
+	{"/execute", "POST", execute_handler, ROUTE_RUNS_PROGRAM, ACL_TENANT},
+	{"/runtimes", "GET", route_runtimes, 0, ACL_TENANT},
 	{"/healthz", "GET", admin_healthz, ROUTE_STATUS, ACL_HEALTHZ},
 	{"/metrics", "GET", admin_metrics, ROUTE_STATUS, ACL_METRICS},
-	{"/api/v2/execute", "POST", execute_handler, ROUTE_RUNS_PROGRAM | ROUTE_PISTON, ACL_ANYONE},
-	{"/api/v2/runtimes", "GET", piston_runtimes, ROUTE_PISTON, ACL_ANYONE},
+	{"/api/v2/execute", "POST", execute_handler, ROUTE_RUNS_PROGRAM | ROUTE_PISTON, ACL_TENANT},
+	{"/api/v2/runtimes", "GET", piston_runtimes, ROUTE_PISTON, ACL_TENANT},
 	{"/", "GET", asset_serve, 0, ACL_ANYONE},
 	{"/openapi.yaml", "GET", asset_serve, 0, ACL_ANYONE},
 	{"/llms.txt", "GET", asset_serve, 0, ACL_ANYONE},
-	{"/v1/sessions", "POST", sessions_create, ROUTE_RUNS_PROGRAM, ACL_ANYONE},
-	{"/v1/sessions", "GET", sessions_list, 0, ACL_ANYONE},
-	{"/v1/sessions/*", "GET", sessions_get, 0, ACL_ANYONE},
-	{"/v1/sessions/*", "DELETE", sessions_delete, 0, ACL_ANYONE},
-	{"/v1/sessions/*/exec", "POST", sessions_exec, ROUTE_RUNS_PROGRAM, ACL_ANYONE},
-	{"/v1/sessions/*/files", "GET", sessions_files_list, 0, ACL_ANYONE},
-	{"/v1/sessions/*/files/**", "GET", sessions_file_get, 0, ACL_ANYONE},
-	{"/v1/sessions/*/files/**", "PUT", sessions_file_put, 0, ACL_ANYONE},
-	{"/v1/sessions/*/files/**", "DELETE", sessions_file_delete, 0, ACL_ANYONE},
+	{"/v1/sessions", "POST", sessions_create, ROUTE_RUNS_PROGRAM, ACL_TENANT},
+	{"/v1/sessions", "GET", sessions_list, 0, ACL_TENANT},
+	{"/v1/sessions/*", "GET", sessions_get, 0, ACL_TENANT},
+	{"/v1/sessions/*", "DELETE", sessions_delete, 0, ACL_TENANT},
+	{"/v1/sessions/*/exec", "POST", sessions_exec, ROUTE_RUNS_PROGRAM, ACL_TENANT},
+	{"/v1/sessions/*/files", "GET", sessions_files_list, 0, ACL_TENANT},
+	{"/v1/sessions/*/files/**", "GET", sessions_file_get, 0, ACL_TENANT},
+	{"/v1/sessions/*/files/**", "PUT", sessions_file_put, 0, ACL_TENANT},
+	{"/v1/sessions/*/files/**", "DELETE", sessions_file_delete, 0, ACL_TENANT},
+	{"/v1/memory", "GET", memory_list, 0, ACL_TENANT},
+	{"/v1/memory/**", "GET", memory_get, 0, ACL_TENANT},
+	{"/v1/memory/**", "PUT", memory_put, 0, ACL_TENANT},
+	{"/v1/memory/**", "DELETE", memory_delete, 0, ACL_TENANT},
 };
 
 void route_runtimes(struct worker *w, struct request *rq)
@@ -113,6 +119,10 @@ static bool routed(struct worker *w, struct request *rq)
 		respond_fault(rq, "");
 		return false;
 	}
+	if (!rq->route && !strcmp(rq->method, "OPTIONS")) {
+		auth_preflight(w, rq, allow);
+		return false;
+	}
 	if (!rq->route) {
 		char headers[96];
 		rq->route = other;
@@ -131,6 +141,7 @@ void route_request(struct worker *w, struct http_io *io)
 	int64_t started_ms = now_ms();
 	rq.method = http_param(io, "REQUEST_METHOD");
 	rq.path = request_route(http_param(io, "PATH_INFO"), http_param(io, "REQUEST_URI"));
+	auth_cors(w, &rq);
 	if (routed(w, &rq) && admin_admit(w, &rq))
 		rq.route->handler(w, &rq);
 	admin_done(w, &rq, started_ms);

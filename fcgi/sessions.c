@@ -16,19 +16,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
-
-/* "2026-11-30T22:43:10.123Z" */
-static void add_time(cJSON *o, const char *key, int64_t ms)
-{
-	char text[40];
-	time_t secs = (time_t)(ms / 1000);
-	struct tm tm;
-	gmtime_r(&secs, &tm);
-	size_t n = strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(text + n, sizeof text - n, ".%03dZ", (int)(ms % 1000));
-	cJSON_AddStringToObject(o, key, text);
-}
 
 static cJSON *session_to_json(const struct worker *w, const struct session *s)
 {
@@ -52,9 +39,9 @@ static cJSON *session_to_json(const struct worker *w, const struct session *s)
 	cJSON_AddNumberToObject(o, "steps", (double)s->steps);
 	cJSON_AddNumberToObject(o, "idleTimeoutMs", (double)s->idle_ms);
 	cJSON_AddNumberToObject(o, "maxLifetimeMs", (double)s->lifetime_ms);
-	add_time(o, "createdAt", s->created_ms);
-	add_time(o, "lastUsedAt", s->last_used_ms);
-	add_time(o, "expiresAt", session_expires_ms(s));
+	json_add_time(o, "createdAt", s->created_ms);
+	json_add_time(o, "lastUsedAt", s->last_used_ms);
+	json_add_time(o, "expiresAt", session_expires_ms(s));
 	return o;
 }
 
@@ -120,8 +107,8 @@ static bool parse_create(struct worker *w, struct request *rq, enum session_type
 	if ((v = cJSON_GetObjectItemCaseSensitive(root, "network")) && !cJSON_IsNull(v) &&
 	    !json_bool(v, "network", &rq->network, f))
 		return false;
-	if (rq->network && !c->network.enabled)
-		return fail(f, E_NETWORK_DISABLED, "network access is turned off on this server");
+	if (!request_network_allowed(rq, c, f))
+		return false;
 	return get_timeout(root, "idleTimeoutMs", c->sessions.idle_ms, c->sessions.max_idle_ms, idle, f) &&
 	       get_timeout(root, "maxLifetimeMs", c->sessions.lifetime_ms, c->sessions.max_lifetime_ms, life, f);
 }
@@ -137,7 +124,7 @@ void sessions_create(struct worker *w, struct request *rq)
 		return;
 	}
 	admin_job_accepted(w, rq);
-	if (!session_create(&w->conf, rq->lang, type, &lim, rq->network, idle, life, &s, &rq->fault)) {
+	if (!session_create(&w->conf, rq->tenant, rq->share, rq->lang, type, &lim, rq->network, idle, life, &s, &rq->fault)) {
 		log_msg("session create failed: %s", rq->fault.message);
 		respond_fault(rq, "");
 		return;
@@ -151,7 +138,7 @@ void sessions_list(struct worker *w, struct request *rq)
 {
 	struct session *all;
 	size_t n;
-	if (!session_list(&w->conf, &all, &n, &rq->fault)) {
+	if (!session_list(&w->conf, rq->tenant, &all, &n, &rq->fault)) {
 		respond_fault(rq, "");
 		return;
 	}
@@ -166,7 +153,7 @@ void sessions_list(struct worker *w, struct request *rq)
 void sessions_get(struct worker *w, struct request *rq)
 {
 	struct session s;
-	if (!session_get(&w->conf, rq->params[0], &s, &rq->fault))
+	if (!session_get(&w->conf, rq->tenant, rq->params[0], &s, &rq->fault))
 		respond_fault(rq, "");
 	else
 		answer(rq, 200, session_to_json(w, &s));
@@ -174,19 +161,19 @@ void sessions_get(struct worker *w, struct request *rq)
 
 void sessions_delete(struct worker *w, struct request *rq)
 {
-	if (!session_delete(&w->conf, rq->params[0], &rq->fault)) {
+	if (!session_delete(&w->conf, rq->tenant, rq->params[0], &rq->fault)) {
 		respond_fault(rq, "");
 		return;
 	}
 	metrics_count(w->metrics, M_SESSIONS_ENDED, "deleted", NULL);
 	rq->status_ok = 204;
-	http_send_empty(&rq->io, 204);
+	http_send_empty(&rq->io, 204, "");
 }
 
 void sessions_exec(struct worker *w, struct request *rq)
 {
 	struct fault *f = &rq->fault;
-	if (!session_get(&w->conf, rq->params[0], &rq->session, f) ||
+	if (!session_get(&w->conf, rq->tenant, rq->params[0], &rq->session, f) ||
 	    !(rq->lang = registry_find(&w->reg, rq->session.language, rq->session.version, f)) ||
 	    !read_json(w, rq) || !request_parse_step(rq, &w->conf, &rq->session.limits)) {
 		respond_fault(rq, "");
@@ -216,7 +203,7 @@ void sessions_files_list(struct worker *w, struct request *rq)
 	struct session_entry *e = NULL;
 	size_t n = 0;
 	if ((dir[0] && !file_path(w, rq, dir)) ||
-	    !session_list_files(&w->conf, rq->params[0], dir, &e, &n, &rq->fault)) {
+	    !session_list_files(&w->conf, rq->tenant, rq->params[0], dir, &e, &n, &rq->fault)) {
 		respond_fault(rq, "");
 		return;
 	}
@@ -232,7 +219,7 @@ void sessions_files_list(struct worker *w, struct request *rq)
 		json_add_bytes(x, "name", e[i].name, strlen(e[i].name));
 		cJSON_AddStringToObject(x, "type", types[(unsigned char)e[i].type]);
 		cJSON_AddNumberToObject(x, "size", (double)e[i].size);
-		add_time(x, "mtime", e[i].mtime * 1000);
+		json_add_time(x, "mtime", e[i].mtime * 1000);
 		cJSON_AddItemToArray(list, x);
 	}
 	session_entries_free(e, n);
@@ -243,17 +230,12 @@ void sessions_file_get(struct worker *w, struct request *rq)
 {
 	struct buf data = {0};
 	if (!file_path(w, rq, rq->params[1]) ||
-	    !session_get_file(&w->conf, rq->params[0], rq->params[1], &data, &rq->fault)) {
+	    !session_get_file(&w->conf, rq->tenant, rq->params[0], rq->params[1], &data, &rq->fault)) {
 		respond_fault(rq, "");
 		return;
 	}
-	char head[160];
-	int n = snprintf(head, sizeof head, "Status: 200 OK\r\nContent-Type: application/octet-stream\r\n"
-			 "Content-Length: %zu\r\nCache-Control: no-store\r\n\r\n", data.len);
-	http_write(&rq->io, head, (size_t)n);
-	if (strcmp(rq->method, "HEAD"))
-		http_write(&rq->io, data.data, data.len);
-	http_flush(&rq->io);
+	http_send_bytes(&rq->io, 200, "application/octet-stream", "", data.data, data.len,
+			!strcmp(rq->method, "HEAD"));
 	buf_free(&data);
 }
 
@@ -261,7 +243,7 @@ void sessions_file_put(struct worker *w, struct request *rq)
 {
 	if (!file_path(w, rq, rq->params[1]) ||
 	    !http_read_body(&rq->io, (size_t)w->conf.sessions.max_file_bytes, &rq->body, &rq->fault) ||
-	    !session_put_file(&w->conf, rq->params[0], rq->params[1], rq->body.data, rq->body.len,
+	    !session_put_file(&w->conf, rq->tenant, rq->params[0], rq->params[1], rq->body.data, rq->body.len,
 			      &rq->fault)) {
 		if (rq->fault.code == E_BODY_TOO_LARGE)
 			fail(&rq->fault, E_FILE_TOO_LARGE, "a file may be at most %lld bytes (sessions.maxFileBytes)",
@@ -278,10 +260,10 @@ void sessions_file_put(struct worker *w, struct request *rq)
 void sessions_file_delete(struct worker *w, struct request *rq)
 {
 	if (!file_path(w, rq, rq->params[1]) ||
-	    !session_delete_file(&w->conf, rq->params[0], rq->params[1], &rq->fault)) {
+	    !session_delete_file(&w->conf, rq->tenant, rq->params[0], rq->params[1], &rq->fault)) {
 		respond_fault(rq, "");
 		return;
 	}
 	rq->status_ok = 204;
-	http_send_empty(&rq->io, 204);
+	http_send_empty(&rq->io, 204, "");
 }

@@ -36,7 +36,7 @@ static void on_started(void *ctx)
 	struct stream *st = ctx;
 	struct buf b = {0};
 	buf_printf(&b, "Status: 200 OK\r\nContent-Type: text/event-stream\r\n"
-		       "Cache-Control: no-cache\r\nX-Accel-Buffering: no\r\n\r\n");
+		       "Cache-Control: no-cache\r\nX-Accel-Buffering: no\r\n%s\r\n", st->rq->io.always);
 	st->rq->status_sent = 200;
 	send_buf(st, &b);
 }

@@ -1,5 +1,8 @@
 /* worker.c: what a worker process holds: its settings and registry. */
 #include "worker.h"
+#include "../conf/store.h"
+
+#include <string.h>
 
 bool worker_load(struct worker *w, char *err, size_t errlen)
 {
@@ -11,6 +14,11 @@ bool worker_load(struct worker *w, char *err, size_t errlen)
 		conf_free(&c);
 		return false;
 	}
+	bool same_store = w->conf.store_path && c.store_path && !strcmp(w->conf.store_path, c.store_path);
+	if (!same_store) {
+		store_close(w->store);
+		w->store = NULL;
+	}
 	conf_free(&w->conf);
 	registry_free(&w->reg);
 	w->conf = c;
@@ -18,8 +26,21 @@ bool worker_load(struct worker *w, char *err, size_t errlen)
 	return true;
 }
 
+struct store *worker_store(struct worker *w, struct fault *f)
+{
+	if (!w->store && !w->conf.store_path) {
+		fail(f, E_STORE_UNAVAILABLE, "this server has no store (store.path in isobox.yaml)");
+		return NULL;
+	}
+	if (!w->store)
+		w->store = store_open(w->conf.store_path, f);
+	return w->store;
+}
+
 void worker_free(struct worker *w)
 {
+	store_close(w->store);
+	w->store = NULL;
 	conf_free(&w->conf);
 	registry_free(&w->reg);
 }

@@ -11,6 +11,7 @@
 
 struct metrics;
 struct scoreboard;
+struct store;
 
 /* What one worker process holds between requests. */
 struct worker {
@@ -32,10 +33,16 @@ struct worker {
 	int pool_fd;              /* the pool's socket, for its queue length; -1: none */
 	bool status_only;         /* serves the status routes only (status socket) */
 	struct warm_pool *warm;   /* sandboxes started ahead; owned by the master */
+	struct store *store;      /* this process's own connection (worker_store) */
 };
 
 /* Load conf and registry; false with err set (the old ones are untouched). */
 bool worker_load(struct worker *w, char *err, size_t errlen);
 void worker_free(struct worker *w);
+
+/* This process's store, opened at first use (never before a fork: a
+ * connection must not cross one); NULL with f filled: store_unavailable,
+ * or no store in conf. */
+struct store *worker_store(struct worker *w, struct fault *f);
 
 #endif

@@ -243,6 +243,7 @@ enum session_type { SESSION_SHELL, SESSION_KERNEL };
 
 struct session {
 	char id[SESSION_ID_LEN + 1];
+	char tenant[TENANT_NAME_MAX + 1]; /* whose it is: no other tenant finds it */
 	char language[64], version[64]; /* the registry's name and pinned version */
 	enum session_type type;
 	struct limits limits;   /* memory, cpus, pids: the session's; the rest per step */
@@ -260,17 +261,25 @@ struct session {
 /* When it ends if nothing uses it (wall clock ms). Pure. */
 int64_t session_expires_ms(const struct session *s);
 
-/* Start one: 201. 429/507 past the ceilings in sessions:, 5xx when its
- * sandbox does not start (nothing is left behind then). */
-bool session_create(const struct conf *c, const struct language *l, enum session_type type,
+/* Start one for tenant, within its share: 201. 429/507 past the ceilings
+ * in sessions:, 403 past the tenant's, 5xx when its sandbox does not
+ * start (nothing is left behind then). */
+bool session_create(const struct conf *c, const char *tenant, const struct tenant_limits *share,
+		    const struct language *l, enum session_type type,
 		    const struct limits *lim, bool network, int64_t idle_ms, int64_t lifetime_ms,
 		    struct session *out, struct fault *f);
+/*
+ * Every call below names the tenant asking (NULL: the server itself): a
+ * session of another tenant is not found (404), as if it did not exist.
+ */
 /* Read one; 404 session_not_found, or 410 session_expired with why. */
-bool session_get(const struct conf *c, const char *id, struct session *out, struct fault *f);
-/* All of them (the caller frees *out). */
-bool session_list(const struct conf *c, struct session **out, size_t *n, struct fault *f);
+bool session_get(const struct conf *c, const char *tenant, const char *id, struct session *out,
+		 struct fault *f);
+/* All of the tenant's (the caller frees *out). */
+bool session_list(const struct conf *c, const char *tenant, struct session **out, size_t *n,
+		  struct fault *f);
 /* Kill and remove everything it holds, even while a step runs. */
-bool session_delete(const struct conf *c, const char *id, struct fault *f);
+bool session_delete(const struct conf *c, const char *tenant, const char *id, struct fault *f);
 /*
  * Run one step: job->files and args (a shell session) or files[0] as a
  * cell (a kernel session). job->limits: the step's wall time and output
@@ -287,13 +296,14 @@ struct session_entry {
 	char type;  /* 'f' file, 'd' directory, 'l' link, 'o' other */
 	int64_t size, mtime;
 };
-bool session_put_file(const struct conf *c, const char *id, const char *path, const char *data,
-		      size_t len, struct fault *f);
-bool session_get_file(const struct conf *c, const char *id, const char *path, struct buf *out,
-		      struct fault *f);
-bool session_list_files(const struct conf *c, const char *id, const char *path,
+bool session_put_file(const struct conf *c, const char *tenant, const char *id, const char *path,
+		      const char *data, size_t len, struct fault *f);
+bool session_get_file(const struct conf *c, const char *tenant, const char *id, const char *path,
+		      struct buf *out, struct fault *f);
+bool session_list_files(const struct conf *c, const char *tenant, const char *id, const char *path,
 			struct session_entry **out, size_t *n, struct fault *f);
-bool session_delete_file(const struct conf *c, const char *id, const char *path, struct fault *f);
+bool session_delete_file(const struct conf *c, const char *tenant, const char *id, const char *path,
+			 struct fault *f);
 void session_entries_free(struct session_entry *e, size_t n);
 /* The agent's listing (frame.h) as entries, at most max. Pure. */
 bool session_parse_listing(const char *p, size_t len, size_t max, struct session_entry **out,

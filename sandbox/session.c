@@ -77,7 +77,8 @@ static bool start_sandbox(struct session_handle *h, const struct language *l, st
 	return ok;
 }
 
-bool session_create(const struct conf *c, const struct language *l, enum session_type type,
+bool session_create(const struct conf *c, const char *tenant, const struct tenant_limits *share,
+		    const struct language *l, enum session_type type,
 		    const struct limits *lim, bool network, int64_t idle_ms, int64_t lifetime_ms,
 		    struct session *out, struct fault *f)
 {
@@ -92,12 +93,13 @@ bool session_create(const struct conf *c, const struct language *l, enum session
 	struct session s = {.type = type, .limits = *lim, .network = network, .idle_ms = idle_ms,
 			    .lifetime_ms = lifetime_ms};
 	session_new_id(s.id);
+	snprintf(s.tenant, sizeof s.tenant, "%s", tenant);
 	snprintf(s.language, sizeof s.language, "%s", l->name);
 	snprintf(s.version, sizeof s.version, "%s", l->version);
 	snprintf(s.container, sizeof s.container, "isobox-%s-%s", c->instance, s.id);
 	s.created_ms = s.last_used_ms = wall_ms();
 	struct session_handle h;
-	if (!session_admit(c, &s, &h, f))
+	if (!session_admit(c, &s, share, &h, f))
 		return false;
 	if (!start_sandbox(&h, l, f)) {
 		session_close(&h, false);
@@ -116,10 +118,10 @@ bool session_create(const struct conf *c, const struct language *l, enum session
 	return true;
 }
 
-bool session_delete(const struct conf *c, const char *id, struct fault *f)
+bool session_delete(const struct conf *c, const char *tenant, const char *id, struct fault *f)
 {
 	struct session s;
-	if (!session_get(c, id, &s, f))
+	if (!session_get(c, tenant, id, &s, f))
 		return false;
 	session_end(c, id, s.container, "deleted", true);
 	return true;
@@ -156,7 +158,7 @@ bool session_step(const struct conf *c, const struct session *s, const struct sa
 	struct session_handle h;
 	int in_fd, out_fd;
 	*res = (struct sandbox_result){.compile.exit_code = -1, .run.exit_code = -1};
-	if (!session_open(c, s->id, &h, f))
+	if (!session_open(c, s->tenant, s->id, &h, f))
 		return false;
 	if (!session_pipes(&h, &in_fd, &out_fd, f)) {
 		session_close(&h, false);

@@ -20,12 +20,12 @@
 
 /* Open the session, send the call, read the answer; the session ends if
  * its agent cannot answer. */
-static bool call_agent(const struct conf *c, const char *id, struct agent_call *call, size_t moved,
-		       struct fault *f)
+static bool call_agent(const struct conf *c, const char *tenant, const char *id, struct agent_call *call,
+		       size_t moved, struct fault *f)
 {
 	struct session_handle h;
 	int in_fd, out_fd;
-	if (!session_open(c, id, &h, f))
+	if (!session_open(c, tenant, id, &h, f))
 		return false;
 	if (!session_pipes(&h, &in_fd, &out_fd, f)) {
 		session_close(&h, false);
@@ -75,28 +75,28 @@ static void file_request(struct agent_call *call, const char *op, const char *pa
 	buf_printf(&call->request, "%s %s %s%zu", op, call->tag, extra, strlen(path));
 }
 
-bool session_put_file(const struct conf *c, const char *id, const char *path, const char *data,
-		      size_t len, struct fault *f)
+bool session_put_file(const struct conf *c, const char *tenant, const char *id, const char *path,
+		      const char *data, size_t len, struct fault *f)
 {
 	struct agent_call call = {0};
 	frame_new_tag(call.tag);
 	buf_printf(&call.request, "put %s %zu %zu\n", call.tag, strlen(path), len);
 	buf_append(&call.request, path, strlen(path));
 	buf_append(&call.request, data, len);
-	bool ok = call_agent(c, id, &call, len, f) && (call.code == 0 || agent_error(&call, path, f));
+	bool ok = call_agent(c, tenant, id, &call, len, f) && (call.code == 0 || agent_error(&call, path, f));
 	agent_call_free(&call);
 	return ok;
 }
 
-bool session_get_file(const struct conf *c, const char *id, const char *path, struct buf *out,
-		      struct fault *f)
+bool session_get_file(const struct conf *c, const char *tenant, const char *id, const char *path,
+		      struct buf *out, struct fault *f)
 {
 	struct agent_call call = {.data_max = (size_t)c->sessions.max_file_bytes};
 	char max[32];
 	snprintf(max, sizeof max, "%zu ", call.data_max);
 	file_request(&call, "get", path, max);
 	buf_printf(&call.request, "\n%s", path);
-	bool ok = call_agent(c, id, &call, call.data_max, f) && (call.code == 0 || agent_error(&call, path, f));
+	bool ok = call_agent(c, tenant, id, &call, call.data_max, f) && (call.code == 0 || agent_error(&call, path, f));
 	if (ok) {
 		*out = call.data;
 		call.data = (struct buf){0};
@@ -105,7 +105,7 @@ bool session_get_file(const struct conf *c, const char *id, const char *path, st
 	return ok;
 }
 
-bool session_list_files(const struct conf *c, const char *id, const char *path,
+bool session_list_files(const struct conf *c, const char *tenant, const char *id, const char *path,
 			struct session_entry **out, size_t *n, struct fault *f)
 {
 	struct agent_call call = {0};
@@ -113,19 +113,20 @@ bool session_list_files(const struct conf *c, const char *id, const char *path,
 	*n = 0;
 	file_request(&call, "list", path, "");
 	buf_printf(&call.request, "\n%s", path);
-	bool ok = call_agent(c, id, &call, 0, f) && (call.code == 0 || agent_error(&call, path, f)) &&
+	bool ok = call_agent(c, tenant, id, &call, 0, f) && (call.code == 0 || agent_error(&call, path, f)) &&
 		  session_parse_listing(call.reply.data, call.reply.len,
 					(size_t)c->sessions.max_list_entries, out, n, f);
 	agent_call_free(&call);
 	return ok;
 }
 
-bool session_delete_file(const struct conf *c, const char *id, const char *path, struct fault *f)
+bool session_delete_file(const struct conf *c, const char *tenant, const char *id, const char *path,
+			 struct fault *f)
 {
 	struct agent_call call = {0};
 	file_request(&call, "del", path, "");
 	buf_printf(&call.request, "\n%s", path);
-	bool ok = call_agent(c, id, &call, 0, f) && (call.code == 0 || agent_error(&call, path, f));
+	bool ok = call_agent(c, tenant, id, &call, 0, f) && (call.code == 0 || agent_error(&call, path, f));
 	agent_call_free(&call);
 	return ok;
 }

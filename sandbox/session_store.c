@@ -73,6 +73,7 @@ bool session_record_write(int dir_fd, const struct session *s)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "id", s->id);
+	cJSON_AddStringToObject(o, "tenant", s->tenant);
 	cJSON_AddStringToObject(o, "language", s->language);
 	cJSON_AddStringToObject(o, "version", s->version);
 	cJSON_AddStringToObject(o, "type", s->type == SESSION_KERNEL ? "kernel" : "shell");
@@ -120,6 +121,9 @@ static bool record_read(int dir_fd, struct session *s)
 		return false;
 	*s = (struct session){0};
 	str(o, "id", s->id, sizeof s->id);
+	str(o, "tenant", s->tenant, sizeof s->tenant);
+	if (!s->tenant[0]) /* a record from before tenants */
+		snprintf(s->tenant, sizeof s->tenant, "%s", TENANT_LOCAL);
 	str(o, "language", s->language, sizeof s->language);
 	str(o, "version", s->version, sizeof s->version);
 	char type[16];
@@ -144,16 +148,28 @@ static bool record_read(int dir_fd, struct session *s)
 	return session_valid_id(s->id);
 }
 
-/* Why a session that is not there ended, from its tombstone. */
-static bool not_there(const struct conf *c, const char *id, struct fault *f)
+/* Does s belong to tenant (NULL: the server itself, who sees them all)?
+ * Another tenant's session is not found: 404, never 403, so that an id
+ * does not confirm that it exists. */
+static bool owned(const struct session *s, const char *tenant)
 {
-	char why[300] = "";
+	return !tenant || !strcmp(s->tenant, tenant);
+}
+
+/* Why a session that is not there ended, from its tombstone ("<tenant>
+ * <why>"), if it was the tenant's. */
+static bool not_there(const struct conf *c, const char *tenant, const char *id, struct fault *f)
+{
+	char text[400] = "";
 	autofree char *path = xasprintf("%s/%s.gone", c->sessions.dir, id);
 	autoclose int fd = session_valid_id(id) ? open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
-	ssize_t n = fd >= 0 ? read(fd, why, sizeof why - 1) : -1;
-	if (n <= 0 || !strcmp(why, "deleted"))
+	ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
+	text[n > 0 ? n : 0] = '\0';
+	char *why = strchr(text, ' ');
+	if (why)
+		*why++ = '\0';
+	if (!why || (tenant && strcmp(text, tenant)))
 		return fail(f, E_SESSION_NOT_FOUND, "no session %.40s", id);
-	why[n] = '\0';
 	return fail(f, E_SESSION_EXPIRED, "session %.40s has ended: %s", id, why);
 }
 
@@ -186,20 +202,22 @@ static int64_t memory_used(const struct conf *c, const struct session *s)
 	return -1;
 }
 
-bool session_get(const struct conf *c, const char *id, struct session *out, struct fault *f)
+bool session_get(const struct conf *c, const char *tenant, const char *id, struct session *out,
+		 struct fault *f)
 {
 	if (!c->sessions.dir)
 		return fail(f, E_SESSIONS_OFF, "sessions are turned off on this server");
 	autoclose int dir = open_dir(c, id);
-	if (dir < 0 || !record_read(dir, out))
-		return not_there(c, id, f);
+	if (dir < 0 || !record_read(dir, out) || !owned(out, tenant))
+		return not_there(c, tenant, id, f);
 	autoclose int lock = openat(dir, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	out->busy = lock_held(lock);
 	out->memory_used = memory_used(c, out);
 	return true;
 }
 
-bool session_open(const struct conf *c, const char *id, struct session_handle *h, struct fault *f)
+bool session_open(const struct conf *c, const char *tenant, const char *id, struct session_handle *h,
+		  struct fault *f)
 {
 	*h = (struct session_handle){.c = c, .dir_fd = -1, .lock_fd = -1};
 	if (!c->sessions.dir)
@@ -207,9 +225,10 @@ bool session_open(const struct conf *c, const char *id, struct session_handle *h
 	h->dir_fd = open_dir(c, id);
 	if (h->dir_fd >= 0)
 		h->lock_fd = openat(h->dir_fd, "lock", O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-	if (h->lock_fd < 0) {
+	struct session peek;
+	if (h->lock_fd < 0 || !record_read(h->dir_fd, &peek) || !owned(&peek, tenant)) {
 		session_close(h, false);
-		return not_there(c, id, f);
+		return not_there(c, tenant, id, f);
 	}
 	if (!lock_take(h->lock_fd)) {
 		session_close(h, false);
@@ -219,7 +238,7 @@ bool session_open(const struct conf *c, const char *id, struct session_handle *h
 	/* It may have ended while we waited for the lock. */
 	if (!record_read(h->dir_fd, &h->s)) {
 		session_close(h, false);
-		return not_there(c, id, f);
+		return not_there(c, tenant, id, f);
 	}
 	return true;
 }
@@ -261,9 +280,14 @@ void session_end(const struct conf *c, const char *id, const char *container, co
 	 * not found (404). */
 	char gone[SESSION_ID_LEN + 8], ending[SESSION_ID_LEN + 32];
 	snprintf(gone, sizeof gone, "%s.gone", id);
+	struct session s;
+	autoclose int dir = openat(top, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir < 0 || !record_read(dir, &s))
+		snprintf(s.tenant, sizeof s.tenant, "%s", TENANT_LOCAL);
+	autofree char *text = xasprintf("%s %s", s.tenant, why);
 	int fd = strcmp(why, "deleted") ? openat(top, gone, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
 	if (fd >= 0) {
-		if (write(fd, why, strlen(why)) < 0)
+		if (write(fd, text, strlen(text)) < 0)
 			log_msg("cannot record why session %s ended: %s", id, strerror(errno));
 		close(fd);
 	}
@@ -286,7 +310,8 @@ void session_end(const struct conf *c, const char *id, const char *container, co
 	}
 }
 
-bool session_list(const struct conf *c, struct session **out, size_t *n, struct fault *f)
+bool session_list(const struct conf *c, const char *tenant, struct session **out, size_t *n,
+		  struct fault *f)
 {
 	*out = NULL;
 	*n = 0;
@@ -300,7 +325,7 @@ bool session_list(const struct conf *c, struct session **out, size_t *n, struct 
 	while ((e = readdir(d))) {
 		struct session s;
 		struct fault ignored;
-		if (!session_valid_id(e->d_name) || !session_get(c, e->d_name, &s, &ignored))
+		if (!session_valid_id(e->d_name) || !session_get(c, tenant, e->d_name, &s, &ignored))
 			continue;
 		if (*n == cap)
 			*out = xrealloc(*out, (cap = cap ? 2 * cap : 16) * sizeof **out);
@@ -315,14 +340,14 @@ int session_count(const struct conf *c)
 	struct session *all;
 	size_t n;
 	struct fault ignored;
-	if (!session_list(c, &all, &n, &ignored))
+	if (!session_list(c, NULL, &all, &n, &ignored))
 		return 0;
 	free(all);
 	return (int)n;
 }
 
-bool session_admit(const struct conf *c, const struct session *s, struct session_handle *h,
-		   struct fault *f)
+bool session_admit(const struct conf *c, const struct session *s, const struct tenant_limits *share,
+		   struct session_handle *h, struct fault *f)
 {
 	*h = (struct session_handle){.c = c, .s = *s, .dir_fd = -1, .lock_fd = -1};
 	autoclose int top = open(c->sessions.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -331,12 +356,25 @@ bool session_admit(const struct conf *c, const struct session *s, struct session
 		return fail(f, E_SANDBOX_UNAVAILABLE, "cannot use %s: %s", c->sessions.dir, strerror(errno));
 	struct session *all;
 	size_t n;
-	if (!session_list(c, &all, &n, f))
+	if (!session_list(c, NULL, &all, &n, f))
 		return false;
-	int64_t held = 0;
-	for (size_t i = 0; i < n; i++)
+	int64_t held = 0, mine = 0, mine_held = 0;
+	for (size_t i = 0; i < n; i++) {
 		held += all[i].limits.memory_bytes;
+		if (!strcmp(all[i].tenant, s->tenant)) {
+			mine++;
+			mine_held += all[i].limits.memory_bytes;
+		}
+	}
 	free(all);
+	if (share->sessions > 0 && mine >= share->sessions)
+		return fail(f, E_QUOTA_EXCEEDED, "tenant %s has %lld sessions open, its most (sessions): "
+			    "end one (DELETE /v1/sessions/{id})", s->tenant, (long long)mine);
+	if (share->session_memory_bytes > 0 && mine_held + s->limits.memory_bytes > share->session_memory_bytes)
+		return fail(f, E_QUOTA_EXCEEDED, "tenant %s's open sessions hold %lld bytes of memory; %lld "
+			    "more would pass its sessionMemoryBytes (%lld): ask for less or end one",
+			    s->tenant, (long long)mine_held, (long long)s->limits.memory_bytes,
+			    (long long)share->session_memory_bytes);
 	if ((int64_t)n >= c->sessions.max)
 		return fail(f, E_TOO_MANY_SESSIONS, "%zu sessions are open, the most this server keeps "
 			    "(sessions.max): end one (DELETE /v1/sessions/{id}) or retry later", n);

@@ -22,8 +22,10 @@ struct session_handle {
 	int dir_fd, lock_fd;
 };
 
-/* Open and lock it: 404, 410, or 409 session_busy. */
-bool session_open(const struct conf *c, const char *id, struct session_handle *h, struct fault *f);
+/* Open and lock it, if it is tenant's (NULL: anyone's): 404, 410, or 409
+ * session_busy. */
+bool session_open(const struct conf *c, const char *tenant, const char *id, struct session_handle *h,
+		  struct fault *f);
 /* Unlock, after marking it used now (the idle clock restarts). */
 void session_close(struct session_handle *h, bool used);
 /* Open its agent's pipes: false (and the session is ended) when its
@@ -34,7 +36,8 @@ bool session_pipes(struct session_handle *h, int *in_fd, int *out_fd, struct fau
 bool session_record_write(int dir_fd, const struct session *s);
 
 /*
- * End it: leave `why` for later requests (410; "deleted" answers 404),
+ * End it: leave `why` for later requests of its tenant (410; "deleted"
+ * answers 404),
  * make it unreachable, remove its container and its directory. wait: the
  * container is gone when this returns (else it is being removed).
  */
@@ -42,12 +45,13 @@ void session_end(const struct conf *c, const char *id, const char *container, co
 		 bool wait);
 
 /*
- * Admission of a new session s (sessions.max, memoryBudgetBytes), under a
- * lock so that two creations cannot both take the last place: make its
- * directory, lock and record, and return it open and locked in h.
- * 429 / 507 when full.
+ * Admission of a new session s (sessions.max, memoryBudgetBytes, and its
+ * tenant's share: sessions, sessionMemoryBytes), under a lock so that two
+ * creations cannot both take the last place: make its directory, lock and
+ * record, and return it open and locked in h. 429 / 507 when the server
+ * is full, 403 quota_exceeded past the tenant's share.
  */
-bool session_admit(const struct conf *c, const struct session *s, struct session_handle *h,
-		   struct fault *f);
+bool session_admit(const struct conf *c, const struct session *s, const struct tenant_limits *share,
+		   struct session_handle *h, struct fault *f);
 
 #endif

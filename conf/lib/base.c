@@ -196,3 +196,10 @@ void strv_free(struct strv *s)
 	free(s->v);
 	*s = (struct strv){0};
 }
+
+char *path_join(const char *dir, const char *path)
+{
+	if (path[0] == '/' || !dir || !dir[0])
+		return xstrdup(path);
+	return xasprintf("%s/%s", dir, path);
+}

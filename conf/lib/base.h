@@ -50,6 +50,9 @@ struct buf {
 void buf_append(struct buf *b, const void *p, size_t n);
 void buf_printf(struct buf *b, const char *fmt, ...) PRINTF(2, 3);
 void buf_free(struct buf *b);
+/* Resolve `path` against `dir` unless it is absolute. */
+char *path_join(const char *dir, const char *path);
+
 /* Read a whole file (at most max bytes) into *out; on failure *out is left empty. */
 bool read_file(const char *path, size_t max, struct buf *out, char *err, size_t errlen);
 

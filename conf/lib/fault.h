@@ -52,6 +52,14 @@ enum fault_code {
 	E_TOO_MANY_SESSIONS,
 	E_SESSION_MEMORY_FULL,  /* sessions.memoryBudgetBytes */
 	E_WORKSPACE_FULL,
+	/* Tenants: who calls, and their share (conf/tenants.h). */
+	E_UNAUTHORIZED,         /* no key where one is needed, or a key that is not valid */
+	E_RATE_LIMITED,         /* requestsPerMinute */
+	E_TOO_MANY_EXECUTIONS,  /* concurrentExecutions */
+	E_QUOTA_EXCEEDED,       /* sessions, memory, volumes: what a tenant may hold */
+	/* The memory store. */
+	E_KEY_NOT_FOUND,
+	E_PRECONDITION_FAILED,  /* If-Match / If-None-Match */
 	/* The server: what failed on our side. */
 	E_INTERNAL,
 	E_IMAGE_NOT_BUILT,
@@ -63,6 +71,7 @@ enum fault_code {
 	E_WORKER_STOPPING,
 	E_NETWORK_UNAVAILABLE,
 	E_METRICS_UNAVAILABLE,
+	E_STORE_UNAVAILABLE,
 	E_COUNT
 };
 

@@ -200,12 +200,13 @@ def exchanges():
                         xs = ex.get("x-session")
                         assert "{" not in (p.replace("{id}", "") if xs else p), \
                             f"{method} {path} {status} example {name}: give a path (and x-session for {{id}})"
-                        key = (m, p, body, status, json.dumps(ex["value"]), json.dumps(xs))
+                        xb = ex.get("x-before")
+                        key = (m, p, body, status, json.dumps(ex["value"]), json.dumps(xs), json.dumps(xb))
                         if key in seen:
                             continue
                         seen.add(key)
                         out.append(pytest.param(m, p, headers, body, int(status), mt, ex["value"],
-                                                media["schema"], xs, id=f"{m} {p} {status} {name}"))
+                                                media["schema"], xs, xb, id=f"{m} {p} {status} {name}"))
             assert used == set(req_examples), \
                 f"{method} {path}: request examples without a response: {set(req_examples) - used}"
     return out
@@ -222,10 +223,13 @@ def test_openapi_lints_clean():
     assert report["totals"]["warnings"] == 0, report["problems"]
 
 
-@pytest.mark.parametrize("method,path,headers,body,status,media_type,example,schema,xsession",
+@pytest.mark.parametrize("method,path,headers,body,status,media_type,example,schema,xsession,before",
                          exchanges())
 def test_example_is_what_the_service_answers(method, path, headers, body, status, media_type,
-                                              example, schema, xsession):
+                                              example, schema, xsession, before):
+    # x-before: requests that set the stage (memory keys), whatever they answer.
+    for r in before or []:
+        send_json_or_bytes(r.get("method", "PUT"), r["path"], r.get("body"), r.get("headers"))
     with contextlib.ExitStack() as stack:
         sid = None
         if xsession:

@@ -64,6 +64,16 @@ def test_answer_without_reading_the_body(server):
     assert status == 415 and body["error"]["code"] == "unsupported_media_type", body
 
 
+def test_the_api_key_reaches_isobox(server):
+    """The Authorization header is passed on: a wrong key is refused even
+    from loopback (had the server dropped it, the call would pass as the
+    anonymous tenant)."""
+    status, headers, body = request("GET", "/runtimes", url=server.url,
+                                    headers={"Authorization": "Bearer ibx_00000000_" + "0" * 64})
+    assert status == 401 and body["error"]["code"] == "unauthorized", (body, server.log_text())
+    assert headers["WWW-Authenticate"].startswith("Bearer")
+
+
 def test_sync_execute(server):
     status, headers, body = request("POST", "/execute", {"language": "python", "code": "print(1)"},
                                     url=server.url)

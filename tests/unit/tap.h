@@ -42,5 +42,6 @@ void test_metrics(void);
 void test_assets(void);
 void test_decoder(void);
 void test_deadline(void);
+void test_tenants(void);
 
 #endif

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""The memory store and the cost of a key, measured end to end through the
+web server:
+
+  put / get     PUT and GET of a 1 KiB value in /v1/memory, one client:
+                median and p90 latency
+  put4 / get4   the same from 4 clients at once: requests per second
+  runtimes      GET /runtimes anonymously (127.0.0.1, tenant local: no
+                share to count) and with a key from 127.0.0.2 (the key's
+                hash, the tenant's rate taken and its running claim in the
+                store): the cheapest route, so the key's cost shows
+  execute       POST /execute of python `pass`, the same two ways, in turn
+
+    bench/memory.py [--runs N] [--url URL] [--write docs/PERFORMANCE.md]
+
+Run as root where the service is up (make run): it makes a key for the
+tenant "bench" with isobox-fcgi --new-key and revokes it at the end; every
+memory key it writes is deleted. Prints Markdown; with --write, replaces
+the text between <!-- MEMORY BENCH --> and <!-- /MEMORY BENCH -->.
+"""
+import argparse
+import concurrent.futures
+import http.client
+import json
+import os
+import platform
+import signal
+import statistics
+import subprocess
+import time
+import urllib.parse
+
+from report import write_section
+
+PREFIX = os.environ.get("PREFIX", "/opt/isobox")
+CONF = os.path.join(PREFIX, "conf", "isobox.yaml")
+FCGI = os.path.join(PREFIX, "bin", "isobox-fcgi")
+RUN = os.environ.get("ISOBOX_RUN", "/run/isobox")
+
+
+def call(url, method, path, body=None, key=None, source="127.0.0.1"):
+    u = urllib.parse.urlparse(url)
+    headers = {"Content-Type": "application/json" if isinstance(body, dict) else "application/octet-stream"}
+    if key:
+        headers["Authorization"] = "Bearer " + key
+    if isinstance(body, dict):
+        body = json.dumps(body).encode()
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=120, source_address=(source, 0))
+    try:
+        conn.request(method, path, body=body, headers=headers)
+        r = conn.getresponse()
+        return r.status, r.read()
+    finally:
+        conn.close()
+
+
+def timed(fn):
+    start = time.monotonic()
+    status, _ = fn()
+    assert status < 300, status
+    return time.monotonic() - start
+
+
+def ms(s):
+    return statistics.median(s) * 1000
+
+
+def p90(s):
+    s = sorted(s)
+    return s[int(0.9 * (len(s) - 1))] * 1000
+
+
+def reload_pool():
+    with open(os.path.join(RUN, "pool.pid")) as f:
+        os.kill(int(f.read()), signal.SIGHUP)
+    time.sleep(1)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=200)
+    ap.add_argument("--url", default=f"http://127.0.0.1:{os.environ.get('PORT', '8090')}")
+    ap.add_argument("--write")
+    args = ap.parse_args()
+    url, n = args.url, args.runs
+    value = os.urandom(1024)
+    key = subprocess.run([FCGI, "--conf", CONF, "--new-key", "bench"], check=True,
+                         capture_output=True, text=True).stdout.strip()
+    reload_pool()
+    r = {}
+    try:
+        r["put"] = [timed(lambda i=i: call(url, "PUT", f"/v1/memory/bench/k{i % 50}", value)) for i in range(n)]
+        r["get"] = [timed(lambda i=i: call(url, "GET", f"/v1/memory/bench/k{i % 50}")) for i in range(n)]
+        for kind in ("put", "get"):
+            start = time.monotonic()
+            with concurrent.futures.ThreadPoolExecutor(4) as ex:
+                list(ex.map(lambda i: timed(lambda: call(url, kind.upper(), f"/v1/memory/bench/k{i % 50}",
+                                                         value if kind == "put" else None)), range(n)))
+            r[kind + "4"] = n / (time.monotonic() - start)
+        small = min(n, 60)   # the key's tenant has the default share: 600 requests a minute
+        anon, keyed = [], []
+        for _ in range(small):
+            anon.append(timed(lambda: call(url, "GET", "/runtimes")))
+            keyed.append(timed(lambda: call(url, "GET", "/runtimes", key=key, source="127.0.0.2")))
+        r["runtimes"] = (anon, keyed)
+        anon, keyed = [], []
+        for _ in range(min(n, 20)):
+            code = {"language": "python", "code": "pass"}
+            anon.append(timed(lambda: call(url, "POST", "/execute", code)))
+            keyed.append(timed(lambda: call(url, "POST", "/execute", code, key=key, source="127.0.0.2")))
+        r["execute"] = (anon, keyed)
+    finally:
+        for i in range(50):
+            call(url, "DELETE", f"/v1/memory/bench/k{i}")
+        subprocess.run([FCGI, "--conf", CONF, "--revoke-key", key[4:12]], check=True, capture_output=True)
+        reload_pool()
+
+    lines = [f"{n} runs, {time.strftime('%Y-%m-%d')}, {platform.node()}, through Caddy and the pool:", "",
+             "| what | median | p90 |", "|---|---|---|",
+             f"| memory PUT 1 KiB, 1 client | {ms(r['put']):.2f} ms | {p90(r['put']):.2f} ms |",
+             f"| memory GET 1 KiB, 1 client | {ms(r['get']):.2f} ms | {p90(r['get']):.2f} ms |", "",
+             f"4 clients at once: PUT {r['put4']:.0f}/s, GET {r['get4']:.0f}/s.", "",
+             "| route | anonymous (local) | with a key | added |", "|---|---|---|---|"]
+    for route in ("runtimes", "execute"):
+        a, k = r[route]
+        lines.append(f"| `{'GET /runtimes' if route == 'runtimes' else 'POST /execute'}` ({len(a)} each, in turn) | "
+                     f"{ms(a):.2f} ms | {ms(k):.2f} ms | {ms(k) - ms(a):+.2f} ms |")
+    text = "\n".join(lines)
+    print(text)
+    if args.write:
+        write_section(args.write, "MEMORY", text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,16 @@
+"""What the benchmarks share: writing their table into a doc."""
+import sys
+
+
+def write_section(path, name, text):
+    """Replace what stands between <!-- NAME BENCH --> and <!-- /NAME BENCH -->
+    in the file at path with text."""
+    begin, end = f"<!-- {name} BENCH -->", f"<!-- /{name} BENCH -->"
+    with open(path) as f:
+        doc = f.read()
+    if begin not in doc or end not in doc:
+        sys.exit(f"{path} has no {begin} ... {end} markers")
+    head, rest = doc.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    with open(path, "w") as f:
+        f.write(head + begin + "\n" + text.rstrip("\n") + "\n" + end + tail)

@@ -1,0 +1,235 @@
+/*
+ * store.c: the store (store.h) in SQLite: the file, its schema, the
+ * tenants' rates and running executions.
+ *
+ * WAL mode lets every worker read while one writes; writers take turns
+ * (BEGIN IMMEDIATE, with a busy timeout), so a read-modify-write such as
+ * "count, then claim" is atomic across processes. A process killed in the
+ * middle of a transaction leaves nothing half-done: SQLite rolls it back
+ * at the next open.
+ */
+#define _GNU_SOURCE
+#include "store.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct store {
+	sqlite3 *db;
+	bool durable; /* synchronous=FULL now */
+};
+
+static const char schema[] =
+	"CREATE TABLE IF NOT EXISTS rate (tenant TEXT PRIMARY KEY, tat_us INTEGER NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS running (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	" tenant TEXT NOT NULL, pid INTEGER NOT NULL, since_ms INTEGER NOT NULL);"
+	"CREATE INDEX IF NOT EXISTS running_tenant ON running (tenant);"
+	"CREATE TABLE IF NOT EXISTS memory (tenant TEXT NOT NULL, key BLOB NOT NULL,"
+	" value BLOB NOT NULL, content_type TEXT NOT NULL, etag TEXT NOT NULL,"
+	" size INTEGER NOT NULL, updated_ms INTEGER NOT NULL, expires_ms INTEGER NOT NULL,"
+	" PRIMARY KEY (tenant, key)) WITHOUT ROWID;"
+	"CREATE INDEX IF NOT EXISTS memory_expiry ON memory (expires_ms) WHERE expires_ms > 0;";
+
+bool store_failed(struct store *s, const char *what, struct fault *f)
+{
+	const char *why = s && s->db ? sqlite3_errmsg(s->db) : "no store";
+	log_msg("store: %s: %s", what, why);
+	return fail(f, E_STORE_UNAVAILABLE, "the store failed (%s): %.200s", what, why);
+}
+
+struct store *store_open(const char *path, struct fault *f)
+{
+	struct store *s = xcalloc(1, sizeof *s);
+	/* NOMUTEX: one connection per process, used by one thread. */
+	int rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+				 SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, NULL);
+	if (rc != SQLITE_OK ||
+	    sqlite3_busy_timeout(s->db, STORE_BUSY_MS) != SQLITE_OK ||
+	    sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+			 "PRAGMA foreign_keys=OFF;", NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_exec(s->db, schema, NULL, NULL, NULL) != SQLITE_OK) {
+		store_failed(s, path, f);
+		store_close(s);
+		return NULL;
+	}
+	return s;
+}
+
+void store_close(struct store *s)
+{
+	if (!s)
+		return;
+	sqlite3_close(s->db); /* NULL is fine */
+	free(s);
+}
+
+sqlite3 *store_sqlite(struct store *s)
+{
+	return s->db;
+}
+
+static bool exec(struct store *s, const char *sql, struct fault *f)
+{
+	return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK || store_failed(s, sql, f);
+}
+
+bool store_begin(struct store *s, bool durable, struct fault *f)
+{
+	if (durable != s->durable) {
+		if (!exec(s, durable ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL", f))
+			return false;
+		s->durable = durable;
+	}
+	return exec(s, "BEGIN IMMEDIATE", f);
+}
+
+bool store_commit(struct store *s, struct fault *f)
+{
+	if (exec(s, "COMMIT", f))
+		return true;
+	store_rollback(s);
+	return false;
+}
+
+void store_rollback(struct store *s)
+{
+	if (!sqlite3_get_autocommit(s->db))
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+void store_finalize(sqlite3_stmt **st)
+{
+	sqlite3_finalize(*st);
+}
+
+sqlite3_stmt *store_prepare(struct store *s, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return NULL;
+	return st;
+}
+
+bool store_rate_take(struct store *s, const char *tenant, int64_t per_minute, int64_t now_ms,
+		     bool *allowed, int64_t *retry_after_s, struct fault *f)
+{
+	*allowed = true;
+	*retry_after_s = 0;
+	if (per_minute <= 0)
+		return true;
+	/* GCRA: tat is when the tenant's bucket is empty again; each request
+	 * moves it one interval later; a request is refused while tat lies
+	 * more than a minute (less one interval) ahead. */
+	int64_t interval = 60000000 / per_minute, burst = 60000000 - interval, now = now_ms * 1000;
+	if (!store_begin(s, false, f))
+		return false;
+	autostmt get = store_prepare(s, "SELECT tat_us FROM rate WHERE tenant = ?1");
+	autostmt set = store_prepare(s, "INSERT INTO rate (tenant, tat_us) VALUES (?1, ?2)"
+			       " ON CONFLICT (tenant) DO UPDATE SET tat_us = excluded.tat_us");
+	if (!get || !set)
+		goto failed;
+	sqlite3_bind_text(get, 1, tenant, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(get);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		goto failed;
+	int64_t tat = rc == SQLITE_ROW ? sqlite3_column_int64(get, 0) : now;
+	if (tat < now)
+		tat = now;
+	if (tat - now > burst) {
+		*allowed = false;
+		*retry_after_s = (tat - now - burst + 999999) / 1000000;
+		if (*retry_after_s < 1)
+			*retry_after_s = 1;
+		store_rollback(s);
+		return true;
+	}
+	sqlite3_bind_text(set, 1, tenant, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(set, 2, tat + interval);
+	if (sqlite3_step(set) != SQLITE_DONE)
+		goto failed;
+	return store_commit(s, f);
+failed:
+	store_failed(s, "rate", f);
+	store_rollback(s);
+	return false;
+}
+
+bool store_running_claim(struct store *s, const char *tenant, int64_t limit, int pid,
+			 int64_t *claim, struct fault *f)
+{
+	*claim = 0;
+	if (!store_begin(s, false, f))
+		return false;
+	autostmt count = store_prepare(s, "SELECT count(*) FROM running WHERE tenant = ?1");
+	autostmt add = store_prepare(s, "INSERT INTO running (tenant, pid, since_ms) VALUES (?1, ?2, ?3)");
+	if (!count || !add)
+		goto failed;
+	sqlite3_bind_text(count, 1, tenant, -1, SQLITE_STATIC);
+	if (sqlite3_step(count) != SQLITE_ROW)
+		goto failed;
+	if (limit > 0 && sqlite3_column_int64(count, 0) >= limit) {
+		store_rollback(s);
+		return true;
+	}
+	sqlite3_bind_text(add, 1, tenant, -1, SQLITE_STATIC);
+	sqlite3_bind_int(add, 2, pid);
+	sqlite3_bind_int64(add, 3, wall_ms());
+	if (sqlite3_step(add) != SQLITE_DONE)
+		goto failed;
+	*claim = sqlite3_last_insert_rowid(s->db);
+	return store_commit(s, f);
+failed:
+	store_failed(s, "running", f);
+	store_rollback(s);
+	return false;
+}
+
+static void run_int(struct store *s, const char *sql, int64_t v)
+{
+	autostmt st = store_prepare(s, sql);
+	if (st) {
+		sqlite3_bind_int64(st, 1, v);
+		if (sqlite3_step(st) == SQLITE_DONE)
+			return;
+	}
+	struct fault ignored;
+	store_failed(s, sql, &ignored);
+}
+
+void store_running_release(struct store *s, int64_t claim)
+{
+	if (claim > 0)
+		run_int(s, "DELETE FROM running WHERE id = ?1", claim);
+}
+
+void store_running_forget(struct store *s, int pid)
+{
+	run_int(s, "DELETE FROM running WHERE pid = ?1", pid);
+}
+
+void store_running_forget_dead(struct store *s)
+{
+	/* Pids on this host: the store is one file on one host. */
+	autostmt st = store_prepare(s, "SELECT DISTINCT pid FROM running");
+	int pids[256];
+	size_t n = 0;
+	while (st && n < sizeof pids / sizeof pids[0] && sqlite3_step(st) == SQLITE_ROW) {
+		int pid = sqlite3_column_int(st, 0);
+		if (pid <= 0 || (kill(pid, 0) < 0 && errno == ESRCH))
+			pids[n++] = pid;
+	}
+	for (size_t i = 0; i < n; i++)
+		store_running_forget(s, pids[i]);
+}
+
+int64_t store_running_count(struct store *s, const char *tenant)
+{
+	autostmt st = store_prepare(s, "SELECT count(*) FROM running WHERE tenant = ?1");
+	if (!st)
+		return 0;
+	sqlite3_bind_text(st, 1, tenant, -1, SQLITE_STATIC);
+	return sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+}

@@ -1,0 +1,131 @@
+/*
+ * auth.c: who is calling, within what share, and CORS (auth.h).
+ *
+ * The key is read from the request and dropped: it is never copied into
+ * the request, a log line, a metric or an error message; only the tenant
+ * it proves is kept.
+ */
+#define _GNU_SOURCE
+#include "auth.h"
+#include "request.h"
+#include "respond.h"
+#include "../conf/store.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#define CHALLENGE "WWW-Authenticate: Bearer realm=\"isobox\""
+
+static bool refuse(struct request *rq, const char *headers)
+{
+	respond_fault(rq, headers);
+	return false;
+}
+
+/* The tenant that the request's key proves, "local" for a keyless call
+ * from an anonymous address, or NULL (rq->fault says why). */
+static const char *who(const struct worker *w, struct request *rq, const char **challenge)
+{
+	const struct tenants *t = &w->conf.tenants;
+	const char *header = http_param(&rq->io, "HTTP_AUTHORIZATION");
+	const char *addr = http_param(&rq->io, "REMOTE_ADDR");
+	*challenge = CHALLENGE "\r\n";
+	if (!header[0]) {
+		if (cidr_list_allows(&t->anonymous, addr))
+			return TENANT_LOCAL;
+		fail(&rq->fault, E_UNAUTHORIZED, "this server needs an API key from %.64s: send "
+		     "\"Authorization: Bearer <key>\" (keys are made with isobox-fcgi --new-key)", addr);
+		return NULL;
+	}
+	*challenge = CHALLENGE ", error=\"invalid_token\"\r\n";
+	if (strncasecmp(header, "Bearer ", 7)) {
+		fail(&rq->fault, E_UNAUTHORIZED, "the Authorization header must be \"Bearer <key>\"");
+		return NULL;
+	}
+	const char *key = header + 7 + strspn(header + 7, " ");
+	const char *tenant = tenants_check_key(t, key);
+	if (!tenant)
+		fail(&rq->fault, E_UNAUTHORIZED, "the API key is not valid (unknown, revoked or mistyped)");
+	return tenant;
+}
+
+bool auth_admit(struct worker *w, struct request *rq)
+{
+	const char *challenge;
+	const char *tenant = who(w, rq, &challenge);
+	if (!tenant)
+		return refuse(rq, challenge);
+	snprintf(rq->tenant, sizeof rq->tenant, "%s", tenant);
+	rq->share = tenants_limits(&w->conf.tenants, tenant);
+	if (rq->share->requests_per_minute <= 0)
+		return true;
+	struct store *s = worker_store(w, &rq->fault);
+	bool allowed;
+	int64_t retry_s;
+	if (!s || !store_rate_take(s, tenant, rq->share->requests_per_minute, wall_ms(), &allowed,
+				   &retry_s, &rq->fault))
+		return refuse(rq, "");
+	if (allowed)
+		return true;
+	char headers[48];
+	snprintf(headers, sizeof headers, "Retry-After: %lld\r\n", (long long)retry_s);
+	fail(&rq->fault, E_RATE_LIMITED, "tenant %s may make %lld requests a minute (requestsPerMinute); "
+	     "retry in %lld s", tenant, (long long)rq->share->requests_per_minute, (long long)retry_s);
+	return refuse(rq, headers);
+}
+
+bool auth_claim_execution(struct worker *w, struct request *rq)
+{
+	int64_t limit = rq->share ? rq->share->concurrent_executions : 0;
+	if (limit <= 0)
+		return true;
+	struct store *s = worker_store(w, &rq->fault);
+	if (!s || !store_running_claim(s, rq->tenant, limit, getpid(), &rq->claim, &rq->fault))
+		return refuse(rq, "");
+	if (rq->claim)
+		return true;
+	fail(&rq->fault, E_TOO_MANY_EXECUTIONS, "tenant %s runs %lld programs at once, its most "
+	     "(concurrentExecutions); retry when one ends", rq->tenant, (long long)limit);
+	return refuse(rq, "Retry-After: 1\r\n");
+}
+
+void auth_release(struct worker *w, struct request *rq)
+{
+	if (rq->claim && w->store)
+		store_running_release(w->store, rq->claim);
+	rq->claim = 0;
+}
+
+void auth_cors(struct worker *w, struct request *rq)
+{
+	const char *origin = http_param(&rq->io, "HTTP_ORIGIN");
+	if (!access_origin_allowed(&w->conf.access, origin) || strpbrk(origin, "\r\n"))
+		return;
+	snprintf(rq->io.always, sizeof rq->io.always,
+		 "Access-Control-Allow-Origin: %.200s\r\nVary: Origin\r\n"
+		 "Access-Control-Expose-Headers: ETag, Retry-After, Location\r\n", origin);
+}
+
+void auth_preflight(struct worker *w, struct request *rq, const char *allow)
+{
+	char headers[512];
+	const char *origin = http_param(&rq->io, "HTTP_ORIGIN");
+	if (origin[0] && !rq->io.always[0]) {
+		fail(&rq->fault, E_FORBIDDEN, "pages from %.100s may not call this server "
+		     "(access.corsOrigins in isobox.yaml)", origin);
+		respond_fault(rq, "");
+		return;
+	}
+	snprintf(headers, sizeof headers, "Allow: %s, OPTIONS\r\n%s", allow, origin[0] ?
+		 "Access-Control-Allow-Headers: Authorization, Content-Type, Accept, If-Match, "
+		 "If-None-Match\r\nAccess-Control-Max-Age: 600\r\n" : "");
+	if (origin[0]) {
+		size_t used = strlen(headers);
+		snprintf(headers + used, sizeof headers - used, "Access-Control-Allow-Methods: %s\r\n", allow);
+	}
+	(void)w;
+	rq->status_ok = 204;
+	http_send_empty(&rq->io, 204, headers);
+}

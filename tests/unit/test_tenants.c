@@ -1,0 +1,290 @@
+#define _GNU_SOURCE
+/* Tenants and the store: keys, shares, CORS origins; rates, running
+ * claims and the memory store on an SQLite file in a temporary directory
+ * (no docker, no network). */
+#include "tap.h"
+#include "fixtures.h"
+#include "../../conf/lib/json.h"
+#include "../../conf/store_memory.h"
+#include "../../conf/tenants.h"
+#include "../../conf/yaml_tree.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void write_text(const char *dir, const char *name, const char *text, mode_t mode)
+{
+	autofree char *path = xasprintf("%s/%s", dir, name);
+	unlink(path);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		die("cannot write %s", path);
+	fchmod(fd, mode);
+	close(fd);
+}
+
+static bool parse(const char *dir, const char *auth_yaml, const char *defaults_yaml, struct tenants *t,
+		  struct fault *f)
+{
+	char err[300];
+	cJSON *auth = auth_yaml ? yaml_load_string(auth_yaml, strlen(auth_yaml), err, sizeof err) : NULL;
+	cJSON *defaults = defaults_yaml ? yaml_load_string(defaults_yaml, strlen(defaults_yaml), err, sizeof err) : NULL;
+	*f = (struct fault){0};
+	bool ok = tenants_parse(auth, defaults, dir, t, f);
+	cJSON_Delete(auth);
+	cJSON_Delete(defaults);
+	if (!ok)
+		tenants_free(t);
+	return ok;
+}
+
+static void keys(const char *dir)
+{
+	struct tenants t;
+	struct fault f;
+	ok(parse(dir, NULL, NULL, &t, &f) && t.n_keys == 0 && !t.has_secret, "tenants: no files, no keys");
+	ok(cidr_list_allows(&t.anonymous, "127.0.0.1") && cidr_list_allows(&t.anonymous, "::1") &&
+	   !cidr_list_allows(&t.anonymous, "127.0.0.2") && !cidr_list_allows(&t.anonymous, "10.0.0.1"),
+	   "tenants: anonymous by default is 127.0.0.1 and ::1 only");
+	ok(tenants_limits(&t, "local")->requests_per_minute == 0 && tenants_limits(&t, "local")->network &&
+	   tenants_limits(&t, "team")->requests_per_minute == 600 && tenants_limits(&t, "team")->sessions == 4,
+	   "tenants: local has no share of its own, others the defaults");
+	tenants_free(&t);
+
+	autofree char *secret = xasprintf("%s/keys.secret", dir);
+	unlink(secret);
+	ok(tenants_make_secret(secret, &f), "secret: made");
+	ok(!tenants_make_secret(secret, &f), "secret: never overwritten");
+	struct stat st;
+	ok(stat(secret, &st) == 0 && (st.st_mode & 0777) == 0640, "secret: 0640");
+	ok(parse(dir, NULL, NULL, &t, &f) && t.has_secret, "secret: loaded");
+
+	char key[KEY_TEXT_LEN + 1], key2[KEY_TEXT_LEN + 1], line[256], line2[256];
+	tenants_new_key(&t, "team-a", key, line, sizeof line);
+	tenants_new_key(&t, "team-b", key2, line2, sizeof line2);
+	ok(strlen(key) == KEY_TEXT_LEN && !strncmp(key, "ibx_", 4), "new key: ibx_<id>_<secret>");
+	ok(!strstr(line, key + 5 + KEY_ID_LEN) && !strncmp(line, key + 4, KEY_ID_LEN),
+	   "new key: its line names the id, never the secret");
+	tenants_free(&t);
+
+	autofree char *both = xasprintf("# keys\n%s\n%s", line, line2);
+	write_text(dir, "keys", both, 0640);
+	ok(parse(dir, NULL, NULL, &t, &f) && t.n_keys == 2, "keys: two lines, a comment and a blank");
+	is_str(tenants_check_key(&t, key), "team-a", "key: proves its tenant");
+	is_str(tenants_check_key(&t, key2), "team-b", "key: the other one, its own");
+	char wrong[KEY_TEXT_LEN + 1];
+	snprintf(wrong, sizeof wrong, "%s", key);
+	wrong[KEY_TEXT_LEN - 1] = wrong[KEY_TEXT_LEN - 1] == '0' ? '1' : '0';
+	ok(!tenants_check_key(&t, wrong), "key: one digit off is refused");
+	memcpy(wrong, key2, 4 + KEY_ID_LEN); /* b's id, a's secret */
+	ok(!tenants_check_key(&t, wrong), "key: an id with another key's secret is refused");
+	ok(!tenants_check_key(&t, "") && !tenants_check_key(&t, "ibx_") && !tenants_check_key(&t, "Bearer x"),
+	   "key: malformed keys are refused");
+	tenants_free(&t);
+
+	write_text(dir, "keys", line2, 0640); /* a's line taken out: revoked */
+	ok(parse(dir, NULL, NULL, &t, &f) && !tenants_check_key(&t, key) && tenants_check_key(&t, key2),
+	   "key: revoked once its line is gone from the file");
+	tenants_free(&t);
+
+	write_text(dir, "keys", "12345678 team-a nothex 2026\n", 0640);
+	ok(!parse(dir, NULL, NULL, &t, &f) && strstr(f.message, "keys:1"), "keys: a bad line is an error");
+	autofree char *twice = xasprintf("%s%s", line, line);
+	write_text(dir, "keys", twice, 0640);
+	ok(!parse(dir, NULL, NULL, &t, &f) && strstr(f.message, "twice"), "keys: an id twice is an error");
+	write_text(dir, "keys", line, 0640);
+	chmod(secret, 0644);
+	ok(!parse(dir, NULL, NULL, &t, &f) && strstr(f.message, "readable by anyone"),
+	   "secret: refused when anyone may read it");
+	unlink(secret);
+	ok(!parse(dir, NULL, NULL, &t, &f) && strstr(f.message, "missing"), "keys without the secret: an error");
+	autofree char *keys_path = xasprintf("%s/keys", dir);
+	unlink(keys_path);
+}
+
+static void shares(const char *dir)
+{
+	struct tenants t;
+	struct fault f;
+	write_text(dir, "tenants.yaml", "tenants:\n  team-a:\n    requestsPerMinute: 5\n    network: false\n"
+		   "  local:\n    concurrentExecutions: 2\n  quiet:\n", 0644);
+	ok(parse(dir, "anonymous: [\"10.1.0.0/16\"]\n", "sessions: 9\nmemoryKeys: 7\n", &t, &f),
+	   "tenants.yaml: parsed (%s)", f.message);
+	const struct tenant_limits *a = tenants_limits(&t, "team-a");
+	ok(a->requests_per_minute == 5 && !a->network && a->sessions == 9 && a->memory_keys == 7,
+	   "tenants.yaml: a tenant's share over the defaults of isobox.yaml");
+	ok(tenants_limits(&t, "local")->concurrent_executions == 2 &&
+	   tenants_limits(&t, "local")->requests_per_minute == 0, "tenants.yaml: local named, from no limits");
+	ok(tenants_limits(&t, "quiet")->sessions == 9, "tenants.yaml: an empty entry takes the defaults");
+	ok(cidr_list_allows(&t.anonymous, "10.1.2.3") && !cidr_list_allows(&t.anonymous, "127.0.0.1"),
+	   "auth.anonymous: the operator's list replaces the default");
+	tenants_free(&t);
+	write_text(dir, "tenants.yaml", "tenants:\n  Team:\n    sessions: 1\n", 0644);
+	ok(!parse(dir, NULL, NULL, &t, &f) && strstr(f.message, "tenant names"), "tenants.yaml: bad name refused");
+	write_text(dir, "tenants.yaml", "tenants:\n  a:\n    sesions: 1\n", 0644);
+	ok(!parse(dir, NULL, NULL, &t, &f) && strstr(f.message, "sesions"), "tenants.yaml: unknown field refused");
+	ok(!parse(dir, "anonymous: [\"nonsense\"]\n", NULL, &t, &f), "auth.anonymous: a bad range refused");
+	ok(!parse(dir, "keyFile: x\n", NULL, &t, &f), "auth: unknown field refused");
+	autofree char *path = xasprintf("%s/tenants.yaml", dir);
+	unlink(path);
+	ok(tenant_name_valid("a") && tenant_name_valid("team-a_1") && !tenant_name_valid("-a") &&
+	   !tenant_name_valid("A") && !tenant_name_valid("") && !tenant_name_valid("a b"),
+	   "tenant names: [a-z0-9][a-z0-9_-]*");
+}
+
+static void origins(void)
+{
+	struct access a;
+	struct fault f = {0};
+	char err[200];
+	const char *yaml = "corsOrigins: [\"https://app.example.com\", \"http://localhost:3000\"]\n";
+	cJSON *o = yaml_load_string(yaml, strlen(yaml), err, sizeof err);
+	ok(access_parse(o, &a, &f), "corsOrigins: parsed");
+	ok(access_origin_allowed(&a, "https://app.example.com") && access_origin_allowed(&a, "http://localhost:3000") &&
+	   !access_origin_allowed(&a, "https://evil.example.com") && !access_origin_allowed(&a, "") &&
+	   !access_origin_allowed(&a, "https://app.example.com.evil.org"), "corsOrigins: exact origins only");
+	access_free(&a);
+	cJSON_Delete(o);
+	struct access none;
+	ok(access_parse(NULL, &none, &f) && !access_origin_allowed(&none, "http://localhost"), "corsOrigins: none by default");
+	access_free(&none);
+	yaml = "corsOrigins: [\"https://app.example.com/path\"]\n";
+	o = yaml_load_string(yaml, strlen(yaml), err, sizeof err);
+	ok(!access_parse(o, &a, &f), "corsOrigins: an origin with a path refused");
+	access_free(&a);
+	cJSON_Delete(o);
+}
+
+static void rates_and_claims(const char *db)
+{
+	struct fault f = {0};
+	struct store *s = store_open(db, &f), *other = store_open(db, &f);
+	ok(s && other, "store: two connections to one file");
+	bool allowed;
+	int64_t retry, t0 = 1000000;
+	int n = 0;
+	for (int i = 0; i < 5; i++) {
+		store_rate_take(i % 2 ? s : other, "a", 3, t0, &allowed, &retry, &f);
+		n += allowed;
+	}
+	ok(n == 3 && !allowed && retry == 20, "rate: a burst of 3 a minute, then retry in 20 s (%lld)", (long long)retry);
+	store_rate_take(s, "b", 3, t0, &allowed, &retry, &f);
+	ok(allowed, "rate: each tenant its own");
+	store_rate_take(s, "a", 3, t0 + 20000, &allowed, &retry, &f);
+	ok(allowed, "rate: one more after one interval");
+	store_rate_take(s, "a", 0, t0, &allowed, &retry, &f);
+	ok(allowed, "rate: 0 is no limit");
+
+	int64_t c1, c2, c3;
+	store_running_claim(s, "a", 2, 1, &c1, &f);
+	store_running_claim(other, "a", 2, 2, &c2, &f);
+	store_running_claim(s, "a", 2, 1, &c3, &f);
+	ok(c1 > 0 && c2 > 0 && c3 == 0 && store_running_count(s, "a") == 2, "running: 2 claims, a third refused");
+	store_running_release(s, c1);
+	store_running_claim(s, "a", 2, 1, &c3, &f);
+	ok(c3 > 0, "running: a released place is taken again");
+	store_running_forget(s, 2);
+	ok(store_running_count(other, "a") == 1, "running: a dead process's claims forgotten");
+	store_running_forget(s, 1);
+	store_close(s);
+	store_close(other);
+	ok(!store_open("/nonexistent/dir/x.db", &f) && f.code == E_STORE_UNAVAILABLE,
+	   "store: an unusable path is store_unavailable");
+}
+
+static void memory(const char *db)
+{
+	struct fault f = {0};
+	struct store *s = store_open(db, &f);
+	struct memory_quota q = {1000, 4};
+	bool created;
+	char etag[17], etag2[17];
+	int64_t t = 5000000;
+	const char bin[] = {'a', 0, (char)0xff, 'b'};
+	ok(store_memory_put(s, "a", "k/1", bin, sizeof bin, "application/x-bin", 0, MEMORY_ANY, "", &q, t,
+			    &created, etag, &f) && created, "memory: put");
+	struct memory_item it;
+	ok(store_memory_get(s, "a", "k/1", t, &it, &f) && it.value.len == 4 && !memcmp(it.value.data, bin, 4) &&
+	   !strcmp(it.content_type, "application/x-bin") && !strcmp(it.etag, etag), "memory: get, binary exact");
+	memory_item_free(&it);
+	ok(!store_memory_get(s, "b", "k/1", t, &it, &f) && f.code == E_KEY_NOT_FOUND, "memory: another tenant's key is not there");
+	f = (struct fault){0};
+	ok(!store_memory_put(s, "a", "k/1", "x", 1, "text/plain", 0, MEMORY_IF_MATCH, "0000000000000000", &q, t,
+			     &created, etag2, &f) && f.code == E_PRECONDITION_FAILED, "memory: If-Match with a stale etag: 412");
+	f = (struct fault){0};
+	ok(store_memory_put(s, "a", "k/1", "x", 1, "text/plain", 0, MEMORY_IF_MATCH, etag, &q, t, &created,
+			    etag2, &f) && !created && strcmp(etag, etag2), "memory: If-Match with its etag: replaced, new etag");
+	ok(!store_memory_put(s, "a", "k/1", "y", 1, "text/plain", 0, MEMORY_IF_ABSENT, "", &q, t, &created,
+			     etag, &f) && f.code == E_PRECONDITION_FAILED, "memory: If-None-Match * on a key there: 412");
+	f = (struct fault){0};
+	ok(store_memory_put(s, "a", "k/2", "t", 1, "text/plain", 1000, MEMORY_IF_ABSENT, "", &q, t, &created, etag,
+			    &f), "memory: put with a TTL");
+	ok(store_memory_get(s, "a", "k/2", t + 999, &it, &f), "memory: there before its TTL");
+	memory_item_free(&it);
+	ok(!store_memory_get(s, "a", "k/2", t + 1000, &it, &f) && f.code == E_KEY_NOT_FOUND, "memory: gone at its TTL");
+	f = (struct fault){0};
+	store_memory_put(s, "a", "k/3", "3", 1, "text/plain", 0, MEMORY_ANY, "", &q, t, &created, etag, &f);
+	store_memory_put(s, "a", "l/1", "4", 1, "text/plain", 0, MEMORY_ANY, "", &q, t, &created, etag, &f);
+	ok(!store_memory_put(s, "a", "l/2", "5", 1, "text/plain", 0, MEMORY_ANY, "", &q, t, &created, etag, &f) &&
+	   f.code == E_QUOTA_EXCEEDED, "memory: a 5th key past a quota of 4 (an expired one not counted... yet)");
+	ok(store_memory_expire(s, t + 1000) == 1, "memory: expiry removes the expired key");
+	f = (struct fault){0};
+	ok(store_memory_put(s, "a", "l/2", "5", 1, "text/plain", 0, MEMORY_ANY, "", &q, t, &created, etag, &f),
+	   "memory: its place is free again");
+	char big[1001] = {0};
+	ok(!store_memory_put(s, "a", "big", big, sizeof big, "text/plain", 0, MEMORY_ANY, "", &q, t, &created,
+			     etag, &f) && f.code == E_QUOTA_EXCEEDED, "memory: bytes past the quota refused");
+
+	struct memory_item *items;
+	size_t n;
+	bool more;
+	ok(store_memory_list(s, "a", "k/", "", 10, t + 1000, &items, &n, &more, &f) && n == 2 && !more &&
+	   !strcmp(items[0].key, "k/1") && !strcmp(items[1].key, "k/3") && items[0].size == 1,
+	   "memory list: a prefix, in order");
+	for (size_t i = 0; i < n; i++)
+		memory_item_free(&items[i]);
+	free(items);
+	ok(store_memory_list(s, "a", "", "", 2, t + 1000, &items, &n, &more, &f) && n == 2 && more &&
+	   !strcmp(items[1].key, "k/3"), "memory list: a page, and more after it");
+	autofree char *cursor = xstrdup(items[1].key);
+	for (size_t i = 0; i < n; i++)
+		memory_item_free(&items[i]);
+	free(items);
+	ok(store_memory_list(s, "a", "", cursor, 2, t + 1000, &items, &n, &more, &f) && n == 2 && !more &&
+	   !strcmp(items[0].key, "l/1"), "memory list: the next page from the cursor");
+	for (size_t i = 0; i < n; i++)
+		memory_item_free(&items[i]);
+	free(items);
+	ok(store_memory_list(s, "b", "", "", 10, t, &items, &n, &more, &f) && n == 0, "memory list: another tenant sees none");
+	free(items);
+	ok(!store_memory_delete(s, "a", "k/1", MEMORY_IF_MATCH, "0000000000000000", t, &f) &&
+	   f.code == E_PRECONDITION_FAILED, "memory delete: a stale etag refused");
+	f = (struct fault){0};
+	ok(store_memory_delete(s, "a", "k/1", MEMORY_ANY, "", t, &f) &&
+	   !store_memory_delete(s, "a", "k/1", MEMORY_ANY, "", t, &f) && f.code == E_KEY_NOT_FOUND,
+	   "memory delete: gone, then not found");
+	store_close(s);
+}
+
+void test_tenants(void)
+{
+	char dir[] = "/tmp/isobox-unit-XXXXXX";
+	if (!mkdtemp(dir))
+		die("mkdtemp");
+	keys(dir);
+	shares(dir);
+	origins();
+	autofree char *db = xasprintf("%s/store.db", dir);
+	rates_and_claims(db);
+	memory(db);
+	static const char *const made[] = {"store.db", "store.db-wal", "store.db-shm", "keys", "keys.secret",
+		"tenants.yaml", NULL};
+	for (size_t i = 0; made[i]; i++) {
+		autofree char *path = xasprintf("%s/%s", dir, made[i]);
+		unlink(path);
+	}
+	if (rmdir(dir) != 0)
+		printf("# could not remove %s\n", dir);
+}
