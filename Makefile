@@ -27,14 +27,14 @@ WFLAGS   := -std=c11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -D_FORTIFY_SOURCE
 LDFLAGS  += -pie -Wl,-z,relro,-z,now
 LDLIBS   := -lfcgi -lcjson -lyaml -lcap-ng -lsqlite3 -lsodium -lm
 
-LIB_SRC  := conf/lib/base.c conf/lib/fault.c conf/lib/json.c conf/yaml_tree.c conf/limits.c conf/cidr.c conf/access.c conf/tenants.c conf/store.c conf/store_memory.c conf/conf.c \
+LIB_SRC  := conf/lib/base.c conf/lib/fault.c conf/lib/json.c conf/yaml_tree.c conf/limits.c conf/cidr.c conf/access.c conf/tenants.c conf/store.c conf/store_memory.c conf/store_volumes.c conf/conf.c \
             registry/registry.c \
             sandbox/argv.c sandbox/subproc.c sandbox/workdir.c sandbox/owner.c sandbox/decoder.c sandbox/deadline.c \
             sandbox/docker.c sandbox/exec.c sandbox/lifecycle.c sandbox/reap.c sandbox/egress.c sandbox/warm.c \
-            sandbox/frame.c sandbox/agent_io.c sandbox/outputs.c sandbox/session.c sandbox/session_store.c sandbox/session_files.c \
+            sandbox/frame.c sandbox/agent_io.c sandbox/outputs.c sandbox/session.c sandbox/session_store.c sandbox/session_files.c sandbox/volume.c \
             fcgi/http.c fcgi/errors.c fcgi/encode.c fcgi/result.c fcgi/sse.c fcgi/stream.c fcgi/request.c fcgi/respond.c fcgi/execute.c \
             fcgi/piston.c fcgi/routes.c fcgi/worker.c fcgi/serve.c fcgi/pool.c fcgi/scoreboard.c fcgi/metrics.c fcgi/queue.c \
-            fcgi/admin.c fcgi/sessions.c fcgi/job.c fcgi/auth.c fcgi/keys.c fcgi/memory.c \
+            fcgi/admin.c fcgi/sessions.c fcgi/job.c fcgi/auth.c fcgi/keys.c fcgi/memory.c fcgi/volumes.c \
             fcgi/assets.c
 MAIN_SRC := fcgi/main.c
 UNIT_SRC := $(wildcard tests/unit/test_*.c) tests/unit/fixtures.c tests/unit/main.c
@@ -51,7 +51,7 @@ export PORT POOL PREFIX
 
 .PHONY: all deps check unit asan asan-test fuzz agent-test setup images install egress start run stop test integration clean
 
-all: bin/isobox-fcgi bin/isobox-agent
+all: bin/isobox-fcgi bin/isobox-agent bin/isobox-volumed
 
 bin/isobox-fcgi: $(LIB_SRC) $(MAIN_SRC) $(HEADERS)
 	@mkdir -p bin
@@ -62,6 +62,11 @@ AGENT_SRC := sandbox/agent/agent.c sandbox/agent/agent_base.c sandbox/agent/agen
 bin/isobox-agent: $(AGENT_SRC) $(wildcard sandbox/agent/*.h)
 	@mkdir -p bin
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -Wshadow -static -o $@ $(AGENT_SRC)
+
+# The volumes' root daemon: one file, libc only (sandbox/volumed/volumed.c).
+bin/isobox-volumed: sandbox/volumed/volumed.c
+	@mkdir -p bin
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -Wshadow -D_FORTIFY_SOURCE=2 -fstack-protector-strong -o $@ $<
 
 bin/unit-tests: $(LIB_SRC) $(UNIT_SRC) $(HEADERS)
 	@mkdir -p bin
@@ -81,7 +86,7 @@ deps:
 unit: bin/unit-tests
 	bin/unit-tests
 
-check: unit
+check: unit bin/isobox-volumed
 	python3 tests/layers.py
 
 asan:
@@ -122,10 +127,12 @@ setup:
 images: setup
 	bash deploy/images/build.sh
 
-install: bin/isobox-fcgi bin/isobox-agent
+install: bin/isobox-fcgi bin/isobox-agent bin/isobox-volumed
 	install -d -m 0755 $(PREFIX)/bin $(PREFIX)/conf $(PREFIX)/registry $(PREFIX)/caddy
 	install -m 0755 bin/isobox-fcgi $(PREFIX)/bin/isobox-fcgi.new
 	mv -f $(PREFIX)/bin/isobox-fcgi.new $(PREFIX)/bin/isobox-fcgi
+	install -m 0755 bin/isobox-volumed $(PREFIX)/bin/isobox-volumed.new
+	mv -f $(PREFIX)/bin/isobox-volumed.new $(PREFIX)/bin/isobox-volumed
 	install -m 0644 conf/isobox.yaml $(PREFIX)/conf/isobox.yaml
 	@# The session agent, next to the scripts that deploy/setup.sh installs (warm.agentDir).
 	agents=$$(bin/isobox-fcgi --conf conf/isobox.yaml --print-conf | sed -n 's/^agent_dir=//p'); \

@@ -303,11 +303,32 @@ static bool parse_store(const cJSON *store, const cJSON *memory, const char *bas
 		get_optional_int(memory, "memory", "maxListKeys", 1, &c->memory.max_list_keys, f));
 }
 
+/* Volumes (sandbox/volume.c): absent, they are off. */
+static bool parse_volumes(const cJSON *o, const char *base_dir, struct conf_volumes *v, struct fault *f)
+{
+	static const char *const keys[] = {"dir", "socket", "minBytes", "maxBytes", NULL};
+	*v = (struct conf_volumes){.min_bytes = 16 << 20, .max_bytes = (int64_t)1 << 30};
+	if (!o)
+		return true;
+	if (!json_object(o, "volumes", f) || !json_known_keys(o, keys, "volumes", f) ||
+	    !get_path(o, "dir", base_dir, &v->dir, f) || !get_path(o, "socket", base_dir, &v->socket, f) ||
+	    !get_optional_int(o, "volumes", "minBytes", 16 << 20, &v->min_bytes, f) ||
+	    !get_optional_int(o, "volumes", "maxBytes", 16 << 20, &v->max_bytes, f))
+		return false;
+	/* The dir goes into docker's argv inside one flag's value. */
+	if (v->dir[0] != '/' || strpbrk(v->dir, ",=") || v->socket[0] != '/')
+		return fail(f, E_INVALID_VALUE, "volumes.dir and volumes.socket must be absolute paths, "
+			    "the dir without , or =");
+	if (v->min_bytes > v->max_bytes)
+		return fail(f, E_INVALID_VALUE, "volumes.minBytes is over volumes.maxBytes");
+	return true;
+}
+
 static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struct fault *f)
 {
 	static const char *const top[] = {"instance", "registry", "imagesLock", "workDir", "docker",
 		"runtime", "cgroupParent", "pool", "ceilings", "floors", "request", "sandbox", "access",
-		"network", "warm", "sessions", "auth", "tenants", "store", "memory", NULL};
+		"network", "warm", "sessions", "auth", "tenants", "store", "memory", "volumes", NULL};
 	static const char *const request_keys[] = {"maxBodyBytes", "maxFiles", "maxFileBytes",
 		"maxPathBytes", "maxArgs", "maxArgBytes", "maxStdinBytes", "maxJsonValues",
 		"maxOutputFiles", "maxOutputBytes", NULL};
@@ -382,6 +403,7 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 	return get_network(root, &c->network, f) &&
 	       parse_warm(cJSON_GetObjectItemCaseSensitive(root, "warm"), base_dir, &c->warm, f) &&
 	       parse_sessions(cJSON_GetObjectItemCaseSensitive(root, "sessions"), base_dir, &c->sessions, f) &&
+	       parse_volumes(cJSON_GetObjectItemCaseSensitive(root, "volumes"), base_dir, &c->volumes, f) &&
 	       parse_store(cJSON_GetObjectItemCaseSensitive(root, "store"),
 			   cJSON_GetObjectItemCaseSensitive(root, "memory"), base_dir, c, f) &&
 	       tenants_parse(cJSON_GetObjectItemCaseSensitive(root, "auth"),
@@ -458,6 +480,8 @@ void conf_free(struct conf *c)
 	strv_free(&c->network.out_interfaces);
 	access_free(&c->access);
 	free(c->store_path);
+	free(c->volumes.dir);
+	free(c->volumes.socket);
 	tenants_free(&c->tenants);
 	*c = (struct conf){0};
 }

@@ -71,6 +71,11 @@ struct conf {
 	struct {
 		int64_t max_value_bytes, max_key_bytes, max_list_keys;
 	} memory;               /* /v1/memory */
+	struct conf_volumes {
+		char *dir;        /* images and mount points (isobox-volumed's); NULL: volumes off */
+		char *socket;     /* isobox-volumed's socket */
+		int64_t min_bytes, max_bytes; /* one volume's size */
+	} volumes;
 	struct conf_network {
 		bool enabled;          /* may a request ask for "network": true? */
 		char *docker_network;  /* the egress bridge network's docker name */

@@ -31,7 +31,10 @@ static const char schema[] =
 	" value BLOB NOT NULL, content_type TEXT NOT NULL, etag TEXT NOT NULL,"
 	" size INTEGER NOT NULL, updated_ms INTEGER NOT NULL, expires_ms INTEGER NOT NULL,"
 	" PRIMARY KEY (tenant, key)) WITHOUT ROWID;"
-	"CREATE INDEX IF NOT EXISTS memory_expiry ON memory (expires_ms) WHERE expires_ms > 0;";
+	"CREATE INDEX IF NOT EXISTS memory_expiry ON memory (expires_ms) WHERE expires_ms > 0;"
+	"CREATE TABLE IF NOT EXISTS volumes (tenant TEXT NOT NULL, name TEXT NOT NULL,"
+	" id TEXT NOT NULL UNIQUE, state TEXT NOT NULL, size_bytes INTEGER NOT NULL,"
+	" created_ms INTEGER NOT NULL, PRIMARY KEY (tenant, name));";
 
 bool store_failed(struct store *s, const char *what, struct fault *f)
 {

@@ -66,6 +66,18 @@ start() {
 	"$PREFIX/bin/isobox-fcgi" --conf "$PREFIX/conf/isobox.yaml" --check >/dev/null ||
 		die "configuration check failed"
 
+	# Volumes: isobox-volumed (root) makes and mounts their images for
+	# the workers, who hold no privilege (sandbox/volumed/volumed.c).
+	local vdir vsock
+	vdir=$("$PREFIX/bin/isobox-fcgi" --conf "$PREFIX/conf/isobox.yaml" --print-conf | sed -n 's/^volumes_dir=//p')
+	vsock=$("$PREFIX/bin/isobox-fcgi" --conf "$PREFIX/conf/isobox.yaml" --print-conf | sed -n 's/^volumes_socket=//p')
+	if [ -n "$vdir" ] && ! alive $RUN/volumed.pid isobox-volumed; then
+		setsid "$PREFIX/bin/isobox-volumed" --dir "$vdir" --socket "$vsock" --user isobox \
+			>>"$LOG/volumed.log" 2>&1 </dev/null 9>&- &
+		echo $! >$RUN/volumed.pid
+		for _ in $(seq 50); do [ -S "$vsock" ] && break; sleep 0.1; done
+		say "isobox-volumed started (volumes in $vdir)"
+	fi
 	if ! alive $RUN/pool.pid isobox-fcgi; then
 		rm -f "$SOCKET" "$STATUS_SOCKET"
 		install -d -m 2750 -o isobox -g caddy "$RUN/status"
@@ -101,6 +113,7 @@ stop() {
 	# Caddy's graceful shutdown has nothing left to wait for.
 	stop_pid $RUN/pool.pid "isobox pool" isobox-fcgi
 	stop_pid $RUN/caddy.pid caddy caddy
+	stop_pid $RUN/volumed.pid isobox-volumed isobox-volumed
 	rm -f "$SOCKET" "$STATUS_SOCKET"
 }
 
@@ -118,6 +131,8 @@ restart) stop; start ;;
 status)
 	alive $RUN/pool.pid isobox-fcgi && echo "pool: running ($(cat $RUN/pool.pid))" || echo "pool: stopped"
 	alive $RUN/caddy.pid caddy && echo "caddy: running ($(cat $RUN/caddy.pid))" || echo "caddy: stopped"
+	alive $RUN/volumed.pid isobox-volumed && echo "isobox-volumed: running ($(cat $RUN/volumed.pid))" ||
+		echo "isobox-volumed: stopped"
 	;;
 *) die "usage: $0 start|stop|restart|status" ;;
 esac

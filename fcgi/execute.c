@@ -9,6 +9,7 @@
 #include "respond.h"
 #include "job.h"
 #include "stream.h"
+#include "volumes.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -82,7 +83,7 @@ void execute_answer(struct worker *w, struct request *rq)
 
 void execute_handler(struct worker *w, struct request *rq)
 {
-	if (read_request(w, rq))
+	if (read_request(w, rq) && volumes_resolve(w, rq))
 		execute_answer(w, rq);
 	else
 		respond_fault(rq, "");

@@ -190,6 +190,8 @@ static int print_conf(const struct conf *c)
 		printf("agent_dir=%s\n", c->warm.agent_dir);
 	if (c->sessions.dir)
 		printf("sessions_dir=%s\n", c->sessions.dir);
+	if (c->volumes.dir)
+		printf("volumes_dir=%s\nvolumes_socket=%s\n", c->volumes.dir, c->volumes.socket);
 	return 0;
 }
 

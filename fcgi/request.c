@@ -3,6 +3,7 @@
 #include "request.h"
 #include "encode.h"
 #include "../conf/lib/json.h"
+#include "../conf/store_volumes.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -247,10 +248,31 @@ bool request_network_allowed(const struct request *rq, const struct conf *c, str
 	return true;
 }
 
+bool request_parse_volume(struct request *rq, const cJSON *root)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "volume");
+	const cJSON *ro = cJSON_GetObjectItemCaseSensitive(root, "volumeReadOnly");
+	const char *name;
+	if (ro && !cJSON_IsNull(ro) && !json_bool(ro, "volumeReadOnly", &rq->job.volume_ro, &rq->fault))
+		return false;
+	if (!v || cJSON_IsNull(v)) {
+		if (rq->job.volume_ro)
+			return fail(&rq->fault, E_INVALID_REQUEST, "volumeReadOnly without a volume");
+		return true;
+	}
+	if (!json_string(v, "volume", &name, &rq->fault))
+		return false;
+	if (!volume_name_valid(name))
+		return fail(&rq->fault, E_INVALID_VALUE, "volume names are [a-z0-9][a-z0-9_.-]*, at most %d",
+			    VOLUME_NAME_MAX);
+	snprintf(rq->volume_name, sizeof rq->volume_name, "%s", name);
+	return true;
+}
+
 bool request_parse_execute(struct request *rq, const struct conf *c, const struct registry *reg)
 {
 	static const char *const known[] = {"language", "version", "code", "files", "stdin", "args",
-		"limits", "network", "outputs", NULL};
+		"limits", "network", "outputs", "volume", "volumeReadOnly", NULL};
 	struct fault *f = &rq->fault;
 	const cJSON *v;
 
@@ -281,7 +303,7 @@ bool request_parse_execute(struct request *rq, const struct conf *c, const struc
 	if (!request_network_allowed(rq, c, f))
 		return false;
 	rq->job.network = rq->network;
-	return parse_outputs(rq, c, root);
+	return request_parse_volume(rq, root) && parse_outputs(rq, c, root);
 }
 
 bool request_parse_step(struct request *rq, const struct conf *c, const struct limits *held)

@@ -61,6 +61,8 @@ struct request {
 	char tenant[TENANT_NAME_MAX + 1]; /* who calls (ACL_TENANT routes); "" otherwise */
 	const struct tenant_limits *share; /* its limits, borrowed from the worker's conf */
 	int64_t claim;      /* its place among the tenant's running executions; 0: none */
+	char volume_name[64]; /* "volume": the tenant's volume to mount ("": none) */
+	char volume_id[33];   /* its id, once found in the store (job.volume) */
 };
 
 void request_free(struct request *rq);
@@ -86,6 +88,9 @@ bool request_parse_execute(struct request *rq, const struct conf *c, const struc
 /* May rq have "network": true (the server's network.enabled, the
  * tenant's share)? 403 network_disabled if not. Pure. */
 bool request_network_allowed(const struct request *rq, const struct conf *c, struct fault *f);
+/* "volume" and "volumeReadOnly" of a parsed body (rq->volume_name,
+ * rq->job.volume_ro); the volume is found later (volumes.h). Pure. */
+bool request_parse_volume(struct request *rq, const cJSON *root);
 /* "language" and "version" of a parsed body, found in the registry
  * (rq->lang): 400, or 404 for a language or version it lacks. Pure. */
 bool request_parse_language(struct request *rq, const cJSON *root, const struct registry *reg);

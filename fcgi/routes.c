@@ -11,6 +11,7 @@
 #include "respond.h"
 #include "result.h"
 #include "sessions.h"
+#include "volumes.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -34,6 +35,10 @@ static const struct route routes[] = {
 	{"/v1/sessions/*/files/**", "GET", sessions_file_get, 0, ACL_TENANT},
 	{"/v1/sessions/*/files/**", "PUT", sessions_file_put, 0, ACL_TENANT},
 	{"/v1/sessions/*/files/**", "DELETE", sessions_file_delete, 0, ACL_TENANT},
+	{"/v1/volumes", "POST", volumes_create, 0, ACL_TENANT},
+	{"/v1/volumes", "GET", volumes_list, 0, ACL_TENANT},
+	{"/v1/volumes/*", "GET", volumes_get, 0, ACL_TENANT},
+	{"/v1/volumes/*", "DELETE", volumes_delete, 0, ACL_TENANT},
 	{"/v1/memory", "GET", memory_list, 0, ACL_TENANT},
 	{"/v1/memory/**", "GET", memory_get, 0, ACL_TENANT},
 	{"/v1/memory/**", "PUT", memory_put, 0, ACL_TENANT},

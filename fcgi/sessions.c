@@ -12,6 +12,7 @@
 #include "request.h"
 #include "respond.h"
 #include "result.h"
+#include "volumes.h"
 #include "../conf/lib/json.h"
 
 #include <stdio.h>
@@ -31,6 +32,10 @@ static cJSON *session_to_json(const struct worker *w, const struct session *s)
 	cJSON_AddNumberToObject(lim, "cpus", s->limits.cpus);
 	cJSON_AddNumberToObject(lim, "pids", (double)s->limits.pids);
 	cJSON_AddBoolToObject(o, "network", s->network);
+	if (s->volume_name[0]) {
+		cJSON_AddStringToObject(o, "volume", s->volume_name);
+		cJSON_AddBoolToObject(o, "volumeReadOnly", s->volume_ro);
+	}
 	cJSON_AddStringToObject(o, "state", s->busy ? "busy" : "idle");
 	if (s->memory_used >= 0)
 		cJSON_AddNumberToObject(o, "memoryUsedBytes", (double)s->memory_used);
@@ -72,7 +77,7 @@ static bool parse_create(struct worker *w, struct request *rq, enum session_type
 			 struct limits *lim, int64_t *idle, int64_t *life)
 {
 	static const char *const known[] = {"language", "version", "type", "limits", "network",
-		"idleTimeoutMs", "maxLifetimeMs", NULL};
+		"idleTimeoutMs", "maxLifetimeMs", "volume", "volumeReadOnly", NULL};
 	const struct conf *c = &w->conf;
 	struct fault *f = &rq->fault;
 	const char *kind = "shell";
@@ -107,7 +112,7 @@ static bool parse_create(struct worker *w, struct request *rq, enum session_type
 	if ((v = cJSON_GetObjectItemCaseSensitive(root, "network")) && !cJSON_IsNull(v) &&
 	    !json_bool(v, "network", &rq->network, f))
 		return false;
-	if (!request_network_allowed(rq, c, f))
+	if (!request_network_allowed(rq, c, f) || !request_parse_volume(rq, root))
 		return false;
 	return get_timeout(root, "idleTimeoutMs", c->sessions.idle_ms, c->sessions.max_idle_ms, idle, f) &&
 	       get_timeout(root, "maxLifetimeMs", c->sessions.lifetime_ms, c->sessions.max_lifetime_ms, life, f);
@@ -119,12 +124,19 @@ void sessions_create(struct worker *w, struct request *rq)
 	struct limits lim = {0};
 	int64_t idle = 0, life = 0;
 	struct session s;
-	if (!read_json(w, rq) || !parse_create(w, rq, &type, &lim, &idle, &life)) {
+	if (!read_json(w, rq) || !parse_create(w, rq, &type, &lim, &idle, &life) || !volumes_resolve(w, rq)) {
 		respond_fault(rq, "");
 		return;
 	}
 	admin_job_accepted(w, rq);
-	if (!session_create(&w->conf, rq->tenant, rq->share, rq->lang, type, &lim, rq->network, idle, life, &s, &rq->fault)) {
+	s = (struct session){.type = type, .limits = lim, .network = rq->network, .idle_ms = idle,
+			     .lifetime_ms = life, .volume_ro = rq->job.volume_ro};
+	snprintf(s.tenant, sizeof s.tenant, "%s", rq->tenant);
+	if (rq->job.volume) {
+		snprintf(s.volume, sizeof s.volume, "%s", rq->job.volume);
+		snprintf(s.volume_name, sizeof s.volume_name, "%s", rq->volume_name);
+	}
+	if (!session_create(&w->conf, rq->share, rq->lang, &s, &rq->fault)) {
 		log_msg("session create failed: %s", rq->fault.message);
 		respond_fault(rq, "");
 		return;

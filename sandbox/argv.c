@@ -163,6 +163,15 @@ static void push_hardened(const struct conf *c, const struct language *l, const 
 
 static void push_command(struct strv *a, const char *script, const struct sandbox_job *job);
 
+/* A volume (sandbox.h, Volumes) at /memory: its mounted filesystem, never
+ * its image. */
+static void push_volume(const struct conf *c, const char *id, bool ro, struct strv *a)
+{
+	if (id && c->volumes.dir)
+		strv_pushf(a, "--mount=type=bind,src=%s/%s,dst=/memory%s", c->volumes.dir, id,
+			   ro ? ",readonly" : "");
+}
+
 void sandbox_docker_argv(const struct conf *c, const struct sandbox_job *job,
 			 const char *container, const char *owner, const char *src_dir,
 			 struct strv *a)
@@ -170,6 +179,7 @@ void sandbox_docker_argv(const struct conf *c, const struct sandbox_job *job,
 	const struct language *l = job->lang;
 	push_hardened(c, l, &job->limits, job->network, container, owner, "cold", "/box", a);
 	strv_pushf(a, "--mount=type=bind,src=%s,dst=/src,readonly", src_dir);
+	push_volume(c, job->volume, job->volume_ro, a);
 	strv_push(a, "--entrypoint=");
 	strv_push(a, l->image_id);
 	push_command(a, entry_script, job);
@@ -210,12 +220,13 @@ void sandbox_warm_argv(const struct conf *c, const struct language *l, const str
 		strv_push(a, l->preload.v[i]);
 }
 
-void sandbox_session_argv(const struct conf *c, const struct language *l, const struct limits *lim,
-			  bool network, bool kernel, const char *container, const char *owner,
-			  const char *id, struct strv *a)
+void sandbox_session_argv(const struct conf *c, const struct language *l, const struct session *s,
+			  const char *owner, struct strv *a)
 {
-	push_hardened(c, l, lim, network, container, owner, "session", "/workspace", a);
-	strv_pushf(a, "--label=isobox.session=%s", id);
+	bool kernel = s->type == SESSION_KERNEL;
+	push_hardened(c, l, &s->limits, s->network, s->container, owner, "session", "/workspace", a);
+	strv_pushf(a, "--label=isobox.session=%s", s->id);
+	push_volume(c, s->volume[0] ? s->volume : NULL, s->volume_ro, a);
 	/* The session's files: in its own memory, like /box, and kept. */
 	strv_pushf(a, "--tmpfs=/workspace:rw,nosuid,nodev,exec,size=%lld,mode=1777",
 		   (long long)c->sessions.workspace_bytes);
@@ -233,6 +244,7 @@ void sandbox_outputs_argv(const struct conf *c, const struct sandbox_job *job, c
 {
 	push_hardened(c, job->lang, &job->limits, job->network, container, owner, "cold", "/box", a);
 	strv_pushf(a, "--mount=type=bind,src=%s,dst=/isobox-agent,readonly", c->warm.agent_dir);
+	push_volume(c, job->volume, job->volume_ro, a);
 	strv_push(a, "--entrypoint=");
 	strv_push(a, job->lang->image_id);
 	strv_push(a, "/isobox-agent/isobox-agent");

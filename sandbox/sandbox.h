@@ -49,6 +49,8 @@ struct sandbox_job {
 	bool network;         /* firewalled egress (conf network.enabled checked) */
 	char *const *outputs; /* n_outputs globs of files to return (outputs.c) */
 	size_t n_outputs;
+	const char *volume;   /* a volume's id, bound at /memory; NULL: none */
+	bool volume_ro;       /* read-only */
 };
 
 /* A file a run made that matched one of its job's outputs. Owns its bytes. */
@@ -74,7 +76,7 @@ struct sandbox_result {
 	bool warm;        /* it ran in a warm sandbox (warm.c) */
 	const char *warm_miss; /* else why not, when its language has a warm
 				  pool: "empty", "limits", "network",
-				  "outputs", "dead" */
+				  "outputs", "volume", "dead" */
 	/* A session step (session.c): */
 	struct buf kernel;     /* a cell's result as its kernel wrote it (JSON,
 				  untrusted: fcgi/ checks what it uses) */
@@ -219,6 +221,19 @@ bool sandbox_egress_ready(const struct conf *c, char *mode, size_t mode_len, str
 void sandbox_egress_log(const struct conf *c);
 
 /*
+ * Volumes (volume.c): a tenant's files that outlive runs. Each is an ext4
+ * image of its own size, loop-mounted at <volumes.dir>/<id> by
+ * isobox-volumed (root), and bound into a sandbox at /memory (job->volume)
+ * so that the kernel holds a run to the size: ENOSPC past it. Records are
+ * in the store (conf/store_volumes.h); these make and remove the image.
+ */
+bool volume_make(const struct conf *c, const char *id, int64_t bytes, struct fault *f);
+/* 409 volume_busy while a sandbox has it mounted. */
+bool volume_unmake(const struct conf *c, const char *id, struct fault *f);
+/* Its filesystem's bytes used and size (the size less ext4's own). */
+bool volume_usage(const struct conf *c, const char *id, int64_t *used, int64_t *size, struct fault *f);
+
+/*
  * Sessions (session.c, session_store.c): a sandbox that lives across
  * requests, with a persistent /workspace, and in a kernel session a live
  * interpreter. Its agent (sandbox/agent/agent.c) serves one request at a
@@ -244,6 +259,8 @@ enum session_type { SESSION_SHELL, SESSION_KERNEL };
 struct session {
 	char id[SESSION_ID_LEN + 1];
 	char tenant[TENANT_NAME_MAX + 1]; /* whose it is: no other tenant finds it */
+	char volume[33], volume_name[64]; /* a volume at /memory (its id, its name); "": none */
+	bool volume_ro;
 	char language[64], version[64]; /* the registry's name and pinned version */
 	enum session_type type;
 	struct limits limits;   /* memory, cpus, pids: the session's; the rest per step */
@@ -261,13 +278,12 @@ struct session {
 /* When it ends if nothing uses it (wall clock ms). Pure. */
 int64_t session_expires_ms(const struct session *s);
 
-/* Start one for tenant, within its share: 201. 429/507 past the ceilings
+/* Start one for s->tenant, within its share, as s asks (its type, limits,
+ * network, idle_ms, lifetime_ms and volume); the rest of s is filled: 201. 429/507 past the ceilings
  * in sessions:, 403 past the tenant's, 5xx when its sandbox does not
  * start (nothing is left behind then). */
-bool session_create(const struct conf *c, const char *tenant, const struct tenant_limits *share,
-		    const struct language *l, enum session_type type,
-		    const struct limits *lim, bool network, int64_t idle_ms, int64_t lifetime_ms,
-		    struct session *out, struct fault *f);
+bool session_create(const struct conf *c, const struct tenant_limits *share, const struct language *l,
+		    struct session *s, struct fault *f);
 /*
  * Every call below names the tenant asking (NULL: the server itself): a
  * session of another tenant is not found (404), as if it did not exist.
@@ -316,9 +332,8 @@ void session_expire(const struct conf *c, int *expired, int *died);
 int session_count(const struct conf *c);
 
 /* The docker argv of a session's sandbox, and of one step's command. Pure. */
-void sandbox_session_argv(const struct conf *c, const struct language *l, const struct limits *lim,
-			  bool network, bool kernel, const char *container, const char *owner,
-			  const char *id, struct strv *argv);
+void sandbox_session_argv(const struct conf *c, const struct language *l, const struct session *s,
+			  const char *owner, struct strv *argv);
 void sandbox_step_argv(const struct sandbox_job *job, struct strv *argv);
 /* A cold run with outputs: the agent, not the entry script, in /box. Pure. */
 void sandbox_outputs_argv(const struct conf *c, const struct sandbox_job *job, const char *container,

@@ -52,8 +52,7 @@ static bool start_sandbox(struct session_handle *h, const struct language *l, st
 		fail(f, E_SANDBOX_UNAVAILABLE, "cannot make the session's pipes: %s", strerror(errno));
 	} else {
 		struct strv argv = {0};
-		sandbox_session_argv(c, l, &s->limits, s->network, s->type == SESSION_KERNEL, s->container,
-				     sandbox_owner_id(), s->id, &argv);
+		sandbox_session_argv(c, l, s, sandbox_owner_id(), &argv);
 		ok = subproc_detach(argv.v, held);
 		strv_free(&argv);
 		if (!ok)
@@ -77,9 +76,7 @@ static bool start_sandbox(struct session_handle *h, const struct language *l, st
 	return ok;
 }
 
-bool session_create(const struct conf *c, const char *tenant, const struct tenant_limits *share,
-		    const struct language *l, enum session_type type,
-		    const struct limits *lim, bool network, int64_t idle_ms, int64_t lifetime_ms,
+bool session_create(const struct conf *c, const struct tenant_limits *share, const struct language *l,
 		    struct session *out, struct fault *f)
 {
 	if (!c->sessions.dir)
@@ -88,12 +85,10 @@ bool session_create(const struct conf *c, const char *tenant, const struct tenan
 		return fail(f, E_IMAGE_NOT_BUILT, "no image is built for %s yet: run deploy/images/build.sh",
 			    l->name);
 	char mode[16];
-	if (network && !sandbox_egress_ready(c, mode, sizeof mode, f))
+	if (out->network && !sandbox_egress_ready(c, mode, sizeof mode, f))
 		return false;
-	struct session s = {.type = type, .limits = *lim, .network = network, .idle_ms = idle_ms,
-			    .lifetime_ms = lifetime_ms};
+	struct session s = *out;
 	session_new_id(s.id);
-	snprintf(s.tenant, sizeof s.tenant, "%s", tenant);
 	snprintf(s.language, sizeof s.language, "%s", l->name);
 	snprintf(s.version, sizeof s.version, "%s", l->version);
 	snprintf(s.container, sizeof s.container, "isobox-%s-%s", c->instance, s.id);

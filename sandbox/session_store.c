@@ -87,6 +87,9 @@ bool session_record_write(int dir_fd, const struct session *s)
 	cJSON_AddNumberToObject(o, "steps", (double)s->steps);
 	cJSON_AddStringToObject(o, "container", s->container);
 	cJSON_AddStringToObject(o, "containerId", s->container_id);
+	cJSON_AddStringToObject(o, "volume", s->volume);
+	cJSON_AddStringToObject(o, "volumeName", s->volume_name);
+	cJSON_AddBoolToObject(o, "volumeReadOnly", s->volume_ro);
 	autofree char *text = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	autoclose int fd = openat(dir_fd, "record.new", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -140,6 +143,9 @@ static bool record_read(int dir_fd, struct session *s)
 	s->steps = num(o, "steps");
 	str(o, "container", s->container, sizeof s->container);
 	str(o, "containerId", s->container_id, sizeof s->container_id);
+	str(o, "volume", s->volume, sizeof s->volume);
+	str(o, "volumeName", s->volume_name, sizeof s->volume_name);
+	s->volume_ro = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "volumeReadOnly"));
 	cJSON_Delete(o);
 	struct stat st;
 	s->last_used_ms = s->created_ms;

@@ -489,6 +489,8 @@ bool warm_take(struct warm_pool *wp, const struct sandbox_job *job, struct warm_
 		return *miss = "network", false;
 	if (job->n_outputs) /* the agent returns files (outputs.c); warm ones do not */
 		return *miss = "outputs", false;
+	if (job->volume) /* mounted at start; a warm one started without it */
+		return *miss = "volume", false;
 	if (want->memory_bytes != p->memory_bytes || want->cpus != p->cpus || want->pids != p->pids)
 		return *miss = "limits", false;
 	int slot, fds[3];

@@ -57,6 +57,11 @@ enum fault_code {
 	E_RATE_LIMITED,         /* requestsPerMinute */
 	E_TOO_MANY_EXECUTIONS,  /* concurrentExecutions */
 	E_QUOTA_EXCEEDED,       /* sessions, memory, volumes: what a tenant may hold */
+	/* Volumes. */
+	E_VOLUMES_OFF,
+	E_VOLUME_NOT_FOUND,
+	E_VOLUME_EXISTS,
+	E_VOLUME_BUSY,          /* mounted by a run or a session */
 	/* The memory store. */
 	E_KEY_NOT_FOUND,
 	E_PRECONDITION_FAILED,  /* If-Match / If-None-Match */

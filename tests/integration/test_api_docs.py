@@ -200,7 +200,7 @@ def exchanges():
                         xs = ex.get("x-session")
                         assert "{" not in (p.replace("{id}", "") if xs else p), \
                             f"{method} {path} {status} example {name}: give a path (and x-session for {{id}})"
-                        xb = ex.get("x-before")
+                        xb = {"before": ex.get("x-before", []), "after": ex.get("x-after", [])}
                         key = (m, p, body, status, json.dumps(ex["value"]), json.dumps(xs), json.dumps(xb))
                         if key in seen:
                             continue
@@ -227,10 +227,14 @@ def test_openapi_lints_clean():
                          exchanges())
 def test_example_is_what_the_service_answers(method, path, headers, body, status, media_type,
                                               example, schema, xsession, before):
-    # x-before: requests that set the stage (memory keys), whatever they answer.
-    for r in before or []:
+    # x-before: requests that set the stage (memory keys, volumes), whatever
+    # they answer; x-after: what clears it up.
+    for r in before["before"]:
         send_json_or_bytes(r.get("method", "PUT"), r["path"], r.get("body"), r.get("headers"))
     with contextlib.ExitStack() as stack:
+        for r in before["after"]:
+            stack.callback(send_json_or_bytes, r.get("method", "DELETE"), r["path"], r.get("body"),
+                           r.get("headers"))
         sid = None
         if xsession:
             sid = stack.enter_context(example_session(xsession))

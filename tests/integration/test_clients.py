@@ -10,6 +10,7 @@ import time
 import pytest
 
 from conftest import URL, request
+from tenants_util import new_key, reload_pool, tenants_file
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "clients", "python"))
@@ -24,13 +25,20 @@ def test_python_execute():
     assert r["run"]["stdout"] == "in ['a b']\n" and r["limits"]["wallTimeMs"] == 5000
 
 
-def test_python_files_and_runtimes():
-    box = Isobox(URL, api_key="ignored-for-now")
-    r = box.execute("ruby", files=[{"name": "main.rb", "content": "require_relative 'l'\nputs X"},
-                                   {"name": "l.rb", "content": "X = 9"}])
-    assert r["run"]["stdout"] == "9\n"
-    names = {x["language"] for x in box.runtimes()["runtimes"]}
-    assert {"python", "go", "java"} <= names
+def test_python_files_and_runtimes_with_a_key():
+    with tenants_file("tenants: {}\n"):
+        key, _ = new_key("clients")
+        reload_pool()
+        box = Isobox(URL, api_key=key)
+        r = box.execute("ruby", files=[{"name": "main.rb", "content": "require_relative 'l'\nputs X"},
+                                       {"name": "l.rb", "content": "X = 9"}])
+        assert r["run"]["stdout"] == "9\n"
+        names = {x["language"] for x in box.runtimes()["runtimes"]}
+        assert {"python", "go", "java"} <= names
+        # The key is sent: a wrong one is refused, even from loopback.
+        with pytest.raises(IsoboxError) as err:
+            Isobox(URL, api_key=key[:-1] + ("0" if key[-1] != "0" else "1")).runtimes()
+        assert err.value.status == 401 and err.value.code == "unauthorized"
 
 
 def test_python_stream_yields_events_as_they_happen():

@@ -116,6 +116,27 @@ void test_argv(void)
 	strv_free(&a);
 	strv_free(&compile);
 	strv_free(&run);
+
+	/* A volume: its mount point (never its image) at /memory. */
+	job.volume = "0123456789abcdef0123456789abcdef";
+	job.volume_ro = true;
+	sandbox_docker_argv(&c, &job, "n", "o", "/d", &a);
+	int at = index_of(&a, "--mount=type=bind,src=/var/lib/isobox/volumes/0123456789abcdef0123456789abcdef,"
+			  "dst=/memory,readonly");
+	ok(at > 0 && at < index_of(&a, TEST_ID_PY), "argv: a volume at /memory, read-only, before the image");
+	strv_free(&a);
+	job.volume_ro = false;
+	sandbox_docker_argv(&c, &job, "n", "o", "/d", &a);
+	ok(index_of(&a, "--mount=type=bind,src=/var/lib/isobox/volumes/0123456789abcdef0123456789abcdef,"
+		    "dst=/memory") > 0, "argv: a volume, read-write");
+	strv_free(&a);
+	job.volume = NULL;
+	sandbox_docker_argv(&c, &job, "n", "o", "/d", &a);
+	bool none = true;
+	for (size_t i = 0; i < a.n; i++)
+		none &= !strstr(a.v[i], "/memory");
+	ok(none, "argv: no volume, no /memory");
+	strv_free(&a);
 	registry_free(&r);
 	conf_free(&c);
 }

@@ -152,8 +152,10 @@ static void session_argv(const struct conf *c, const struct language *py)
 	struct sandbox_job job = {.lang = py, .files = files, .n_files = 1, .limits = lim};
 	struct strv cold = {0}, ses = {0}, kern = {0};
 	sandbox_docker_argv(c, &job, "isobox-main-x", "1.2", "/w/x", &cold);
-	sandbox_session_argv(c, py, &lim, false, false, "isobox-main-x", "1.2", "0123456789abcdef0123456789abcdef", &ses);
-	sandbox_session_argv(c, py, &lim, false, true, "isobox-main-x", "1.2", "0123456789abcdef0123456789abcdef", &kern);
+	struct session s = {.limits = lim, .id = "0123456789abcdef0123456789abcdef", .container = "isobox-main-x"};
+	sandbox_session_argv(c, py, &s, "1.2", &ses);
+	s.type = SESSION_KERNEL;
+	sandbox_session_argv(c, py, &s, "1.2", &kern);
 	int at = index_of(&ses, "--label=isobox.kind=session");
 	ok(at > 0 && at == index_of(&cold, "--label=isobox.kind=cold"), "session argv: labelled isobox.kind=session");
 	int same = 0;

@@ -1,0 +1,176 @@
+/*
+ * volumes.c: /v1/volumes (volumes.h). A volume's record is written before
+ * its image is made and removed after its image is gone, so that a crash
+ * in between leaves a record that says so ("creating", "deleting") and
+ * that DELETE clears, never an image that no record names.
+ */
+#define _GNU_SOURCE
+#include "volumes.h"
+#include "encode.h"
+#include "request.h"
+#include "respond.h"
+#include "../conf/lib/json.h"
+#include "../conf/store_volumes.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Longer than any creation takes (isobox-volumed's own bound, sandbox/volume.c). */
+#define CREATING_MS (5 * 60 * 1000)
+
+static cJSON *volume_to_json(const struct worker *w, const struct volume *v, bool usage)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "name", v->name);
+	cJSON_AddNumberToObject(o, "sizeBytes", (double)v->size_bytes);
+	cJSON_AddStringToObject(o, "state", v->state);
+	json_add_time(o, "createdAt", v->created_ms);
+	int64_t used, size;
+	struct fault ignored;
+	if (usage && !strcmp(v->state, "ready") && volume_usage(&w->conf, v->id, &used, &size, &ignored))
+		cJSON_AddNumberToObject(o, "usedBytes", (double)used);
+	else if (usage)
+		cJSON_AddNullToObject(o, "usedBytes");
+	return o;
+}
+
+static void answer(struct request *rq, int status, cJSON *o)
+{
+	rq->status_ok = status;
+	http_send_json(&rq->io, status, "", o);
+	cJSON_Delete(o);
+}
+
+/* The store, with volumes on: NULL (and rq->fault) if not. */
+static struct store *volume_store(struct worker *w, struct request *rq)
+{
+	if (!w->conf.volumes.dir) {
+		fail(&rq->fault, E_VOLUMES_OFF, "volumes are turned off on this server");
+		return NULL;
+	}
+	return worker_store(w, &rq->fault);
+}
+
+void volumes_create(struct worker *w, struct request *rq)
+{
+	static const char *const known[] = {"name", "sizeBytes", NULL};
+	const struct conf *c = &w->conf;
+	struct store *s = volume_store(w, rq);
+	struct fault *f = &rq->fault;
+	const char *name;
+	int64_t size;
+	struct volume v;
+	bool ok = s && http_is_json(&rq->io) &&
+		  http_read_body(&rq->io, 64 << 10, &rq->body, f) &&
+		  json_parse_strict(rq->body.data, rq->body.len, 100, &rq->json, f) &&
+		  json_object(rq->json, "the request body", f) && json_known_keys(rq->json, known, "a volume", f);
+	for (size_t i = 0; ok && known[i]; i++)
+		if (!cJSON_GetObjectItemCaseSensitive(rq->json, known[i]))
+			ok = fail(f, E_MISSING_FIELD, "a volume needs \"%s\"", known[i]);
+	ok = ok && json_string(cJSON_GetObjectItemCaseSensitive(rq->json, "name"), "name", &name, f) &&
+		  json_int(cJSON_GetObjectItemCaseSensitive(rq->json, "sizeBytes"), "sizeBytes",
+			   c->volumes.min_bytes, c->volumes.max_bytes, &size, f);
+	if (s && !f->code && !http_is_json(&rq->io))
+		fail(f, E_UNSUPPORTED_MEDIA_TYPE, "send the request as Content-Type: application/json");
+	if (ok && !volume_name_valid(name))
+		ok = fail(f, E_INVALID_VALUE, "volume names are [a-z0-9][a-z0-9_.-]*, at most %d", VOLUME_NAME_MAX);
+	ok = ok && store_volume_add(s, rq->tenant, name, size, rq->share->volumes, rq->share->volume_bytes,
+				    wall_ms(), &v, f);
+	if (ok && !volume_make(c, v.id, size, f)) {
+		/* isobox-volumed serves one request at a time: a remove asked
+		 * now comes after the create, even one we stopped waiting for. */
+		struct fault ignored;
+		volume_unmake(c, v.id, &ignored);
+		store_volume_drop(s, rq->tenant, name, &ignored);
+		ok = false;
+	}
+	if (ok)
+		ok = store_volume_set_state(s, rq->tenant, name, "creating", "ready", &v, f);
+	if (!ok) {
+		respond_fault(rq, "");
+		return;
+	}
+	log_msg("volume %s made: %lld bytes", v.id, (long long)size);
+	answer(rq, 201, volume_to_json(w, &v, true));
+}
+
+void volumes_list(struct worker *w, struct request *rq)
+{
+	struct store *s = volume_store(w, rq);
+	struct volume *all;
+	size_t n;
+	if (!s || !store_volume_list(s, rq->tenant, &all, &n, &rq->fault)) {
+		respond_fault(rq, "");
+		return;
+	}
+	cJSON *o = cJSON_CreateObject();
+	cJSON *list = cJSON_AddArrayToObject(o, "volumes");
+	for (size_t i = 0; i < n; i++)
+		cJSON_AddItemToArray(list, volume_to_json(w, &all[i], false));
+	free(all);
+	answer(rq, 200, o);
+}
+
+void volumes_get(struct worker *w, struct request *rq)
+{
+	struct store *s = volume_store(w, rq);
+	struct volume v;
+	if (!s || !store_volume_get(s, rq->tenant, rq->params[0], &v, &rq->fault)) {
+		respond_fault(rq, "");
+		return;
+	}
+	answer(rq, 200, volume_to_json(w, &v, true));
+}
+
+void volumes_delete(struct worker *w, struct request *rq)
+{
+	struct store *s = volume_store(w, rq);
+	struct volume v;
+	const char *name = rq->params[0];
+	struct fault ignored;
+	/* One being made is left to its maker, unless its maker is long gone
+	 * (a worker that died half-way). */
+	if (s && store_volume_get(s, rq->tenant, name, &v, &rq->fault) && !strcmp(v.state, "creating") &&
+	    wall_ms() - v.created_ms < CREATING_MS)
+		fail(&rq->fault, E_VOLUME_BUSY, "volume %s is being made; retry in a moment", name);
+	/* "deleting" first: no run mounts it from here on. */
+	if (!s || rq->fault.code ||
+	    !store_volume_set_state(s, rq->tenant, name, NULL, "deleting", &v, &rq->fault)) {
+		respond_fault(rq, "");
+		return;
+	}
+	if (!volume_unmake(&w->conf, v.id, &rq->fault)) {
+		if (rq->fault.code == E_VOLUME_BUSY)
+			store_volume_set_state(s, rq->tenant, name, "deleting", "ready", &v, &ignored);
+		respond_fault(rq, "");
+		return;
+	}
+	if (!store_volume_drop(s, rq->tenant, name, &rq->fault)) {
+		respond_fault(rq, "");
+		return;
+	}
+	log_msg("volume %s deleted", v.id);
+	rq->status_ok = 204;
+	http_send_empty(&rq->io, 204, "");
+}
+
+bool volumes_resolve(struct worker *w, struct request *rq)
+{
+	struct volume v;
+	if (!rq->volume_name[0])
+		return true;
+	struct store *s = volume_store(w, rq);
+	if (!s || !store_volume_get(s, rq->tenant, rq->volume_name, &v, &rq->fault))
+		return false;
+	if (strcmp(v.state, "ready"))
+		return fail(&rq->fault, E_VOLUME_NOT_FOUND, "volume %s is %s", v.name, v.state);
+	/* Mounted now (after a reboot, only once isobox-volumed has mounted
+	 * it again): a run must never get an empty /memory in its place. */
+	int64_t used, size;
+	if (!volume_usage(&w->conf, v.id, &used, &size, &rq->fault))
+		return false;
+	snprintf(rq->volume_id, sizeof rq->volume_id, "%s", v.id);
+	rq->job.volume = rq->volume_id;
+	return true;
+}

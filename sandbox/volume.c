@@ -1,0 +1,112 @@
+/*
+ * volume.c: volumes' images (sandbox.h, Volumes), by asking isobox-volumed
+ * over its socket: one line each way. The worker never mounts anything
+ * itself (it holds no privilege); it names a volume by the id the store
+ * gave it, never by a path.
+ */
+#define _GNU_SOURCE
+#include "volume.h"
+#include "deadline.h"
+#include "subproc.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+/* Formatting a volume takes long for a large one; nothing else does. */
+#define VOLUMED_MS 120000
+
+bool volume_ask(const struct conf *c, const char *line, char *out, size_t out_len, struct fault *f)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	if (!c->volumes.dir)
+		return fail(f, E_VOLUMES_OFF, "volumes are turned off on this server");
+	if (strlen(c->volumes.socket) >= sizeof a.sun_path)
+		return fail(f, E_SANDBOX_UNAVAILABLE, "volumes.socket is too long");
+	memcpy(a.sun_path, c->volumes.socket, strlen(c->volumes.socket));
+	autoclose int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) < 0)
+		return fail(f, E_SANDBOX_UNAVAILABLE, "isobox-volumed does not answer on %s: %s",
+			    c->volumes.socket, strerror(errno));
+	if (write(fd, line, strlen(line)) != (ssize_t)strlen(line))
+		return fail(f, E_SANDBOX_UNAVAILABLE, "isobox-volumed: %s", strerror(errno));
+	char reply[300];
+	size_t got = 0;
+	int64_t deadline = now_ms() + VOLUMED_MS;
+	while (got < sizeof reply - 1 && !memchr(reply, '\n', got)) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		int64_t left = deadline - now_ms();
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			return fail(f, E_SANDBOX_UNAVAILABLE, "isobox-volumed did not answer in time");
+		ssize_t r = read(fd, reply + got, sizeof reply - 1 - got);
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	reply[got] = '\0';
+	reply[strcspn(reply, "\n")] = '\0';
+	if (!strncmp(reply, "ok", 2) && (reply[2] == '\0' || reply[2] == ' ')) {
+		if (out_len)
+			snprintf(out, out_len, "%s", reply[2] ? reply + 3 : "");
+		return true;
+	}
+	if (!strcmp(reply, "err busy"))
+		return fail(f, E_VOLUME_BUSY, "the volume is mounted by a run or a session: "
+			    "delete it when they end");
+	return fail(f, E_SANDBOX_UNAVAILABLE, "isobox-volumed: %.200s",
+		    !strncmp(reply, "err ", 4) ? reply + 4 : reply[0] ? reply : "no answer");
+}
+
+bool volume_make(const struct conf *c, const char *id, int64_t bytes, struct fault *f)
+{
+	char line[96];
+	snprintf(line, sizeof line, "create %.32s %lld\n", id, (long long)bytes);
+	return volume_ask(c, line, NULL, 0, f);
+}
+
+/*
+ * Does a container bind its mount point? Unmounting it would not stop
+ * one: the bind in the container's namespace keeps the filesystem alive,
+ * so "busy" is asked of dockerd (a bind's source is its volume filter).
+ */
+static bool mounted_by_a_container(const struct conf *c, const char *id, struct fault *f)
+{
+	struct buf out = {0};
+	autofree char *filter = xasprintf("volume=%s/%s", c->volumes.dir, id);
+	char *ps[] = {c->docker, "ps", "--quiet", "--filter", filter, NULL};
+	int rc = subproc_capture(ps, REAP_LIST_MS, &out, NULL);
+	bool busy = rc == 0 && out.len > 0;
+	buf_free(&out);
+	if (rc != 0)
+		return !fail(f, E_DOCKER_UNAVAILABLE, "cannot ask dockerd what mounts the volume");
+	if (busy)
+		fail(f, E_VOLUME_BUSY, "the volume is mounted by a run or a session: delete it when they end");
+	return busy;
+}
+
+bool volume_unmake(const struct conf *c, const char *id, struct fault *f)
+{
+	if (mounted_by_a_container(c, id, f) || f->code)
+		return false;
+	char line[64];
+	snprintf(line, sizeof line, "remove %.32s\n", id);
+	return volume_ask(c, line, NULL, 0, f);
+}
+
+bool volume_usage(const struct conf *c, const char *id, int64_t *used, int64_t *size, struct fault *f)
+{
+	char line[64], out[64];
+	long long u, s;
+	snprintf(line, sizeof line, "usage %.32s\n", id);
+	if (!volume_ask(c, line, out, sizeof out, f))
+		return false;
+	if (sscanf(out, "%lld %lld", &u, &s) != 2)
+		return fail(f, E_SANDBOX_UNAVAILABLE, "isobox-volumed: a usage without numbers");
+	*used = u;
+	*size = s;
+	return true;
+}
