@@ -10,6 +10,10 @@ web server:
                 hash, the tenant's rate taken and its running claim in the
                 store): the cheapest route, so the key's cost shows
   execute       POST /execute of python `pass`, the same two ways, in turn
+  volume        POST /v1/volumes of 16 MiB and of 256 MiB (fallocate, mkfs,
+                loop mount), and a run of `pass` with the volume at /memory
+                next to one without (the mount's cost; a run with a volume
+                is always cold)
 
     bench/memory.py [--runs N] [--url URL] [--write docs/PERFORMANCE.md]
 
@@ -109,7 +113,24 @@ def main():
             anon.append(timed(lambda: call(url, "POST", "/execute", code)))
             keyed.append(timed(lambda: call(url, "POST", "/execute", code, key=key, source="127.0.0.2")))
         r["execute"] = (anon, keyed)
+        for size in (16, 256):
+            made = []
+            for i in range(5):
+                name = f"bench-{size}-{i}"
+                call(url, "DELETE", f"/v1/volumes/{name}")
+                made.append(timed(lambda: call(url, "POST", "/v1/volumes",
+                                               {"name": name, "sizeBytes": size << 20})))
+            r[f"volume{size}"] = made
+        plain, mounted = [], []
+        for _ in range(min(n, 10)):
+            code = {"language": "python", "code": "pass", "limits": {"memoryBytes": 268435456 - 4096}}
+            plain.append(timed(lambda: call(url, "POST", "/execute", code)))
+            mounted.append(timed(lambda: call(url, "POST", "/execute", dict(code, volume="bench-16-0"))))
+        r["mount"] = (plain, mounted)
     finally:
+        for size in (16, 256):
+            for i in range(5):
+                call(url, "DELETE", f"/v1/volumes/bench-{size}-{i}")
         for i in range(50):
             call(url, "DELETE", f"/v1/memory/bench/k{i}")
         subprocess.run([FCGI, "--conf", CONF, "--revoke-key", key[4:12]], check=True, capture_output=True)
@@ -125,6 +146,12 @@ def main():
         a, k = r[route]
         lines.append(f"| `{'GET /runtimes' if route == 'runtimes' else 'POST /execute'}` ({len(a)} each, in turn) | "
                      f"{ms(a):.2f} ms | {ms(k):.2f} ms | {ms(k) - ms(a):+.2f} ms |")
+    lines += ["", "| volumes | median | p90 |", "|---|---|---|",
+              f"| create 16 MiB (5) | {ms(r['volume16']):.0f} ms | {p90(r['volume16']):.0f} ms |",
+              f"| create 256 MiB (5) | {ms(r['volume256']):.0f} ms | {p90(r['volume256']):.0f} ms |"]
+    plain, mounted = r["mount"]
+    lines += ["", f"A cold run of `pass` ({len(plain)} each, in turn): {ms(plain):.0f} ms without a volume, "
+              f"{ms(mounted):.0f} ms with one at /memory ({ms(mounted) - ms(plain):+.0f} ms)."]
     text = "\n".join(lines)
     print(text)
     if args.write:

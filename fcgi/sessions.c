@@ -9,6 +9,7 @@
 #include "admin.h"
 #include "metrics.h"
 #include "execute.h"
+#include "files.h"
 #include "request.h"
 #include "respond.h"
 #include "result.h"
@@ -202,80 +203,32 @@ void sessions_exec(struct worker *w, struct request *rq)
 	execute_answer(w, rq);
 }
 
-/* The file path of a files route, checked like a request's file names. */
-static bool file_path(struct worker *w, struct request *rq, const char *path)
+/* Files of its /workspace (files.c). */
+static struct files_place place_of(const struct request *rq)
 {
-	return sandbox_valid_path(path, (size_t)w->conf.request.max_path_bytes, &rq->fault);
+	return (struct files_place){.tenant = rq->tenant, .session = rq->params[0]};
 }
 
 void sessions_files_list(struct worker *w, struct request *rq)
 {
-	autofree char *path = request_query_param(http_param(&rq->io, "QUERY_STRING"), "path");
-	const char *dir = path && path[0] && strcmp(path, ".") ? path : "";
-	struct session_entry *e = NULL;
-	size_t n = 0;
-	if ((dir[0] && !file_path(w, rq, dir)) ||
-	    !session_list_files(&w->conf, rq->tenant, rq->params[0], dir, &e, &n, &rq->fault)) {
-		respond_fault(rq, "");
-		return;
-	}
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "path", dir[0] ? dir : ".");
-	/* Listings stop at sessions.maxListEntries. */
-	cJSON_AddBoolToObject(o, "truncated", (int64_t)n >= w->conf.sessions.max_list_entries);
-	cJSON *list = cJSON_AddArrayToObject(o, "entries");
-	for (size_t i = 0; i < n; i++) {
-		static const char *const types[] = {['f'] = "file", ['d'] = "directory", ['l'] = "link",
-			['o'] = "other"};
-		cJSON *x = cJSON_CreateObject();
-		json_add_bytes(x, "name", e[i].name, strlen(e[i].name));
-		cJSON_AddStringToObject(x, "type", types[(unsigned char)e[i].type]);
-		cJSON_AddNumberToObject(x, "size", (double)e[i].size);
-		json_add_time(x, "mtime", e[i].mtime * 1000);
-		cJSON_AddItemToArray(list, x);
-	}
-	session_entries_free(e, n);
-	answer(rq, 200, o);
+	struct files_place p = place_of(rq);
+	files_answer_list(w, rq, &p);
 }
 
 void sessions_file_get(struct worker *w, struct request *rq)
 {
-	struct buf data = {0};
-	if (!file_path(w, rq, rq->params[1]) ||
-	    !session_get_file(&w->conf, rq->tenant, rq->params[0], rq->params[1], &data, &rq->fault)) {
-		respond_fault(rq, "");
-		return;
-	}
-	http_send_bytes(&rq->io, 200, "application/octet-stream", "", data.data, data.len,
-			!strcmp(rq->method, "HEAD"));
-	buf_free(&data);
+	struct files_place p = place_of(rq);
+	files_answer_get(w, rq, &p, rq->params[1]);
 }
 
 void sessions_file_put(struct worker *w, struct request *rq)
 {
-	if (!file_path(w, rq, rq->params[1]) ||
-	    !http_read_body(&rq->io, (size_t)w->conf.sessions.max_file_bytes, &rq->body, &rq->fault) ||
-	    !session_put_file(&w->conf, rq->tenant, rq->params[0], rq->params[1], rq->body.data, rq->body.len,
-			      &rq->fault)) {
-		if (rq->fault.code == E_BODY_TOO_LARGE)
-			fail(&rq->fault, E_FILE_TOO_LARGE, "a file may be at most %lld bytes (sessions.maxFileBytes)",
-			     (long long)w->conf.sessions.max_file_bytes);
-		respond_fault(rq, "");
-		return;
-	}
-	cJSON *o = cJSON_CreateObject();
-	json_add_bytes(o, "path", rq->params[1], strlen(rq->params[1]));
-	cJSON_AddNumberToObject(o, "size", (double)rq->body.len);
-	answer(rq, 201, o);
+	struct files_place p = place_of(rq);
+	files_answer_put(w, rq, &p, rq->params[1]);
 }
 
 void sessions_file_delete(struct worker *w, struct request *rq)
 {
-	if (!file_path(w, rq, rq->params[1]) ||
-	    !session_delete_file(&w->conf, rq->tenant, rq->params[0], rq->params[1], &rq->fault)) {
-		respond_fault(rq, "");
-		return;
-	}
-	rq->status_ok = 204;
-	http_send_empty(&rq->io, 204, "");
+	struct files_place p = place_of(rq);
+	files_answer_delete(w, rq, &p, rq->params[1]);
 }

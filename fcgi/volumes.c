@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "volumes.h"
 #include "encode.h"
+#include "files.h"
 #include "request.h"
 #include "respond.h"
 #include "../conf/lib/json.h"
@@ -173,4 +174,57 @@ bool volumes_resolve(struct worker *w, struct request *rq)
 	snprintf(rq->volume_id, sizeof rq->volume_id, "%s", v.id);
 	rq->job.volume = rq->volume_id;
 	return true;
+}
+
+/*
+ * The files of the tenant's ready volume named in the route, reached by
+ * the agent in a sandbox of its own (python's image, or any built one).
+ */
+static bool volume_place(struct worker *w, struct request *rq, struct files_place *p)
+{
+	snprintf(rq->volume_name, sizeof rq->volume_name, "%.63s", rq->params[0]);
+	if (!volumes_resolve(w, rq))
+		return false;
+	struct fault ignored;
+	const struct language *l = registry_find(&w->reg, "python", NULL, &ignored);
+	for (size_t i = 0; (!l || !l->image_id) && i < w->reg.n; i++)
+		l = &w->reg.langs[i];
+	*p = (struct files_place){.tenant = rq->tenant, .volume = rq->volume_id, .lang = l};
+	return true;
+}
+
+void volumes_files_list(struct worker *w, struct request *rq)
+{
+	struct files_place p;
+	if (volume_place(w, rq, &p))
+		files_answer_list(w, rq, &p);
+	else
+		respond_fault(rq, "");
+}
+
+void volumes_file_get(struct worker *w, struct request *rq)
+{
+	struct files_place p;
+	if (volume_place(w, rq, &p))
+		files_answer_get(w, rq, &p, rq->params[1]);
+	else
+		respond_fault(rq, "");
+}
+
+void volumes_file_put(struct worker *w, struct request *rq)
+{
+	struct files_place p;
+	if (volume_place(w, rq, &p))
+		files_answer_put(w, rq, &p, rq->params[1]);
+	else
+		respond_fault(rq, "");
+}
+
+void volumes_file_delete(struct worker *w, struct request *rq)
+{
+	struct files_place p;
+	if (volume_place(w, rq, &p))
+		files_answer_delete(w, rq, &p, rq->params[1]);
+	else
+		respond_fault(rq, "");
 }

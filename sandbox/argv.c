@@ -239,6 +239,20 @@ void sandbox_session_argv(const struct conf *c, const struct language *l, const 
 		strv_push(a, l->kernel.v[i]);
 }
 
+void sandbox_volume_argv(const struct conf *c, const struct language *l, const char *id,
+			 const char *container, const char *owner, struct strv *a)
+{
+	push_hardened(c, l, &l->defaults, false, container, owner, "cold", "/memory", a);
+	strv_pushf(a, "--mount=type=bind,src=%s,dst=/isobox-agent,readonly", c->warm.agent_dir);
+	push_volume(c, id, false, a);
+	strv_push(a, "--entrypoint=");
+	strv_push(a, l->image_id);
+	strv_push(a, "/isobox-agent/isobox-agent");
+	strv_push(a, "--workspace");
+	strv_push(a, "/memory");
+	strv_push(a, "shell");
+}
+
 void sandbox_outputs_argv(const struct conf *c, const struct sandbox_job *job, const char *container,
 			  const char *owner, struct strv *a)
 {

@@ -306,20 +306,29 @@ bool session_delete(const struct conf *c, const char *tenant, const char *id, st
 bool session_step(const struct conf *c, const struct session *s, const struct sandbox_job *job,
 		  const struct sandbox_sink *sink, struct sandbox_result *res, struct fault *f);
 
-/* Files under /workspace, through the agent (it never follows a link). */
+/*
+ * Files under a session's /workspace or a volume's /memory, through the
+ * agent (it never follows a link). Where: a session (its id: 404 unless
+ * it is tenant's), or a volume (the id the store gave its record for the
+ * tenant; lang: an image to run the agent in, in a sandbox of its own).
+ */
+struct files_place {
+	const char *tenant;
+	const char *session, *volume; /* one of them */
+	const struct language *lang;  /* a volume's */
+};
 struct session_entry {
 	char *name; /* raw bytes, NUL-terminated (names have no NUL) */
 	char type;  /* 'f' file, 'd' directory, 'l' link, 'o' other */
 	int64_t size, mtime;
 };
-bool session_put_file(const struct conf *c, const char *tenant, const char *id, const char *path,
-		      const char *data, size_t len, struct fault *f);
-bool session_get_file(const struct conf *c, const char *tenant, const char *id, const char *path,
-		      struct buf *out, struct fault *f);
-bool session_list_files(const struct conf *c, const char *tenant, const char *id, const char *path,
-			struct session_entry **out, size_t *n, struct fault *f);
-bool session_delete_file(const struct conf *c, const char *tenant, const char *id, const char *path,
-			 struct fault *f);
+bool files_put(const struct conf *c, const struct files_place *p, const char *path, const char *data,
+	       size_t len, struct fault *f);
+bool files_get(const struct conf *c, const struct files_place *p, const char *path, struct buf *out,
+	       struct fault *f);
+bool files_list(const struct conf *c, const struct files_place *p, const char *path,
+		struct session_entry **out, size_t *n, struct fault *f);
+bool files_delete(const struct conf *c, const struct files_place *p, const char *path, struct fault *f);
 void session_entries_free(struct session_entry *e, size_t n);
 /* The agent's listing (frame.h) as entries, at most max. Pure. */
 bool session_parse_listing(const char *p, size_t len, size_t max, struct session_entry **out,
@@ -335,6 +344,9 @@ int session_count(const struct conf *c);
 void sandbox_session_argv(const struct conf *c, const struct language *l, const struct session *s,
 			  const char *owner, struct strv *argv);
 void sandbox_step_argv(const struct sandbox_job *job, struct strv *argv);
+/* A volume's files: the agent alone, the volume at /memory. Pure. */
+void sandbox_volume_argv(const struct conf *c, const struct language *l, const char *id,
+			 const char *container, const char *owner, struct strv *argv);
 /* A cold run with outputs: the agent, not the entry script, in /box. Pure. */
 void sandbox_outputs_argv(const struct conf *c, const struct sandbox_job *job, const char *container,
 			  const char *owner, struct strv *argv);

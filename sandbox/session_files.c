@@ -1,13 +1,17 @@
 /*
- * session_files.c: files in and out of a session's /workspace, through its
- * agent (frame.h: put, get, list, del). The host never opens a path in the
- * workspace: the agent does, inside the sandbox, with O_NOFOLLOW on every
- * component, so a link that sandboxed code made is reported, not followed.
+ * session_files.c: files in and out of a session's /workspace or a
+ * volume's /memory (sandbox.h, struct files_place), through the agent
+ * (frame.h: put, get, list, del): a session's own, or for a volume one in
+ * a short-lived sandbox with the volume mounted (volume.c). The host never
+ * opens a path in either: the agent does, inside the sandbox, with
+ * O_NOFOLLOW on every component, so a link that sandboxed code made is
+ * reported, not followed.
  */
 #define _GNU_SOURCE
 #include "agent_io.h"
 #include "frame.h"
 #include "session_store.h"
+#include "volume.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -20,19 +24,22 @@
 
 /* Open the session, send the call, read the answer; the session ends if
  * its agent cannot answer. */
-static bool call_agent(const struct conf *c, const char *tenant, const char *id, struct agent_call *call,
+static bool call_agent(const struct conf *c, const struct files_place *p, struct agent_call *call,
 		       size_t moved, struct fault *f)
 {
 	struct session_handle h;
 	int in_fd, out_fd;
-	if (!session_open(c, tenant, id, &h, f))
+	const char *id = p->session;
+	int64_t deadline = now_ms() + FILE_REQUEST_MS + (int64_t)(moved >> 22) * 1000;
+	if (!id)
+		return volume_agent_call(c, p->lang, p->volume, call, deadline, f);
+	if (!session_open(c, p->tenant, id, &h, f))
 		return false;
 	if (!session_pipes(&h, &in_fd, &out_fd, f)) {
 		session_close(&h, false);
 		return false;
 	}
 	const char *why = NULL;
-	int64_t deadline = now_ms() + FILE_REQUEST_MS + (int64_t)(moved >> 22) * 1000;
 	bool ok = agent_converse(in_fd, out_fd, call, deadline, &why);
 	close(in_fd);
 	close(out_fd);
@@ -46,12 +53,14 @@ static bool call_agent(const struct conf *c, const char *tenant, const char *id,
 }
 
 /* The agent's errno, as the API's error. */
-static bool agent_error(const struct agent_call *call, const char *path, struct fault *f)
+static bool agent_error(const struct files_place *p, const struct agent_call *call, const char *path,
+			struct fault *f)
 {
 	const char *msg = call->reply.data ? call->reply.data : "";
 	switch (call->code) {
 	case ENOENT:
-		return fail(f, E_FILE_NOT_FOUND, "no file \"%.200s\" in /workspace", path);
+		return fail(f, E_FILE_NOT_FOUND, "no file \"%.200s\" in %s", path,
+			    p->session ? "/workspace" : "the volume");
 	case ELOOP:
 	case ENOTDIR:
 		return fail(f, E_NOT_A_FILE, "\"%.200s\" goes through a symbolic link or a file: links are "
@@ -63,6 +72,8 @@ static bool agent_error(const struct agent_call *call, const char *path, struct 
 		return fail(f, E_FILE_TOO_LARGE, "\"%.200s\" is over the %s", path, "download cap (sessions.maxFileBytes)");
 	case ENOSPC:
 	case EDQUOT:
+		if (!p->session)
+			return fail(f, E_QUOTA_EXCEEDED, "the volume is full (its sizeBytes)");
 		return fail(f, E_WORKSPACE_FULL, "/workspace is full (sessions.workspaceBytes)");
 	default:
 		return fail(f, E_SANDBOX_FAILED, "the agent could not do it: %.200s", msg);
@@ -75,28 +86,28 @@ static void file_request(struct agent_call *call, const char *op, const char *pa
 	buf_printf(&call->request, "%s %s %s%zu", op, call->tag, extra, strlen(path));
 }
 
-bool session_put_file(const struct conf *c, const char *tenant, const char *id, const char *path,
-		      const char *data, size_t len, struct fault *f)
+bool files_put(const struct conf *c, const struct files_place *p, const char *path, const char *data,
+	       size_t len, struct fault *f)
 {
 	struct agent_call call = {0};
 	frame_new_tag(call.tag);
 	buf_printf(&call.request, "put %s %zu %zu\n", call.tag, strlen(path), len);
 	buf_append(&call.request, path, strlen(path));
 	buf_append(&call.request, data, len);
-	bool ok = call_agent(c, tenant, id, &call, len, f) && (call.code == 0 || agent_error(&call, path, f));
+	bool ok = call_agent(c, p, &call, len, f) && (call.code == 0 || agent_error(p, &call, path, f));
 	agent_call_free(&call);
 	return ok;
 }
 
-bool session_get_file(const struct conf *c, const char *tenant, const char *id, const char *path,
-		      struct buf *out, struct fault *f)
+bool files_get(const struct conf *c, const struct files_place *p, const char *path, struct buf *out,
+	       struct fault *f)
 {
 	struct agent_call call = {.data_max = (size_t)c->sessions.max_file_bytes};
 	char max[32];
 	snprintf(max, sizeof max, "%zu ", call.data_max);
 	file_request(&call, "get", path, max);
 	buf_printf(&call.request, "\n%s", path);
-	bool ok = call_agent(c, tenant, id, &call, call.data_max, f) && (call.code == 0 || agent_error(&call, path, f));
+	bool ok = call_agent(c, p, &call, call.data_max, f) && (call.code == 0 || agent_error(p, &call, path, f));
 	if (ok) {
 		*out = call.data;
 		call.data = (struct buf){0};
@@ -105,28 +116,27 @@ bool session_get_file(const struct conf *c, const char *tenant, const char *id, 
 	return ok;
 }
 
-bool session_list_files(const struct conf *c, const char *tenant, const char *id, const char *path,
-			struct session_entry **out, size_t *n, struct fault *f)
+bool files_list(const struct conf *c, const struct files_place *p, const char *path,
+		struct session_entry **out, size_t *n, struct fault *f)
 {
 	struct agent_call call = {0};
 	*out = NULL;
 	*n = 0;
 	file_request(&call, "list", path, "");
 	buf_printf(&call.request, "\n%s", path);
-	bool ok = call_agent(c, tenant, id, &call, 0, f) && (call.code == 0 || agent_error(&call, path, f)) &&
+	bool ok = call_agent(c, p, &call, 0, f) && (call.code == 0 || agent_error(p, &call, path, f)) &&
 		  session_parse_listing(call.reply.data, call.reply.len,
 					(size_t)c->sessions.max_list_entries, out, n, f);
 	agent_call_free(&call);
 	return ok;
 }
 
-bool session_delete_file(const struct conf *c, const char *tenant, const char *id, const char *path,
-			 struct fault *f)
+bool files_delete(const struct conf *c, const struct files_place *p, const char *path, struct fault *f)
 {
 	struct agent_call call = {0};
 	file_request(&call, "del", path, "");
 	buf_printf(&call.request, "\n%s", path);
-	bool ok = call_agent(c, tenant, id, &call, 0, f) && (call.code == 0 || agent_error(&call, path, f));
+	bool ok = call_agent(c, p, &call, 0, f) && (call.code == 0 || agent_error(p, &call, path, f));
 	agent_call_free(&call);
 	return ok;
 }

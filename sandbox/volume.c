@@ -7,6 +7,9 @@
 #define _GNU_SOURCE
 #include "volume.h"
 #include "deadline.h"
+#include "docker.h"
+#include "frame.h"
+#include "owner.h"
 #include "subproc.h"
 
 #include <errno.h>
@@ -109,4 +112,41 @@ bool volume_usage(const struct conf *c, const char *id, int64_t *used, int64_t *
 	*used = u;
 	*size = s;
 	return true;
+}
+
+bool volume_agent_call(const struct conf *c, const struct language *l, const char *id,
+		       struct agent_call *call, int64_t deadline, struct fault *f)
+{
+	if (!c->warm.agent_dir)
+		return fail(f, E_SANDBOX_UNAVAILABLE, "no agent installed (warm.agentDir)");
+	if (!l || !l->image_id)
+		return fail(f, E_IMAGE_NOT_BUILT, "no image is built to reach the volume's files in");
+	char tag[FRAME_TAG_LEN + 1], name[96];
+	frame_new_tag(tag);
+	snprintf(name, sizeof name, "isobox-%s-vf-%s", c->instance, tag);
+	int in_fd = -1, out_fd = -1, err_fd = -1;
+	int *fds[3] = {&in_fd, &out_fd, &err_fd};
+	struct strv argv = {0};
+	sandbox_volume_argv(c, l, id, name, sandbox_owner_id(), &argv);
+	pid_t client = subproc_spawn(argv.v, fds);
+	strv_free(&argv);
+	if (client < 0)
+		return fail(f, E_SANDBOX_UNAVAILABLE, "cannot start %s", c->docker);
+	struct buf msg = {0};
+	int64_t started = now_ms() + c->sandbox.start_timeout_ms;
+	bool ok = agent_wait_ready(out_fd, err_fd, started, &msg);
+	if (!ok)
+		agent_start_failed(c, l->name, &msg, now_ms() >= started, f);
+	buf_free(&msg);
+	const char *why = NULL;
+	if (ok && !agent_converse(in_fd, out_fd, call, deadline + c->sandbox.start_timeout_ms, &why))
+		ok = fail(f, E_SANDBOX_FAILED, "the volume's agent could not answer: %s", why);
+	/* End of its stdin: the agent exits, and the sandbox with it. */
+	close(in_fd);
+	close(out_fd);
+	close(err_fd);
+	if (subproc_wait(client, COLLECT_MS) < 0)
+		log_msg("volume files: lost the docker client of %s", name);
+	docker_remove(c, name, now_ms() + REMOVE_MS);
+	return ok;
 }

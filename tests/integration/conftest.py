@@ -176,7 +176,8 @@ def healthy(url=URL):
 
 # The audit: every test marked @pytest.mark.attack(name, outcome) is listed
 # in docs/AUDIT.md with the result of this run (written by the suite). The
-# attacks live in the test_attacks*.py files (and test_egress.py); the table
+# attacks live in the test_attacks*.py files (and test_egress.py, and the
+# tenant, memory and volume files); the table
 # is rewritten only by a run that includes all the test_attacks*.py files,
 # without -k.
 AUDIT = []

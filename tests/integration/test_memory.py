@@ -16,6 +16,8 @@ import pytest
 from conftest import wait_until, workers
 from tenants_util import call, new_key, reload_pool, tenants_file
 
+attack = pytest.mark.attack
+
 LOCAL = "127.0.0.1"   # the anonymous tenant "local"
 STORE = "/var/lib/isobox/store/isobox.db"
 
@@ -93,6 +95,7 @@ def test_compare_and_set(prefix):
     assert put(key, b"x", {"If-Match": "not-quoted"})[0] == 400
 
 
+@attack("memory: 8 clients read-modify-write one key with If-Match", "no lost update: 80 increments give 80")
 def test_two_agents_incrementing_lose_no_update(prefix):
     """Eight clients add 1 each, ten times, with If-Match retries: 80."""
     key = prefix + "n"
@@ -173,6 +176,7 @@ def test_quotas_of_a_tenant():
             call("DELETE", f"/v1/memory/k{i}", key=key)
 
 
+@attack("memory: workers SIGKILLed during a stream of writes", "every acknowledged write reads back exactly; integrity_check ok")
 def test_no_acknowledged_write_is_lost_when_a_worker_is_killed(prefix):
     """Four clients write as fast as they can while the workers serving them
     are SIGKILLed one after another: every write answered 200/201 reads

@@ -228,19 +228,19 @@ def test_sessions_do_not_see_each_other(shell):
 def test_any_worker_serves_any_step(shell):
     """The worker that served a step dies; the next step is served by
     another process and finds the session as it was."""
+    def served():
+        log = open(os.path.join(LOG_DIR, "isobox.log")).read()
+        return [int(p) for p in re.findall(r"isobox\[(\d+)\]: session " + shell + " step", log)]
     step_ok(shell, "open('kept', 'w').write('yes')")
-    log = open(os.path.join(LOG_DIR, "isobox.log")).read().splitlines()
-    served = [int(m.group(1)) for line in log if shell in line
-              for m in [re.search(r"isobox\[(\d+)\]: session \w+ step", line)] if m]
-    assert served, "the step was not logged"
-    pid = served[-1]
+    # A step is logged just after its answer is sent: wait for the line.
+    assert wait_until(lambda: len(served()) == 1, 10), "the step was not logged"
+    pid = served()[-1]
     os.kill(pid, signal.SIGKILL)
     assert wait_until(lambda: pid not in workers(), 10)
     r = step_ok(shell, "print(open('kept').read())")
     assert r["run"]["stdout"] == "yes\n"
-    log = open(os.path.join(LOG_DIR, "isobox.log")).read()
-    again = re.findall(r"isobox\[(\d+)\]: session " + shell + " step", log)
-    assert int(again[-1]) != pid
+    assert wait_until(lambda: len(served()) == 2, 10), "the second step was not logged"
+    assert served()[-1] != pid
 
 
 def test_files_in_and_out_byte_exact(shell):

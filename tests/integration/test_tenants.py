@@ -14,6 +14,8 @@ import pytest
 from conftest import CONF, LOG_DIR, children, request, wait_until, workers
 from tenants_util import KEYS, SECRET, call, new_key, reload_pool, revoke_key, tenants_file
 
+attack = pytest.mark.attack
+
 TENANTS_YAML = """\
 tenants:
   alpha:
@@ -41,6 +43,7 @@ def keys():
 PY = {"language": "python", "code": "print('hi')"}
 
 
+@attack("tenants: an API call without a key from an address not in auth.anonymous", "401 unauthorized with WWW-Authenticate; nothing runs")
 def test_a_key_is_needed_from_an_address_that_is_not_anonymous(keys):
     status, headers, body = call("POST", "/execute", PY)
     assert status == 401 and body["error"]["code"] == "unauthorized", body
@@ -62,6 +65,7 @@ def test_a_valid_key_is_its_tenant(keys):
 
 @pytest.mark.parametrize("header", ["Bearer ibx_00000000_" + "0" * 64, "Bearer nonsense",
                                     "Basic YWxhZGRpbjpvcGVuc2VzYW1l", "Bearer "])
+@attack("tenants: unknown, malformed and Basic credentials, from loopback too", "401 unauthorized, error=invalid_token")
 def test_wrong_keys_are_refused(keys, header):
     for source in ("127.0.0.2", "127.0.0.1"):   # a wrong key is wrong from loopback too
         status, headers, body = call("POST", "/execute", PY, headers={"Authorization": header}, source=source)
@@ -69,12 +73,14 @@ def test_wrong_keys_are_refused(keys, header):
         assert 'error="invalid_token"' in headers["WWW-Authenticate"]
 
 
+@attack("tenants: a real key with one digit changed", "401 unauthorized")
 def test_a_key_with_one_digit_changed_is_refused(keys):
     k = keys["alpha"]
     wrong = k[:-1] + ("0" if k[-1] != "0" else "1")
     assert call("GET", "/runtimes", key=wrong)[0] == 401
 
 
+@attack("tenants: a revoked key used after the reload", "401 unauthorized; other keys still work")
 def test_a_revoked_key_stops_working_at_the_next_reload(keys):
     key, key_id = new_key("alpha")
     reload_pool()
@@ -86,6 +92,7 @@ def test_a_revoked_key_stops_working_at_the_next_reload(keys):
     assert call("GET", "/runtimes", key=keys["alpha"])[0] == 200   # the others still work
 
 
+@attack("tenants: look for keys in the keys file, the logs and /metrics", "only keyed hashes on disk (0640); no key or secret in logs or metrics")
 def test_only_hashes_are_kept_and_keys_are_never_logged_or_counted(keys):
     with open(KEYS) as f:
         text = f.read()
@@ -112,6 +119,7 @@ def test_only_hashes_are_kept_and_keys_are_never_logged_or_counted(keys):
     assert secret not in logs and secret not in metrics
 
 
+@attack("tenants: another tenant (and local) reads, runs in, writes to, lists and deletes a session by its id, and by guessed ids", "404 session_not_found everywhere; the session is whole for its owner")
 def test_tenants_do_not_see_each_others_sessions(keys):
     a, b = keys["alpha"], keys["beta"]
     status, _, s = call("POST", "/v1/sessions", {"language": "python"}, key=a)
@@ -144,6 +152,7 @@ def test_tenants_do_not_see_each_others_sessions(keys):
         assert call("DELETE", f"/v1/sessions/{sid}", key=a)[0] == 204
 
 
+@attack("tenants: another tenant asks for an ended session", "404, not 410: its existence is not confirmed")
 def test_an_ended_session_is_not_confirmed_to_another_tenant(keys):
     a, b = keys["alpha"], keys["beta"]
     status, _, s = call("POST", "/v1/sessions", {"language": "python", "idleTimeoutMs": 1000}, key=a)
@@ -154,6 +163,7 @@ def test_an_ended_session_is_not_confirmed_to_another_tenant(keys):
     assert status == 404 and body["error"]["code"] == "session_not_found", body
 
 
+@attack("tenants: another tenant reads, deletes and lists a tenant's memory keys", "404 / empty list; a key of the same name is its own")
 def test_tenants_do_not_see_each_others_memory(keys):
     a, b = keys["alpha"], keys["beta"]
     assert call("PUT", "/v1/memory/notes/plan", b"alpha's plan", key=a,
@@ -172,6 +182,7 @@ def test_tenants_do_not_see_each_others_memory(keys):
         call("DELETE", "/v1/memory/notes/plan", key=b)
 
 
+@attack("tenants: 12 requests at once over 4 workers against a share of 6 a minute", "exactly 6 answered, 6 refused 429 rate_limited with Retry-After")
 def test_the_rate_is_shared_by_every_worker(keys):
     """slow may make 6 requests a minute: 12 at once, from 4 clients over
     the pool's workers, get exactly 6 answers and 6 refusals."""
@@ -186,6 +197,7 @@ def test_the_rate_is_shared_by_every_worker(keys):
     assert len(set(re.findall(r"isobox\[(\d+)\]", log[-200000:]))) > 1
 
 
+@attack("tenants: a second program while the tenant's one place runs", "429 too_many_executions with Retry-After; other tenants unaffected")
 def test_concurrent_executions_are_held_to_the_share(keys):
     """alpha runs one program at a time, on whichever worker."""
     slow = {"language": "python", "code": "import time; time.sleep(3); print('done')"}
@@ -202,6 +214,7 @@ def test_concurrent_executions_are_held_to_the_share(keys):
     assert call("POST", "/execute", PY, key=keys["alpha"])[0] == 200   # its place is free again
 
 
+@attack("tenants: the worker holding a tenant's only place is SIGKILLed", "the master forgets its claim: the tenant runs again")
 def test_a_worker_killed_mid_run_gives_its_place_back(keys):
     """The claim of a worker SIGKILLed during a run is forgotten by the
     master, so the tenant is not locked out of its one place."""
@@ -214,6 +227,7 @@ def test_a_worker_killed_mid_run_gives_its_place_back(keys):
     assert wait_until(lambda: call("POST", "/execute", PY, key=keys["alpha"])[0] == 200, 20)
 
 
+@attack("tenants: network: true from a tenant without network", "403 network_disabled for runs and sessions")
 def test_network_is_refused_to_a_tenant_without_it(keys):
     status, _, body = call("POST", "/execute", dict(PY, network=True), key=keys["beta"])
     assert status == 403 and body["error"]["code"] == "network_disabled", body
@@ -222,6 +236,7 @@ def test_network_is_refused_to_a_tenant_without_it(keys):
     assert status == 403 and body["error"]["code"] == "network_disabled", body
 
 
+@attack("tenants: a session past the tenant's sessions share", "403 quota_exceeded; other tenants unaffected")
 def test_sessions_are_held_to_the_tenants_share(keys):
     a = keys["alpha"]
     status, _, s = call("POST", "/v1/sessions", {"language": "python"}, key=a)

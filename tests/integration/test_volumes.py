@@ -4,14 +4,18 @@ kernel (ENOSPC inside, the host's disk untouched), files that outlive runs
 and reach sessions, read-only mounts, tenants kept apart, shares, deletion
 that leaves nothing."""
 import concurrent.futures
+import json
 import os
+import subprocess
 import uuid
 
 import pytest
 
 from conftest import execute, request
-from sessions_util import create as create_session, delete as delete_session, step_ok
+from sessions_util import create as create_session, delete as delete_session, raw, step_ok
 from tenants_util import call, new_key, reload_pool, tenants_file
+
+attack = pytest.mark.attack
 
 VOLUMES = "/var/lib/isobox/volumes"
 MIB = 1 << 20
@@ -42,6 +46,7 @@ def run(code, **extra):
     return result["run"]
 
 
+@attack("volumes: deletion", "every byte: image and mount point gone")
 def test_create_list_get_delete_leaves_nothing():
     before, before_mounts = made(), mounts()
     name = "data-" + uuid.uuid4().hex[:6]
@@ -96,6 +101,7 @@ def test_files_outlive_runs_and_reach_sessions(volume):
     assert run("print(open('/memory/from-session').read())", volume=volume)["stdout"] == "s\n"
 
 
+@attack("volumes: write to a volume mounted read-only", "EROFS; reads work")
 def test_read_only_mount(volume):
     run("open('/memory/a', 'w').write('a')", volume=volume)
     out = run("print(open('/memory/a').read())\ntry:\n    open('/memory/b', 'w')\nexcept OSError as e:\n"
@@ -103,6 +109,7 @@ def test_read_only_mount(volume):
     assert out["stdout"] == "a\n30\n", out   # EROFS
 
 
+@attack("volumes: write past a volume's size from inside gVisor", "ENOSPC inside; the host's free space unchanged (reserved at creation)")
 def test_size_is_enforced_by_the_kernel_and_the_host_disk_is_untouched(volume):
     st = os.statvfs(VOLUMES)
     free_before = st.f_bavail * st.f_frsize
@@ -133,6 +140,7 @@ def test_two_runs_mount_one_volume_at_once(volume):
     assert out["stdout"] == "50 50\n"
 
 
+@attack("volumes: delete a volume a session has mounted", "409 volume_busy; the session keeps it whole")
 def test_a_mounted_volume_is_not_deleted(volume):
     s = create_session(volume=volume)
     try:
@@ -144,6 +152,7 @@ def test_a_mounted_volume_is_not_deleted(volume):
     assert request("DELETE", f"/v1/volumes/{volume}")[0] == 204
 
 
+@attack("volumes: another tenant gets, deletes, lists or mounts (run, session) a tenant's volume", "404 volume_not_found everywhere; its own volume of that name is empty")
 def test_tenants_cannot_see_or_mount_each_others_volumes():
     with tenants_file("tenants:\n  va:\n    volumes: 1\n    volumeBytes: 33554432\n  vb: {}\n"):
         a, _ = new_key("va")
@@ -176,3 +185,94 @@ def test_tenants_cannot_see_or_mount_each_others_volumes():
             assert status == 403 and err["error"]["code"] == "quota_exceeded", err
         finally:
             assert call("DELETE", "/v1/volumes/secret", key=a)[0] == 204
+
+
+def ask_volumed(line, uid=None):
+    """One request to isobox-volumed's socket, as root or as another user."""
+    script = ("import socket,sys\ns=socket.socket(socket.AF_UNIX)\ns.connect('/run/isobox/volumes.sock')\n"
+              "s.sendall(sys.argv[1].encode())\nprint(s.recv(300).decode(), end='')")
+    cmd = ["python3", "-c", script, line]
+    if uid is not None:
+        cmd = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"] + cmd
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+    return out.stdout, out.returncode
+
+
+@attack("volumes: paths, options and other users at isobox-volumed's socket",
+        "refused: no path, option or user but the workers' reaches a mount")
+def test_volumed_takes_ids_only_and_only_from_the_workers():
+    before = made()
+    for line in ("create ../../etc 16777216\n", "create 0123456789abcdef0123456789abcde/ 16777216\n",
+                 "create 0123456789ABCDEF0123456789ABCDEF 16777216\n", "remove /\n", "usage ..\n",
+                 "create 0123456789abcdef0123456789abcdef 4096\n", "mount x y\n", "\n"):
+        reply, _ = ask_volumed(line)
+        assert reply.startswith("err "), (line, reply)
+    assert made() == before
+    # nobody (the sandboxes' uid on the host) is not the workers' user: no answer at all.
+    reply, rc = ask_volumed("usage 0123456789abcdef0123456789abcdef\n", uid=65534)
+    assert reply == "", reply
+
+
+def vraw(method, volume, path, body=None):
+    return raw(method, f"/v1/volumes/{volume}/files{path}", body,
+               {"Content-Type": "application/octet-stream"} if body is not None else {})
+
+
+def test_files_api_in_and_out_byte_exact(volume):
+    data = bytes(range(256)) * 100
+    status, _, body = vraw("PUT", volume, "/dir/data.bin", data)
+    assert status == 201 and json.loads(body) == {"path": "dir/data.bin", "size": len(data)}, body
+    status, headers, got = vraw("GET", volume, "/dir/data.bin")
+    assert status == 200 and got == data and headers["Content-Type"] == "application/octet-stream"
+    # A run sees what the API put, and the API what a run wrote.
+    out = run("import hashlib; print(hashlib.sha256(open('/memory/dir/data.bin','rb').read()).hexdigest())\n"
+              "open('/memory/dir/made.txt', 'w').write('by a run')", volume=volume)
+    assert out["stdout"].strip() == __import__("hashlib").sha256(data).hexdigest()
+    status, _, listing = vraw("GET", volume, "?path=dir")
+    entries = {e["name"]: e for e in json.loads(listing)["entries"]}
+    assert set(entries) == {"data.bin", "made.txt"} and entries["data.bin"]["size"] == len(data)
+    assert vraw("GET", volume, "/dir/made.txt")[2] == b"by a run"
+    assert vraw("DELETE", volume, "/dir/made.txt")[0] == 204
+    status, _, err = vraw("GET", volume, "/dir/made.txt")
+    assert status == 404 and json.loads(err)["error"]["code"] == "file_not_found"
+
+
+@attack("volumes: links planted by a run at host paths, then read, written and listed through the files API",
+        "400 not_a_file: the agent never follows a link; the host's files untouched")
+def test_files_api_never_follows_a_planted_link(volume):
+    run("import os\nos.symlink('/etc/passwd', '/memory/pw')\nos.symlink('/', '/memory/root')\n"
+        "os.symlink('/var/lib/isobox', '/memory/state')", volume=volume)
+    for path in ("/pw", "/root/etc/passwd", "/state/store/isobox.db"):
+        status, _, err = vraw("GET", volume, path)
+        assert status == 400 and json.loads(err)["error"]["code"] == "not_a_file", (path, err)
+    before = os.stat("/etc/passwd").st_mtime
+    for path in ("/pw", "/root/tmp/x", "/state/x"):
+        status, _, err = vraw("PUT", volume, path, b"owned")
+        assert status == 400 and json.loads(err)["error"]["code"] == "not_a_file", (path, err)
+    assert os.stat("/etc/passwd").st_mtime == before and not os.path.exists("/var/lib/isobox/x")
+    status, _, err = vraw("GET", volume, "?path=root")
+    assert status == 400, err
+    entries = {e["name"]: e["type"] for e in json.loads(vraw("GET", volume, "?path=")[2])["entries"]}
+    assert entries == {"pw": "link", "root": "link", "state": "link"}, entries
+    assert vraw("DELETE", volume, "/pw")[0] == 204      # the link itself goes, not its target
+    assert os.path.exists("/etc/passwd")
+
+
+def test_files_api_of_another_tenants_volume_is_not_found():
+    with tenants_file("tenants:\n  fa: {}\n  fb: {}\n"):
+        a, _ = new_key("fa")
+        b, _ = new_key("fb")
+        reload_pool()
+        assert call("POST", "/v1/volumes", {"name": "mine", "sizeBytes": 16 * MIB}, key=a)[0] == 201
+        try:
+            assert call("PUT", "/v1/volumes/mine/files/s.txt", b"a's", key=a,
+                        headers={"Content-Type": "application/octet-stream"})[0] == 201
+            for method, path, body in (("GET", "/v1/volumes/mine/files/s.txt", None),
+                                       ("PUT", "/v1/volumes/mine/files/s.txt", b"b"),
+                                       ("DELETE", "/v1/volumes/mine/files/s.txt", None),
+                                       ("GET", "/v1/volumes/mine/files?path=", None)):
+                status, _, err = call(method, path, body, key=b)
+                assert status == 404 and err["error"]["code"] == "volume_not_found", (method, path, err)
+            assert call("GET", "/v1/volumes/mine/files/s.txt", key=a)[2] == b"a's"
+        finally:
+            assert call("DELETE", "/v1/volumes/mine", key=a)[0] == 204
