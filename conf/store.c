@@ -27,9 +27,10 @@ static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS running (id INTEGER PRIMARY KEY AUTOINCREMENT,"
 	" tenant TEXT NOT NULL, pid INTEGER NOT NULL, since_ms INTEGER NOT NULL);"
 	"CREATE INDEX IF NOT EXISTS running_tenant ON running (tenant);"
+	/* value last: a usage sum reads size without walking the value's pages. */
 	"CREATE TABLE IF NOT EXISTS memory (tenant TEXT NOT NULL, key BLOB NOT NULL,"
-	" value BLOB NOT NULL, content_type TEXT NOT NULL, etag TEXT NOT NULL,"
-	" size INTEGER NOT NULL, updated_ms INTEGER NOT NULL, expires_ms INTEGER NOT NULL,"
+	" size INTEGER NOT NULL, content_type TEXT NOT NULL, etag TEXT NOT NULL,"
+	" updated_ms INTEGER NOT NULL, expires_ms INTEGER NOT NULL, value BLOB NOT NULL,"
 	" PRIMARY KEY (tenant, key)) WITHOUT ROWID;"
 	"CREATE INDEX IF NOT EXISTS memory_expiry ON memory (expires_ms) WHERE expires_ms > 0;"
 	"CREATE TABLE IF NOT EXISTS volumes (tenant TEXT NOT NULL, name TEXT NOT NULL,"
@@ -221,7 +222,8 @@ void store_running_forget_dead(struct store *s)
 	size_t n = 0;
 	while (st && n < sizeof pids / sizeof pids[0] && sqlite3_step(st) == SQLITE_ROW) {
 		int pid = sqlite3_column_int(st, 0);
-		if (pid <= 0 || (kill(pid, 0) < 0 && errno == ESRCH))
+		/* Gone, or another user's now (its pid reused): not a worker. */
+		if (pid <= 0 || kill(pid, 0) < 0)
 			pids[n++] = pid;
 	}
 	for (size_t i = 0; i < n; i++)

@@ -67,7 +67,14 @@ int keys_new(const char *conf_path, const struct conf *c, const char *tenant)
 		c = &fresh;
 	}
 	char key[KEY_TEXT_LEN + 1], line[256];
-	tenants_new_key(&c->tenants, tenant, key, line, sizeof line);
+	/* A new id, unlike every id there (one twice makes the file an error). */
+	bool taken;
+	do {
+		tenants_new_key(&c->tenants, tenant, key, line, sizeof line);
+		taken = false;
+		for (size_t i = 0; i < c->tenants.n_keys; i++)
+			taken |= !strncmp(c->tenants.keys[i].id, key + 4, KEY_ID_LEN);
+	} while (taken);
 	int fd = lock_keys(c);
 	bool ok = fd >= 0 && lseek(fd, 0, SEEK_END) >= 0 &&
 		  write(fd, line, strlen(line)) == (ssize_t)strlen(line) && fsync(fd) == 0;

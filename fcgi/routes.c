@@ -35,7 +35,7 @@ static const struct route routes[] = {
 	{"/v1/sessions/*/files/**", "GET", sessions_file_get, 0, ACL_TENANT},
 	{"/v1/sessions/*/files/**", "PUT", sessions_file_put, 0, ACL_TENANT},
 	{"/v1/sessions/*/files/**", "DELETE", sessions_file_delete, 0, ACL_TENANT},
-	{"/v1/volumes", "POST", volumes_create, 0, ACL_TENANT},
+	{"/v1/volumes", "POST", volumes_create, ROUTE_RUNS_PROGRAM, ACL_TENANT},
 	{"/v1/volumes", "GET", volumes_list, 0, ACL_TENANT},
 	{"/v1/volumes/*", "GET", volumes_get, 0, ACL_TENANT},
 	{"/v1/volumes/*", "DELETE", volumes_delete, 0, ACL_TENANT},

@@ -182,7 +182,9 @@ bool volumes_resolve(struct worker *w, struct request *rq)
  */
 static bool volume_place(struct worker *w, struct request *rq, struct files_place *p)
 {
-	snprintf(rq->volume_name, sizeof rq->volume_name, "%.63s", rq->params[0]);
+	if (!volume_name_valid(rq->params[0]))
+		return fail(&rq->fault, E_VOLUME_NOT_FOUND, "no volume %.64s", rq->params[0]);
+	snprintf(rq->volume_name, sizeof rq->volume_name, "%s", rq->params[0]);
 	if (!volumes_resolve(w, rq))
 		return false;
 	struct fault ignored;

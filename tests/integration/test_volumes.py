@@ -276,3 +276,16 @@ def test_files_api_of_another_tenants_volume_is_not_found():
             assert call("GET", "/v1/volumes/mine/files/s.txt", key=a)[2] == b"a's"
         finally:
             assert call("DELETE", "/v1/volumes/mine", key=a)[0] == 204
+
+
+def test_a_name_too_long_is_not_cut_to_another_volume():
+    """The files routes take the name as it is: a name one character past
+    the longest (63) is not found, never read as the volume it begins with."""
+    name = ("n-" + uuid.uuid4().hex * 2)[:63]
+    assert request("POST", "/v1/volumes", {"name": name, "sizeBytes": 16 * MIB})[0] == 201
+    try:
+        assert vraw("PUT", name, "/f", b"x")[0] == 201
+        status, _, err = vraw("GET", name + "y", "/f")
+        assert status == 404 and json.loads(err)["error"]["code"] == "volume_not_found", err
+    finally:
+        request("DELETE", f"/v1/volumes/{name}")
