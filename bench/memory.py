@@ -29,12 +29,11 @@ import json
 import os
 import platform
 import signal
-import statistics
 import subprocess
 import time
 import urllib.parse
 
-from report import write_section
+from report import median_ms, p90_ms, write_section
 
 PREFIX = os.environ.get("PREFIX", "/opt/isobox")
 CONF = os.path.join(PREFIX, "conf", "isobox.yaml")
@@ -63,15 +62,6 @@ def timed(fn):
     status, _ = fn()
     assert status < 300, status
     return time.monotonic() - start
-
-
-def ms(s):
-    return statistics.median(s) * 1000
-
-
-def p90(s):
-    s = sorted(s)
-    return s[int(0.9 * (len(s) - 1))] * 1000
 
 
 def reload_pool():
@@ -138,20 +128,20 @@ def main():
 
     lines = [f"{n} runs, {time.strftime('%Y-%m-%d')}, {platform.node()}, through Caddy and the pool:", "",
              "| what | median | p90 |", "|---|---|---|",
-             f"| memory PUT 1 KiB, 1 client | {ms(r['put']):.2f} ms | {p90(r['put']):.2f} ms |",
-             f"| memory GET 1 KiB, 1 client | {ms(r['get']):.2f} ms | {p90(r['get']):.2f} ms |", "",
+             f"| memory PUT 1 KiB, 1 client | {median_ms(r['put']):.2f} ms | {p90_ms(r['put']):.2f} ms |",
+             f"| memory GET 1 KiB, 1 client | {median_ms(r['get']):.2f} ms | {p90_ms(r['get']):.2f} ms |", "",
              f"4 clients at once: PUT {r['put4']:.0f}/s, GET {r['get4']:.0f}/s.", "",
              "| route | anonymous (local) | with a key | added |", "|---|---|---|---|"]
     for route in ("runtimes", "execute"):
         a, k = r[route]
         lines.append(f"| `{'GET /runtimes' if route == 'runtimes' else 'POST /execute'}` ({len(a)} each, in turn) | "
-                     f"{ms(a):.2f} ms | {ms(k):.2f} ms | {ms(k) - ms(a):+.2f} ms |")
+                     f"{median_ms(a):.2f} ms | {median_ms(k):.2f} ms | {median_ms(k) - median_ms(a):+.2f} ms |")
     lines += ["", "| volumes | median | p90 |", "|---|---|---|",
-              f"| create 16 MiB (5) | {ms(r['volume16']):.0f} ms | {p90(r['volume16']):.0f} ms |",
-              f"| create 256 MiB (5) | {ms(r['volume256']):.0f} ms | {p90(r['volume256']):.0f} ms |"]
+              f"| create 16 MiB (5) | {median_ms(r['volume16']):.0f} ms | {p90_ms(r['volume16']):.0f} ms |",
+              f"| create 256 MiB (5) | {median_ms(r['volume256']):.0f} ms | {p90_ms(r['volume256']):.0f} ms |"]
     plain, mounted = r["mount"]
-    lines += ["", f"A cold run of `pass` ({len(plain)} each, in turn): {ms(plain):.0f} ms without a volume, "
-              f"{ms(mounted):.0f} ms with one at /memory ({ms(mounted) - ms(plain):+.0f} ms)."]
+    lines += ["", f"A cold run of `pass` ({len(plain)} each, in turn): {median_ms(plain):.0f} ms without a volume, "
+              f"{median_ms(mounted):.0f} ms with one at /memory ({median_ms(mounted) - median_ms(plain):+.0f} ms)."]
     text = "\n".join(lines)
     print(text)
     if args.write:

@@ -1,5 +1,16 @@
-"""What the benchmarks share: writing their table into a doc."""
+"""What the benchmarks share: their statistics, and writing their table
+into a doc."""
+import statistics
 import sys
+
+
+def median_ms(seconds):
+    return statistics.median(seconds) * 1000
+
+
+def p90_ms(seconds):
+    s = sorted(seconds)
+    return s[int(0.9 * (len(s) - 1))] * 1000
 
 
 def write_section(path, name, text):

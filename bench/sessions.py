@@ -22,12 +22,11 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import time
 import urllib.error
 import urllib.request
 
-from report import write_section
+from report import median_ms, p90_ms, write_section
 
 
 def call(url, method, path, body=None, raw=False):
@@ -46,10 +45,6 @@ def timed(fn):
     start = time.monotonic()
     out = fn()
     return time.monotonic() - start, out
-
-
-def median_ms(samples):
-    return statistics.median(samples) * 1000
 
 
 def main():
@@ -108,8 +103,7 @@ def main():
     lines = [f"{n} runs each, {time.strftime('%Y-%m-%d')}, {platform.node()}, through Caddy and the pool:", "",
              "| what | median | p90 |", "|---|---|---|"]
     for label, key in rows:
-        s = sorted(results[key])
-        lines.append(f"| {label} | {median_ms(s):.1f} ms | {s[int(0.9 * (len(s) - 1))] * 1000:.1f} ms |")
+        lines.append(f"| {label} | {median_ms(results[key]):.1f} ms | {p90_ms(results[key]):.1f} ms |")
     lines += ["", f"A kernel step takes {ratio:.3f}x an `/execute` of the same code "
               f"(goal: under 0.1x): {'met' if ratio < 0.1 else 'NOT met'}."]
     text = "\n".join(lines)

@@ -108,7 +108,7 @@ void auth_cors(struct worker *w, struct request *rq)
 		 "Access-Control-Expose-Headers: ETag, Retry-After, Location\r\n", origin);
 }
 
-void auth_preflight(struct worker *w, struct request *rq, const char *allow)
+void auth_preflight(struct request *rq, const char *allow)
 {
 	char headers[512];
 	const char *origin = http_param(&rq->io, "HTTP_ORIGIN");
@@ -125,7 +125,6 @@ void auth_preflight(struct worker *w, struct request *rq, const char *allow)
 		size_t used = strlen(headers);
 		snprintf(headers + used, sizeof headers - used, "Access-Control-Allow-Methods: %s\r\n", allow);
 	}
-	(void)w;
 	rq->status_ok = 204;
 	http_send_empty(&rq->io, 204, headers);
 }

@@ -25,6 +25,6 @@ void auth_release(struct worker *w, struct request *rq);
  * access.corsOrigins does not list it). */
 void auth_cors(struct worker *w, struct request *rq);
 /* Answer a preflight (OPTIONS) for a path whose methods are `allow`. */
-void auth_preflight(struct worker *w, struct request *rq, const char *allow);
+void auth_preflight(struct request *rq, const char *allow);
 
 #endif

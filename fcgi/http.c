@@ -115,6 +115,13 @@ bool http_is_json(const struct http_io *io)
 	return n == 16 && !strncasecmp(content_type, "application/json", 16);
 }
 
+bool http_read_json_body(struct http_io *io, size_t max, struct buf *body, struct fault *f)
+{
+	if (!http_is_json(io))
+		return fail(f, E_UNSUPPORTED_MEDIA_TYPE, "send the request as Content-Type: application/json");
+	return http_read_body(io, max, body, f);
+}
+
 void http_send_empty(struct http_io *io, int status, const char *extra_headers)
 {
 	char head[1024];

@@ -37,6 +37,9 @@ bool http_read_body(struct http_io *io, size_t max, struct buf *body, struct fau
 
 /* Is the body application/json (parameters allowed)? */
 bool http_is_json(const struct http_io *io);
+/* The body of a JSON route: 415 unless it is application/json, then as
+ * http_read_body. */
+bool http_read_json_body(struct http_io *io, size_t max, struct buf *body, struct fault *f);
 /* A response with a status and no body (204); extra_headers as below. */
 void http_send_empty(struct http_io *io, int status, const char *extra_headers);
 

@@ -129,7 +129,7 @@ static bool routed(struct worker *w, struct request *rq)
 		return false;
 	}
 	if (!rq->route && !strcmp(rq->method, "OPTIONS")) {
-		auth_preflight(w, rq, allow);
+		auth_preflight(rq, allow);
 		return false;
 	}
 	if (!rq->route) {

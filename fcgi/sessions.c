@@ -60,9 +60,7 @@ static void answer(struct request *rq, int status, cJSON *o)
 
 static bool read_json(struct worker *w, struct request *rq)
 {
-	if (!http_is_json(&rq->io))
-		return fail(&rq->fault, E_UNSUPPORTED_MEDIA_TYPE, "send the request as Content-Type: application/json");
-	return http_read_body(&rq->io, (size_t)w->conf.request.max_body_bytes, &rq->body, &rq->fault);
+	return http_read_json_body(&rq->io, (size_t)w->conf.request.max_body_bytes, &rq->body, &rq->fault);
 }
 
 static bool get_timeout(const cJSON *root, const char *key, int64_t dflt, int64_t max, int64_t *out,

@@ -62,8 +62,7 @@ void volumes_create(struct worker *w, struct request *rq)
 	const char *name;
 	int64_t size;
 	struct volume v;
-	bool ok = s && http_is_json(&rq->io) &&
-		  http_read_body(&rq->io, 64 << 10, &rq->body, f) &&
+	bool ok = s && http_read_json_body(&rq->io, 64 << 10, &rq->body, f) &&
 		  json_parse_strict(rq->body.data, rq->body.len, 100, &rq->json, f) &&
 		  json_object(rq->json, "the request body", f) && json_known_keys(rq->json, known, "a volume", f);
 	for (size_t i = 0; ok && known[i]; i++)
@@ -72,8 +71,6 @@ void volumes_create(struct worker *w, struct request *rq)
 	ok = ok && json_string(cJSON_GetObjectItemCaseSensitive(rq->json, "name"), "name", &name, f) &&
 		  json_int(cJSON_GetObjectItemCaseSensitive(rq->json, "sizeBytes"), "sizeBytes",
 			   c->volumes.min_bytes, c->volumes.max_bytes, &size, f);
-	if (s && !f->code && !http_is_json(&rq->io))
-		fail(f, E_UNSUPPORTED_MEDIA_TYPE, "send the request as Content-Type: application/json");
 	if (ok && !volume_name_valid(name))
 		ok = fail(f, E_INVALID_VALUE, "volume names are [a-z0-9][a-z0-9_.-]*, at most %d", VOLUME_NAME_MAX);
 	ok = ok && store_volume_add(s, rq->tenant, name, size, rq->share->volumes, rq->share->volume_bytes,

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "agent_io.h"
 #include "docker.h"
+#include "subproc.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -56,6 +57,22 @@ bool agent_start_failed(const struct conf *c, const char *lang, struct buf *msg,
 		if (*p == '\n' || *p == '"')
 			*p = ' ';
 	return docker_start_failed(c, lang, why, timed_out, f);
+}
+
+bool agent_start(const struct conf *c, const char *lang, char *const argv[], pid_t *client, int fds[3],
+		 struct fault *f)
+{
+	fds[0] = fds[1] = fds[2] = -1;
+	int *ends[3] = {&fds[0], &fds[1], &fds[2]};
+	*client = subproc_spawn(argv, ends);
+	if (*client < 0)
+		return fail(f, E_SANDBOX_UNAVAILABLE, "cannot start %s", c->docker);
+	struct buf msg = {0};
+	int64_t deadline = now_ms() + c->sandbox.start_timeout_ms;
+	bool ok = agent_wait_ready(fds[1], fds[2], deadline, &msg) ||
+		  agent_start_failed(c, lang, &msg, now_ms() >= deadline, f);
+	buf_free(&msg);
+	return ok;
 }
 
 

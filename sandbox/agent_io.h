@@ -11,6 +11,15 @@ bool agent_wait_ready(int out_fd, int err_fd, int64_t deadline, struct buf *dock
 /* Why it did not start, as a fault (image missing, docker down, ...). */
 bool agent_start_failed(const struct conf *c, const char *lang, struct buf *msg, bool timed_out,
 			struct fault *f);
+/*
+ * Start a docker run of the agent in a sandbox of its own (argv), its
+ * stdin, stdout and stderr piped to fds (in, out, err), and wait for its
+ * "ready" by the start timeout. *client: the docker client (-1 if it could
+ * not be started); false with f when the agent is not ready. Closing the
+ * fds and reaping the client are the caller's, either way.
+ */
+bool agent_start(const struct conf *c, const char *lang, char *const argv[], pid_t *client, int fds[3],
+		 struct fault *f);
 
 /* One request to the agent and its answer. */
 struct agent_call {

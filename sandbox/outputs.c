@@ -116,20 +116,15 @@ bool exec_outputs(const struct sandbox *sb, const struct sandbox_job *job,
 		  const struct sandbox_sink *sink, struct sandbox_result *res, struct fault *f)
 {
 	const struct conf *c = sb->c;
-	int in_fd = -1, out_fd = -1, err_fd = -1;
-	int *fds[3] = {&in_fd, &out_fd, &err_fd};
+	int fds[3];
+	pid_t client;
 	struct strv argv = {0};
 	sandbox_outputs_argv(c, job, sb->name, sandbox_owner_id(), &argv);
-	pid_t client = subproc_spawn(argv.v, fds);
+	bool ok = agent_start(c, job->lang->name, argv.v, &client, fds, f);
 	strv_free(&argv);
 	if (client < 0)
-		return fail(f, E_SANDBOX_UNAVAILABLE, "cannot start %s", c->docker);
-	struct buf msg = {0};
-	int64_t deadline = now_ms() + c->sandbox.start_timeout_ms;
-	bool ok = agent_wait_ready(out_fd, err_fd, deadline, &msg);
-	if (!ok)
-		agent_start_failed(c, job->lang->name, &msg, now_ms() >= deadline, f);
-	buf_free(&msg);
+		return false;
+	int in_fd = fds[0], out_fd = fds[1], err_fd = fds[2];
 	if (ok) {
 		char tag[FRAME_TAG_LEN + 1];
 		frame_new_tag(tag);

@@ -124,27 +124,20 @@ bool volume_agent_call(const struct conf *c, const struct language *l, const cha
 	char tag[FRAME_TAG_LEN + 1], name[96];
 	frame_new_tag(tag);
 	snprintf(name, sizeof name, "isobox-%s-vf-%s", c->instance, tag);
-	int in_fd = -1, out_fd = -1, err_fd = -1;
-	int *fds[3] = {&in_fd, &out_fd, &err_fd};
+	int fds[3];
+	pid_t client;
 	struct strv argv = {0};
 	sandbox_volume_argv(c, l, id, name, sandbox_owner_id(), &argv);
-	pid_t client = subproc_spawn(argv.v, fds);
+	bool ok = agent_start(c, l->name, argv.v, &client, fds, f);
 	strv_free(&argv);
 	if (client < 0)
-		return fail(f, E_SANDBOX_UNAVAILABLE, "cannot start %s", c->docker);
-	struct buf msg = {0};
-	int64_t started = now_ms() + c->sandbox.start_timeout_ms;
-	bool ok = agent_wait_ready(out_fd, err_fd, started, &msg);
-	if (!ok)
-		agent_start_failed(c, l->name, &msg, now_ms() >= started, f);
-	buf_free(&msg);
+		return false;
 	const char *why = NULL;
-	if (ok && !agent_converse(in_fd, out_fd, call, deadline + c->sandbox.start_timeout_ms, &why))
+	if (ok && !agent_converse(fds[0], fds[1], call, deadline + c->sandbox.start_timeout_ms, &why))
 		ok = fail(f, E_SANDBOX_FAILED, "the volume's agent could not answer: %s", why);
 	/* End of its stdin: the agent exits, and the sandbox with it. */
-	close(in_fd);
-	close(out_fd);
-	close(err_fd);
+	for (int i = 0; i < 3; i++)
+		close(fds[i]);
 	if (subproc_wait(client, COLLECT_MS) < 0)
 		log_msg("volume files: lost the docker client of %s", name);
 	docker_remove(c, name, now_ms() + REMOVE_MS);

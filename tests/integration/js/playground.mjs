@@ -1,8 +1,9 @@
 // Drives the playground (GET /) in Debian's chromium, headless, and prints
-// what it saw as JSON. Usage: node playground.mjs http://127.0.0.1:8090 [once|session]
+// what it saw as JSON. Usage: node playground.mjs http://127.0.0.1:8090 [once|session|key]
 // "once" (the default) checks the Run once mode, "session" the notebook of
-// session mode; every session the page starts is deleted at the end, even
-// when a check fails. Exit status 0 only if every check passed; the pytest
+// session mode, "key" the API key field (the keys in ISOBOX_KEY, a valid one,
+// and ISOBOX_WRONG_KEY; they never go into the report); every session the
+// page starts is deleted at the end, even when a check fails. Exit status 0 only if every check passed; the pytest
 // wrapper (tests/integration/test_playground.py) asserts on the JSON as well.
 import { chromium } from "playwright-core";
 import fs from "node:fs";
@@ -12,6 +13,12 @@ import path from "node:path";
 const base = process.argv[2].replace(/\/$/, "");
 const mode = process.argv[3] || "once";
 const report = { mode, checks: [], foreignRequests: [], pageErrors: [], sessions: [] };
+const good = process.env.ISOBOX_KEY, wrong = process.env.ISOBOX_WRONG_KEY;
+// Keys never go into the report: only which one a request carried.
+const which = (auth) => auth === undefined ? "none" : auth === `Bearer ${good}` ? "good" :
+  auth === `Bearer ${wrong}` ? "wrong" : "other";
+const sent = (response) => which(response.request().headers()["authorization"]);
+const redact = (text) => mode === "key" ? text.replaceAll(good, "GOOD").replaceAll(wrong, "WRONG") : text;
 function check(name, cond, detail) {
   report.checks.push({ name, ok: !!cond, detail });
   if (!cond) throw new Error(`${name}: ${JSON.stringify(detail)}`);
@@ -31,21 +38,25 @@ try {
   page.on("pageerror", (e) => report.pageErrors.push(String(e)));
   page.setDefaultTimeout(60000);
 
-  await page.goto(base + "/");
-  await page.waitForSelector("#language:not([disabled]) option[value=python]", { state: "attached" });
-  const languages = await page.$$eval("#language option", (os) => os.map((o) => o.value));
-  check("languages come from GET /runtimes", languages.includes("python") && languages.includes("c"), languages);
-  check("python is chosen with a sample", (await page.inputValue("#code")).includes("print"),
-        await page.inputValue("#code"));
-  if (mode === "session") await sessionChecks(page);
-  else await onceChecks(page);
+  if (mode === "key") {
+    await keyChecks(page);
+  } else {
+    await page.goto(base + "/");
+    await page.waitForSelector("#language:not([disabled]) option[value=python]", { state: "attached" });
+    const languages = await page.$$eval("#language option", (os) => os.map((o) => o.value));
+    check("languages come from GET /runtimes", languages.includes("python") && languages.includes("c"), languages);
+    check("python is chosen with a sample", (await page.inputValue("#code")).includes("print"),
+          await page.inputValue("#code"));
+    if (mode === "session") await sessionChecks(page);
+    else await onceChecks(page);
+  }
 
   check("nothing loaded from elsewhere", report.foreignRequests.length === 0, report.foreignRequests);
   check("no script errors", report.pageErrors.length === 0, report.pageErrors);
   report.ok = true;
 } catch (e) {
   report.ok = false;
-  report.error = String(e && e.stack || e);
+  report.error = redact(String(e && e.stack || e));
 } finally {
   if (context) await context.close().catch(() => {});
   fs.rmSync(profile, { recursive: true, force: true });
@@ -57,6 +68,106 @@ try {
 }
 console.log(JSON.stringify(report, null, 1));
 process.exit(report.ok ? 0 : 1);
+
+// The API key field. The browser loads the page from 127.0.0.1, which is in
+// auth.anonymous, so no key is needed to list or run; but a key that is
+// sent is checked, from there too: a wrong one is refused (401), a valid one
+// is its tenant's.
+async function keyChecks(page) {
+  report.keyInUrl = [];
+  report.requests = [];
+  page.on("request", (r) => {
+    const url = r.url();
+    if (url.includes(good) || url.includes(wrong)) report.keyInUrl.push(redact(url));
+    report.requests.push([r.method(), url.slice(base.length), which(r.headers()["authorization"])]);
+  });
+  const answer = (p) => page.waitForResponse((r) => r.url() === base + "/" + p);
+  const status = () => page.evaluate(() => {
+    const s = document.getElementById("status");
+    return { text: s.textContent, state: s.dataset.state, output: document.getElementById("output").textContent,
+             focused: document.activeElement ? document.activeElement.id : null,
+             stored: sessionStorage.getItem("isobox.apiKey") === null ? "none" : "some",
+             localItems: localStorage.length, href: location.href.slice(location.origin.length) };
+  });
+  const keyText = (t) => t.includes("API key") && t.includes("isobox-fcgi --new-key");
+
+  // Keyless from 127.0.0.1 (anonymous): the languages are listed.
+  const first = answer("runtimes");
+  await page.goto(base + "/");
+  check("keyless listing from an anonymous address", (await first).status() === 200 && sent(await first) === "none",
+        (await first).status());
+  await page.waitForSelector("#language:not([disabled]) option[value=python]", { state: "attached" });
+  const field = await page.$eval("#api-key", (f) => ({ type: f.type, autocomplete: f.getAttribute("autocomplete"),
+                                                       value: f.value }));
+  check("the key field is an empty password field, autocomplete off", field.type === "password" &&
+        field.autocomplete === "off" && field.value === "", field);
+
+  // (a) A wrong key, entered: the runtimes call sends it and answers 401; the
+  // page says a key is needed, and where from, and gives the field focus.
+  let r = answer("runtimes");
+  await page.fill("#api-key", wrong);
+  await page.press("#api-key", "Enter");
+  r = await r;
+  check("a wrong key is sent with GET runtimes and refused", r.status() === 401 && sent(r) === "wrong",
+        [r.status(), sent(r)]);
+  await page.waitForFunction(() => document.getElementById("status").dataset.state === "error");
+  let s = await status();
+  check("a refused listing shows the key message, the field focused", keyText(s.text) && s.text.includes("refused") &&
+        s.focused === "api-key", s);
+  check("the key is kept in sessionStorage only, never in the URL", s.stored === "some" && s.localItems === 0 &&
+        s.href === "/", s);
+
+  //     ...and so does a run: POST execute answers 401, nothing runs.
+  await page.selectOption("#language", "python");   // still listed from the keyless load
+  await page.fill("#code", "print('never runs')\n");
+  r = answer("execute");
+  await page.click("#run");
+  r = await r;
+  await page.waitForFunction(() => document.getElementById("status").dataset.state !== "running");
+  s = await status();
+  check("a run with the wrong key answers 401", r.status() === 401 && sent(r) === "wrong", [r.status(), sent(r)]);
+  check("the refused run shows the key message, the field focused", s.state === "error" && keyText(s.text) &&
+        s.output === "" && s.focused === "api-key", s);
+  report.refused = s;
+
+  // (b) The valid key: the languages are listed again with it, the message
+  // goes, and a run prints its output.
+  r = answer("runtimes");
+  await page.fill("#api-key", good);
+  await page.press("#api-key", "Enter");
+  r = await r;
+  check("the valid key lists the languages", r.status() === 200 && sent(r) === "good", [r.status(), sent(r)]);
+  await page.waitForFunction(() => document.getElementById("status").dataset.state === "idle");
+  await page.fill("#code", "print('hello with a key', 6 * 7)\n");
+  r = answer("execute");
+  await page.click("#run");
+  r = await r;
+  await page.waitForFunction(() => document.getElementById("status").dataset.state !== "running");
+  s = await status();
+  check("a run with the valid key prints its output", r.status() === 200 && sent(r) === "good" && s.state === "ok" &&
+        s.output === "hello with a key 42\n", { status: r.status(), sent: sent(r), s });
+  report.ran = s;
+
+  // The key lasts as long as the tab: a reload puts it back and uses it at once.
+  r = answer("runtimes");
+  await page.reload();
+  r = await r;
+  const kept = await page.$eval("#api-key", (f) => f.value !== "" &&
+                                f.value === sessionStorage.getItem("isobox.apiKey"));
+  check("after a reload the key is back from sessionStorage and sent", kept && r.status() === 200 && sent(r) === "good",
+        [kept, r.status(), sent(r)]);
+
+  // An emptied field: no key kept, none sent.
+  await page.waitForSelector("#language:not([disabled]) option[value=python]", { state: "attached" });
+  r = answer("runtimes");
+  await page.fill("#api-key", "");
+  await page.press("#api-key", "Enter");
+  r = await r;
+  s = await status();
+  check("an emptied field sends no key and keeps none", r.status() === 200 && sent(r) === "none" &&
+        s.stored === "none" && s.localItems === 0, [r.status(), sent(r), s]);
+  check("no key in any URL", report.keyInUrl.length === 0, report.keyInUrl);
+}
 
 async function onceChecks(page) {
   // 1. Output appears as it happens: the first line before the run ends.
