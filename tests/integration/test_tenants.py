@@ -203,7 +203,9 @@ def test_concurrent_executions_are_held_to_the_share(keys):
     slow = {"language": "python", "code": "import time; time.sleep(3); print('done')"}
     with concurrent.futures.ThreadPoolExecutor(2) as ex:
         first = ex.submit(call, "POST", "/execute", slow, keys["alpha"])
-        wait_until(lambda: False, 1)
+        # A worker has its sandbox only after the claim is made: wait for it,
+        # not for a guess at how long admission takes.
+        assert wait_until(lambda: any(children(p) for p in workers()), 10)
         status, headers, body = call("POST", "/execute", PY, key=keys["alpha"])
         assert status == 429 and body["error"]["code"] == "too_many_executions", body
         assert headers["Retry-After"] == "1"
