@@ -281,21 +281,65 @@ static bool parse_sessions(const cJSON *o, const char *base_dir, struct conf_ses
 	return true;
 }
 
+/* store.redis: where the shared store is, and how to reach it. */
+static bool parse_redis(const cJSON *o, const char *base_dir, struct store_conf *sc, struct fault *f)
+{
+	static const char *const keys[] = {"address", "passwordFile", "prefix", "timeoutMs", NULL};
+	const char *address, *prefix = "isobox:";
+	const cJSON *password = cJSON_GetObjectItemCaseSensitive(o, "passwordFile");
+	const cJSON *px = cJSON_GetObjectItemCaseSensitive(o, "prefix");
+	sc->timeout_ms = 2000;
+	if (!o)
+		return fail(f, E_INVALID_VALUE, "store.backend redis needs store.redis.address");
+	if (!json_object(o, "store.redis", f) || !json_known_keys(o, keys, "store.redis", f) ||
+	    !json_string(cJSON_GetObjectItemCaseSensitive(o, "address"), "store.redis.address", &address, f) ||
+	    (password && !get_path(o, "passwordFile", base_dir, &sc->password_file, f)) ||
+	    (px && !json_string(px, "store.redis.prefix", &prefix, f)) ||
+	    !get_optional_int(o, "store.redis", "timeoutMs", 1, &sc->timeout_ms, f))
+		return false;
+	if (strncmp(address, "unix:/", 6) && !strchr(address, ':'))
+		return fail(f, E_INVALID_VALUE, "store.redis.address must be unix:/PATH or HOST:PORT");
+	for (const char *c = prefix; *c; c++)
+		if (*c <= ' ' || *c > '~')
+			return fail(f, E_INVALID_VALUE, "store.redis.prefix must be printable, without spaces");
+	if (strlen(prefix) > 64)
+		return fail(f, E_INVALID_VALUE, "store.redis.prefix is longer than 64");
+	sc->address = xstrdup(address);
+	sc->prefix = xstrdup(prefix);
+	return true;
+}
+
 /* The store (conf/store.h) and the memory API's bounds: absent, both are
  * off (and so is every tenant limit that needs counting across workers). */
 static bool parse_store(const cJSON *store, const cJSON *memory, const char *base_dir,
 			struct conf *c, struct fault *f)
 {
-	static const char *const store_keys[] = {"path", NULL};
+	static const char *const store_keys[] = {"backend", "path", "redis", NULL};
 	static const char *const memory_keys[] = {"maxValueBytes", "maxKeyBytes", "maxListKeys", NULL};
+	struct store_conf *sc = &c->store;
+	const char *backend = "sqlite";
+	const cJSON *b = cJSON_GetObjectItemCaseSensitive(store, "backend");
 	c->memory.max_value_bytes = 1 << 20;
 	c->memory.max_key_bytes = 512;
 	c->memory.max_list_keys = 1000;
 	if (store && (!json_object(store, "store", f) || !json_known_keys(store, store_keys, "store", f) ||
-		      !get_path(store, "path", base_dir, &c->store_path, f)))
+		      (b && !json_string(b, "store.backend", &backend, f))))
 		return false;
-	if (c->store_path && c->store_path[0] != '/')
-		return fail(f, E_INVALID_VALUE, "store.path must be an absolute path");
+	if (!store) {
+		sc->backend = STORE_NONE;
+	} else if (!strcmp(backend, "sqlite")) {
+		sc->backend = STORE_SQLITE;
+		if (!get_path(store, "path", base_dir, &sc->path, f))
+			return false;
+		if (sc->path[0] != '/')
+			return fail(f, E_INVALID_VALUE, "store.path must be an absolute path");
+	} else if (!strcmp(backend, "redis")) {
+		sc->backend = STORE_REDIS;
+		if (!parse_redis(cJSON_GetObjectItemCaseSensitive(store, "redis"), base_dir, sc, f))
+			return false;
+	} else {
+		return fail(f, E_INVALID_VALUE, "store.backend must be sqlite or redis");
+	}
 	return !memory ||
 	       (json_object(memory, "memory", f) && json_known_keys(memory, memory_keys, "memory", f) &&
 		get_optional_int(memory, "memory", "maxValueBytes", 0, &c->memory.max_value_bytes, f) &&
@@ -479,7 +523,7 @@ void conf_free(struct conf *c)
 	free(c->network.allow);
 	strv_free(&c->network.out_interfaces);
 	access_free(&c->access);
-	free(c->store_path);
+	store_conf_free(&c->store);
 	free(c->volumes.dir);
 	free(c->volumes.socket);
 	tenants_free(&c->tenants);

@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "store.h"
+#include "store_redis.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -19,7 +20,9 @@
 
 struct store {
 	sqlite3 *db;
-	bool durable; /* synchronous=FULL now */
+	bool durable;              /* synchronous=FULL now */
+	struct redis_store *redis; /* instead of db, when the store is Redis */
+	char *host;                /* this host's name (conf's instance) */
 };
 
 static const char schema[] =
@@ -35,7 +38,33 @@ static const char schema[] =
 	"CREATE INDEX IF NOT EXISTS memory_expiry ON memory (expires_ms) WHERE expires_ms > 0;"
 	"CREATE TABLE IF NOT EXISTS volumes (tenant TEXT NOT NULL, name TEXT NOT NULL,"
 	" id TEXT NOT NULL UNIQUE, state TEXT NOT NULL, size_bytes INTEGER NOT NULL,"
-	" created_ms INTEGER NOT NULL, PRIMARY KEY (tenant, name));";
+	" created_ms INTEGER NOT NULL, host TEXT NOT NULL DEFAULT '', PRIMARY KEY (tenant, name));";
+
+void store_conf_free(struct store_conf *sc)
+{
+	free(sc->path);
+	free(sc->address);
+	free(sc->password_file);
+	free(sc->prefix);
+	*sc = (struct store_conf){0};
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+bool store_conf_same(const struct store_conf *a, const struct store_conf *b)
+{
+	return a->backend == b->backend && same_str(a->path, b->path) && same_str(a->address, b->address) &&
+	       same_str(a->password_file, b->password_file) && same_str(a->prefix, b->prefix) &&
+	       a->timeout_ms == b->timeout_ms;
+}
+
+const char *store_backend_name(const struct store_conf *sc)
+{
+	return sc->backend == STORE_REDIS ? "redis" : sc->backend == STORE_SQLITE ? "sqlite" : "none";
+}
 
 bool store_failed(struct store *s, const char *what, struct fault *f)
 {
@@ -44,9 +73,37 @@ bool store_failed(struct store *s, const char *what, struct fault *f)
 	return fail(f, E_STORE_UNAVAILABLE, "the store failed (%s): %.200s", what, why);
 }
 
-struct store *store_open(const char *path, struct fault *f)
+static bool exec(struct store *s, const char *sql, struct fault *f)
 {
+	return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK || store_failed(s, sql, f);
+}
+
+/* The volumes table of a store made before volumes had a host. */
+static void add_host_column(sqlite3 *db)
+{
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT host FROM volumes LIMIT 0", -1, &st, NULL) != SQLITE_OK)
+		sqlite3_exec(db, "ALTER TABLE volumes ADD COLUMN host TEXT NOT NULL DEFAULT ''", NULL, NULL, NULL);
+	sqlite3_finalize(st);
+}
+
+struct store *store_open(const struct store_conf *sc, const char *host, struct fault *f)
+{
+	if (sc->backend == STORE_NONE) {
+		fail(f, E_STORE_UNAVAILABLE, "this server has no store (store: in isobox.yaml)");
+		return NULL;
+	}
 	struct store *s = xcalloc(1, sizeof *s);
+	s->host = xstrdup(host);
+	if (sc->backend == STORE_REDIS) {
+		s->redis = redis_open(sc, host, f);
+		if (!s->redis) {
+			store_close(s);
+			return NULL;
+		}
+		return s;
+	}
+	const char *path = sc->path;
 	/* NOMUTEX: one connection per process, used by one thread. */
 	int rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 				 SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, NULL);
@@ -59,6 +116,7 @@ struct store *store_open(const char *path, struct fault *f)
 		store_close(s);
 		return NULL;
 	}
+	add_host_column(s->db);
 	return s;
 }
 
@@ -67,17 +125,37 @@ void store_close(struct store *s)
 	if (!s)
 		return;
 	sqlite3_close(s->db); /* NULL is fine */
+	redis_close(s->redis);
+	free(s->host);
 	free(s);
+}
+
+struct redis_store *store_redis(struct store *s)
+{
+	return s->redis;
+}
+
+const char *store_host(struct store *s)
+{
+	return s->host;
+}
+
+bool store_ping(struct store *s, struct fault *f)
+{
+	if (s->redis)
+		return redis_ping(s->redis, f);
+	return exec(s, "SELECT 1", f);
+}
+
+bool store_host_alive(struct store *s, const char *host, bool *alive, struct fault *f)
+{
+	*alive = true;
+	return !s->redis || redis_host_alive(s->redis, host, alive, f);
 }
 
 sqlite3 *store_sqlite(struct store *s)
 {
 	return s->db;
-}
-
-static bool exec(struct store *s, const char *sql, struct fault *f)
-{
-	return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK || store_failed(s, sql, f);
 }
 
 bool store_begin(struct store *s, bool durable, struct fault *f)
@@ -124,6 +202,8 @@ bool store_rate_take(struct store *s, const char *tenant, int64_t per_minute, in
 	*retry_after_s = 0;
 	if (per_minute <= 0)
 		return true;
+	if (s->redis)
+		return redis_rate_take(s->redis, tenant, per_minute, now_ms, allowed, retry_after_s, f);
 	/* GCRA: tat is when the tenant's bucket is empty again; each request
 	 * moves it one interval later; a request is refused while tat lies
 	 * more than a minute (less one interval) ahead. */
@@ -165,6 +245,8 @@ bool store_running_claim(struct store *s, const char *tenant, int64_t limit, int
 			 int64_t *claim, struct fault *f)
 {
 	*claim = 0;
+	if (s->redis)
+		return redis_running_claim(s->redis, tenant, limit, pid, wall_ms(), claim, f);
 	if (!store_begin(s, false, f))
 		return false;
 	autostmt count = store_prepare(s, "SELECT count(*) FROM running WHERE tenant = ?1");
@@ -205,33 +287,53 @@ static void run_int(struct store *s, const char *sql, int64_t v)
 
 void store_running_release(struct store *s, int64_t claim)
 {
-	if (claim > 0)
+	if (claim > 0 && s->redis)
+		redis_running_release(s->redis, claim);
+	else if (claim > 0)
 		run_int(s, "DELETE FROM running WHERE id = ?1", claim);
 }
 
 void store_running_forget(struct store *s, int pid)
 {
+	if (s->redis) {
+		redis_running_upkeep(s->redis, &pid, 1, wall_ms());
+		return;
+	}
 	run_int(s, "DELETE FROM running WHERE pid = ?1", pid);
+}
+
+/* Gone, or another user's now (its pid reused): not a worker. */
+static bool pid_gone(int pid)
+{
+	return pid <= 0 || kill(pid, 0) < 0;
 }
 
 void store_running_forget_dead(struct store *s)
 {
+	int pids[256], dead[256];
+	size_t n = 0, n_dead = 0;
+	if (s->redis) {
+		/* This host's claims: pids mean something only where they are. */
+		n = redis_running_pids(s->redis, pids, sizeof pids / sizeof pids[0]);
+		for (size_t i = 0; i < n; i++)
+			if (pid_gone(pids[i]))
+				dead[n_dead++] = pids[i];
+		redis_running_upkeep(s->redis, dead, n_dead, wall_ms());
+		return;
+	}
 	/* Pids on this host: the store is one file on one host. */
 	autostmt st = store_prepare(s, "SELECT DISTINCT pid FROM running");
-	int pids[256];
-	size_t n = 0;
-	while (st && n < sizeof pids / sizeof pids[0] && sqlite3_step(st) == SQLITE_ROW) {
-		int pid = sqlite3_column_int(st, 0);
-		/* Gone, or another user's now (its pid reused): not a worker. */
-		if (pid <= 0 || kill(pid, 0) < 0)
-			pids[n++] = pid;
-	}
+	while (st && n < sizeof pids / sizeof pids[0] && sqlite3_step(st) == SQLITE_ROW)
+		pids[n++] = sqlite3_column_int(st, 0);
 	for (size_t i = 0; i < n; i++)
-		store_running_forget(s, pids[i]);
+		if (pid_gone(pids[i]))
+			store_running_forget(s, pids[i]);
 }
 
 int64_t store_running_count(struct store *s, const char *tenant)
 {
+	if (s->redis)
+		return redis_running_count(s->redis, tenant, wall_ms());
 	autostmt st = store_prepare(s, "SELECT count(*) FROM running WHERE tenant = ?1");
 	if (!st)
 		return 0;

@@ -3,10 +3,15 @@
  * and restarts: each tenant's rate and running executions, and the
  * tenants' memory (a key-value store per tenant, /v1/memory).
  *
- * One small interface. Behind it now: SQLite, one file in WAL mode
- * (store.c; the memory store in store_memory.h), which every worker
- * process reads and writes at once; a Redis/Valkey implementation can
- * take its place later.
+ * One small interface, two backends, chosen by store.backend in conf:
+ *  - sqlite (the default): one file in WAL mode (store.c, store_memory.c,
+ *    store_volumes.c), which every worker process of one host reads and
+ *    writes at once;
+ *  - redis: a Redis or Valkey server that several hosts share
+ *    (store_redis.h). Each operation is one Lua script, so it is atomic and
+ *    costs one round trip.
+ * Each public function below is the SQLite code, which hands over to
+ * Redis on its first line when the store is a Redis one.
  *
  * Ownership: a process opens its own store after fork (store_open) and
  * closes it with store_close: a connection never crosses a fork. Items
@@ -21,12 +26,29 @@
 
 #include "lib/base.h"
 #include "lib/fault.h"
+#include "store_types.h"
 
 struct store;
+struct redis_store;
 
-/* Open (creating) the store at path; NULL with f filled if it cannot. */
-struct store *store_open(const char *path, struct fault *f);
+void store_conf_free(struct store_conf *sc);
+/* Would a store opened with a reach the same data as one opened with b? */
+bool store_conf_same(const struct store_conf *a, const struct store_conf *b);
+
+/*
+ * Open (creating) the store; NULL with f filled if it cannot. host names
+ * this host (conf's instance): claims are held in its name, so that a
+ * host that dies loses them (Redis) when their lease runs out.
+ */
+struct store *store_open(const struct store_conf *sc, const char *host, struct fault *f);
 void store_close(struct store *s);
+/* The Redis side of a Redis store; NULL: an SQLite one. */
+struct redis_store *store_redis(struct store *s);
+/* The host it was opened for. */
+const char *store_host(struct store *s);
+/* "sqlite" or "redis", and whether it answers now (for /healthz). */
+const char *store_backend_name(const struct store_conf *sc);
+bool store_ping(struct store *s, struct fault *f);
 
 /*
  * May tenant make one more request at now_ms, at most per_minute a minute
@@ -44,10 +66,15 @@ bool store_rate_take(struct store *s, const char *tenant, int64_t per_minute, in
 bool store_running_claim(struct store *s, const char *tenant, int64_t limit, int pid,
 			 int64_t *claim, struct fault *f);
 void store_running_release(struct store *s, int64_t claim);
-/* Forget the claims of a process that died holding them (the master,
- * when it reaps a worker; and at its start, for every pid gone). */
+/* Forget the claims of a process that died holding them. */
 void store_running_forget(struct store *s, int pid);
+/* The master's upkeep, every few seconds: forget the claims of this
+ * host's processes that are gone, and (Redis) renew the lease of the
+ * rest and say that this host is alive (store_host_alive). */
 void store_running_forget_dead(struct store *s);
+/* Has host renewed its lease lately? (SQLite: one host, always.) */
+bool store_host_alive(struct store *s, const char *host, bool *alive, struct fault *f);
+
 /* Running executions of a tenant now. */
 int64_t store_running_count(struct store *s, const char *tenant);
 

@@ -8,6 +8,8 @@
  */
 #define _GNU_SOURCE
 #include "store_memory.h"
+#include "store_redis_memory.h"
+#include "store_rules.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
@@ -25,15 +27,6 @@ void memory_item_free(struct memory_item *it)
 static void bind_key(sqlite3_stmt *st, int i, const char *key)
 {
 	sqlite3_bind_blob(st, i, key, (int)strlen(key), SQLITE_STATIC);
-}
-
-static void new_etag(char out[17])
-{
-	unsigned char rnd[8];
-	if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
-		die("getrandom failed");
-	for (size_t i = 0; i < sizeof rnd; i++)
-		snprintf(out + 2 * i, 3, "%02x", rnd[i]);
 }
 
 static const char live[] = "(expires_ms = 0 OR expires_ms > ?9)";
@@ -59,31 +52,11 @@ static bool current(struct store *s, const char *tenant, const char *key, int64_
 	return rc == SQLITE_ROW || rc == SQLITE_DONE;
 }
 
-/* Does the condition hold for what is there? Else the fault says why. */
-static bool condition_holds(const char *key, bool found, const char *etag, enum memory_cond cond,
-			    const char *want, struct fault *f)
-{
-	switch (cond) {
-	case MEMORY_ANY:
-		return true;
-	case MEMORY_IF_EXISTS:
-		return found || fail(f, E_PRECONDITION_FAILED, "If-Match: key %.100s is not there", key);
-	case MEMORY_IF_ABSENT:
-		return !found || fail(f, E_PRECONDITION_FAILED, "If-None-Match: key %.100s is already "
-				      "there (etag \"%s\")", key, etag);
-	case MEMORY_IF_MATCH:
-		if (!found)
-			return fail(f, E_PRECONDITION_FAILED, "If-Match: key %.100s is not there", key);
-		return !strcmp(etag, want) ||
-		       fail(f, E_PRECONDITION_FAILED, "If-Match: key %.100s was changed; its etag is "
-			    "now \"%s\": read it again", key, etag);
-	}
-	return true;
-}
-
 bool store_memory_usage(struct store *s, const char *tenant, int64_t now_ms, int64_t *bytes,
 			int64_t *keys, struct fault *f)
 {
+	if (store_redis(s))
+		return redis_memory_usage(store_redis(s), tenant, now_ms, bytes, keys, f);
 	autofree char *sql = xasprintf("SELECT COALESCE(SUM(size + length(key)), 0), count(*) FROM memory"
 				       " WHERE tenant = ?1 AND %s", live);
 	autostmt st = store_prepare(s, sql);
@@ -102,6 +75,8 @@ bool store_memory_get(struct store *s, const char *tenant, const char *key, int6
 		      struct memory_item *out, struct fault *f)
 {
 	*out = (struct memory_item){0};
+	if (store_redis(s))
+		return redis_memory_get(store_redis(s), tenant, key, now_ms, out, f);
 	autofree char *sql = xasprintf("SELECT value, content_type, etag, size, updated_ms, expires_ms"
 				       " FROM memory WHERE tenant = ?1 AND key = ?2 AND %s", live);
 	autostmt st = store_prepare(s, sql);
@@ -131,6 +106,9 @@ bool store_memory_put(struct store *s, const char *tenant, const char *key, cons
 		      const char *etag, const struct memory_quota *q, int64_t now_ms, bool *created,
 		      char etag_out[17], struct fault *f)
 {
+	if (store_redis(s))
+		return redis_memory_put(store_redis(s), tenant, key, value, len, content_type, ttl_ms, cond,
+					etag, q, now_ms, created, etag_out, f);
 	bool found;
 	char was[17] = "";
 	int64_t old_size = 0, bytes, keys;
@@ -140,24 +118,15 @@ bool store_memory_put(struct store *s, const char *tenant, const char *key, cons
 	if (!current(s, tenant, key, now_ms, &found, was, &old_size) ||
 	    !store_memory_usage(s, tenant, now_ms, &bytes, &keys, f))
 		goto failed;
-	if (!condition_holds(key, found, was, cond, etag, f))
+	if (!memory_condition_holds(key, found, was, cond, etag, f))
 		goto refused;
 	/* What the tenant would hold with this value in place of the old. */
 	int64_t key_len = (int64_t)strlen(key);
 	bytes += (int64_t)len + (found ? -old_size : key_len);
 	keys += !found;
-	if (q->bytes > 0 && bytes > q->bytes) {
-		fail(f, E_QUOTA_EXCEEDED, "this would make the tenant's memory %lld bytes, over its "
-		     "quota of %lld (memoryBytes): delete keys or ask for a larger quota",
-		     (long long)bytes, (long long)q->bytes);
+	if (!memory_quota_holds(q, bytes, keys, f))
 		goto refused;
-	}
-	if (q->keys > 0 && keys > q->keys) {
-		fail(f, E_QUOTA_EXCEEDED, "the tenant holds %lld keys, its quota (memoryKeys): "
-		     "delete keys or ask for a larger quota", (long long)q->keys);
-		goto refused;
-	}
-	new_etag(etag_out);
+	memory_new_etag(etag_out);
 	st = store_prepare(s, "INSERT OR REPLACE INTO memory (tenant, key, value, content_type,"
 				    " etag, size, updated_ms, expires_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
 	if (!st)
@@ -185,6 +154,8 @@ refused:
 bool store_memory_delete(struct store *s, const char *tenant, const char *key,
 			 enum memory_cond cond, const char *etag, int64_t now_ms, struct fault *f)
 {
+	if (store_redis(s))
+		return redis_memory_delete(store_redis(s), tenant, key, cond, etag, now_ms, f);
 	bool found;
 	char was[17] = "";
 	int64_t size;
@@ -197,7 +168,7 @@ bool store_memory_delete(struct store *s, const char *tenant, const char *key,
 		fail(f, E_KEY_NOT_FOUND, "no key %.100s", key);
 		goto refused;
 	}
-	if (!condition_holds(key, found, was, cond, etag, f))
+	if (!memory_condition_holds(key, found, was, cond, etag, f))
 		goto refused;
 	st = store_prepare(s, "DELETE FROM memory WHERE tenant = ?1 AND key = ?2");
 	if (!st)
@@ -215,21 +186,6 @@ refused:
 	return false;
 }
 
-/* The first key after every key that starts with prefix; false: none
- * (an empty prefix, or only 0xff bytes). */
-static bool prefix_end(const char *prefix, char *out, size_t *len)
-{
-	size_t n = strlen(prefix);
-	memcpy(out, prefix, n);
-	while (n > 0 && (unsigned char)out[n - 1] == 0xff)
-		n--;
-	if (n == 0)
-		return false;
-	out[n - 1] = (char)((unsigned char)out[n - 1] + 1);
-	*len = n;
-	return true;
-}
-
 bool store_memory_list(struct store *s, const char *tenant, const char *prefix, const char *after,
 		       int64_t limit, int64_t now_ms, struct memory_item **out, size_t *n, bool *more,
 		       struct fault *f)
@@ -237,6 +193,8 @@ bool store_memory_list(struct store *s, const char *tenant, const char *prefix, 
 	*out = NULL;
 	*n = 0;
 	*more = false;
+	if (store_redis(s))
+		return redis_memory_list(store_redis(s), tenant, prefix, after, limit, now_ms, out, n, more, f);
 	autofree char *sql = xasprintf("SELECT key, content_type, etag, size, updated_ms, expires_ms"
 				       " FROM memory WHERE tenant = ?1 AND key >= ?2 AND key > ?3"
 				       " AND (?4 IS NULL OR key < ?4) AND %s ORDER BY key LIMIT ?5", live);
@@ -248,7 +206,7 @@ bool store_memory_list(struct store *s, const char *tenant, const char *prefix, 
 	sqlite3_bind_text(st, 1, tenant, -1, SQLITE_STATIC);
 	bind_key(st, 2, prefix);
 	bind_key(st, 3, after);
-	if (prefix_end(prefix, end, &end_len))
+	if (memory_prefix_end(prefix, end, &end_len))
 		sqlite3_bind_blob(st, 4, end, (int)end_len, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 5, limit + 1);
 	sqlite3_bind_int64(st, 9, now_ms);
@@ -280,6 +238,8 @@ bool store_memory_list(struct store *s, const char *tenant, const char *prefix, 
 
 int64_t store_memory_expire(struct store *s, int64_t now_ms)
 {
+	if (store_redis(s))
+		return redis_memory_expire(store_redis(s), now_ms);
 	autostmt st = store_prepare(s, "DELETE FROM memory WHERE expires_ms > 0 AND expires_ms <= ?1");
 	if (!st)
 		return 0;

@@ -16,29 +16,9 @@
 #include "store.h"
 
 /* The memory store. */
-struct memory_item {
-	char *key;
-	struct buf value;       /* empty for listings */
-	char content_type[128];
-	char etag[17];          /* 16 hex digits; quoted in HTTP */
-	int64_t size;           /* bytes of the value */
-	int64_t updated_ms;     /* wall clock */
-	int64_t expires_ms;     /* 0: never */
-};
 void memory_item_free(struct memory_item *it);
 
-/* A write's condition on what is there now (If-Match / If-None-Match). */
-enum memory_cond {
-	MEMORY_ANY,       /* no condition */
-	MEMORY_IF_MATCH,  /* only if it is there with this etag */
-	MEMORY_IF_EXISTS, /* only if it is there (If-Match: *) */
-	MEMORY_IF_ABSENT, /* only if it is not (If-None-Match: *) */
-};
 
-struct memory_quota {
-	int64_t bytes; /* keys and values of a tenant, summed */
-	int64_t keys;
-};
 
 /* Get one (E_KEY_NOT_FOUND if absent or expired). */
 bool store_memory_get(struct store *s, const char *tenant, const char *key, int64_t now_ms,
@@ -71,5 +51,6 @@ bool store_memory_usage(struct store *s, const char *tenant, int64_t now_ms, int
 
 /* Remove what expired (the master's duty): how many. */
 int64_t store_memory_expire(struct store *s, int64_t now_ms);
+
 
 #endif

@@ -4,6 +4,8 @@
  */
 #define _GNU_SOURCE
 #include "store_volumes.h"
+#include "store_redis.h"
+#include "store_rules.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
@@ -32,13 +34,18 @@ static void read_row(sqlite3_stmt *st, struct volume *v)
 	snprintf(v->state, sizeof v->state, "%s", (const char *)sqlite3_column_text(st, 2));
 	v->size_bytes = sqlite3_column_int64(st, 3);
 	v->created_ms = sqlite3_column_int64(st, 4);
+	snprintf(v->host, sizeof v->host, "%s", (const char *)sqlite3_column_text(st, 5));
 }
 
-#define COLUMNS "name, id, state, size_bytes, created_ms"
+#define COLUMNS "name, id, state, size_bytes, created_ms, host"
+
+
 
 bool store_volume_get(struct store *s, const char *tenant, const char *name, struct volume *out,
 		      struct fault *f)
 {
+	if (store_redis(s))
+		return redis_volume_get(store_redis(s), tenant, name, out, f);
 	autostmt st = store_prepare(s, "SELECT " COLUMNS " FROM volumes WHERE tenant = ?1 AND name = ?2");
 	if (!st)
 		return store_failed(s, "volume get", f);
@@ -58,12 +65,15 @@ bool store_volume_add(struct store *s, const char *tenant, const char *name, int
 		      int64_t max_count, int64_t max_bytes, int64_t now_ms, struct volume *out,
 		      struct fault *f)
 {
+	if (store_redis(s))
+		return redis_volume_add(store_redis(s), tenant, name, size_bytes, max_count, max_bytes,
+					now_ms, out, f);
 	struct volume old;
 	if (!store_begin(s, true, f))
 		return false;
 	autostmt sum = store_prepare(s, "SELECT count(*), COALESCE(SUM(size_bytes), 0) FROM volumes WHERE tenant = ?1");
-	autostmt add = store_prepare(s, "INSERT INTO volumes (tenant, name, id, state, size_bytes, created_ms)"
-				     " VALUES (?1, ?2, ?3, 'creating', ?4, ?5)");
+	autostmt add = store_prepare(s, "INSERT INTO volumes (tenant, name, id, state, size_bytes, created_ms,"
+				     " host) VALUES (?1, ?2, ?3, 'creating', ?4, ?5, ?6)");
 	if (!sum || !add)
 		goto failed;
 	if (store_volume_get(s, tenant, name, &old, f)) {
@@ -78,30 +88,15 @@ bool store_volume_add(struct store *s, const char *tenant, const char *name, int
 	if (sqlite3_step(sum) != SQLITE_ROW)
 		goto failed;
 	int64_t count = sqlite3_column_int64(sum, 0), bytes = sqlite3_column_int64(sum, 1);
-	if (max_count > 0 && count >= max_count) {
-		fail(f, E_QUOTA_EXCEEDED, "tenant %s has %lld volumes, its most (volumes): delete one",
-		     tenant, (long long)count);
+	if (!volume_quota_holds(tenant, count, bytes, size_bytes, max_count, max_bytes, f))
 		goto refused;
-	}
-	if (max_bytes > 0 && bytes + size_bytes > max_bytes) {
-		fail(f, E_QUOTA_EXCEEDED, "tenant %s's volumes hold %lld bytes; %lld more would pass its "
-		     "volumeBytes (%lld): ask for less or delete one", tenant, (long long)bytes,
-		     (long long)size_bytes, (long long)max_bytes);
-		goto refused;
-	}
-	unsigned char rnd[VOLUME_ID_LEN / 2];
-	if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
-		die("getrandom failed");
-	*out = (struct volume){.size_bytes = size_bytes, .created_ms = now_ms};
-	for (size_t i = 0; i < sizeof rnd; i++)
-		snprintf(out->id + 2 * i, 3, "%02x", rnd[i]);
-	snprintf(out->name, sizeof out->name, "%s", name);
-	snprintf(out->state, sizeof out->state, "creating");
+	volume_new(name, size_bytes, now_ms, store_host(s), out);
 	sqlite3_bind_text(add, 1, tenant, -1, SQLITE_STATIC);
 	sqlite3_bind_text(add, 2, name, -1, SQLITE_STATIC);
 	sqlite3_bind_text(add, 3, out->id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(add, 4, size_bytes);
 	sqlite3_bind_int64(add, 5, now_ms);
+	sqlite3_bind_text(add, 6, out->host, -1, SQLITE_STATIC);
 	if (sqlite3_step(add) != SQLITE_DONE)
 		goto failed;
 	return store_commit(s, f);
@@ -116,6 +111,8 @@ refused:
 bool store_volume_set_state(struct store *s, const char *tenant, const char *name, const char *from,
 			    const char *to, struct volume *out, struct fault *f)
 {
+	if (store_redis(s))
+		return redis_volume_set_state(store_redis(s), tenant, name, from, to, out, f);
 	if (!store_begin(s, true, f))
 		return false;
 	autostmt st = store_prepare(s, "UPDATE volumes SET state = ?3 WHERE tenant = ?1 AND name = ?2"
@@ -149,6 +146,8 @@ refused:
 bool store_volume_list(struct store *s, const char *tenant, struct volume **out, size_t *n,
 		       struct fault *f)
 {
+	if (store_redis(s))
+		return redis_volume_list(store_redis(s), tenant, out, n, f);
 	*out = NULL;
 	*n = 0;
 	autostmt st = store_prepare(s, "SELECT " COLUMNS " FROM volumes WHERE tenant = ?1 ORDER BY name");
@@ -170,6 +169,8 @@ bool store_volume_list(struct store *s, const char *tenant, struct volume **out,
 
 bool store_volume_drop(struct store *s, const char *tenant, const char *name, struct fault *f)
 {
+	if (store_redis(s))
+		return redis_volume_drop(store_redis(s), tenant, name, f);
 	autostmt st = store_prepare(s, "DELETE FROM volumes WHERE tenant = ?1 AND name = ?2");
 	if (!st)
 		return store_failed(s, "volume drop", f);

@@ -16,16 +16,6 @@
 
 #include "store.h"
 
-#define VOLUME_ID_LEN 32
-#define VOLUME_NAME_MAX 63
-
-struct volume {
-	char name[VOLUME_NAME_MAX + 1];
-	char id[VOLUME_ID_LEN + 1];
-	char state[16];       /* creating, ready, deleting */
-	int64_t size_bytes;
-	int64_t created_ms;   /* wall clock */
-};
 
 /* Is name a volume name ([a-z0-9][a-z0-9_.-]*, at most 63)? */
 bool volume_name_valid(const char *name);
@@ -48,5 +38,6 @@ bool store_volume_list(struct store *s, const char *tenant, struct volume **out,
 		       struct fault *f);
 /* Forget it (its image is gone). */
 bool store_volume_drop(struct store *s, const char *tenant, const char *name, struct fault *f);
+
 
 #endif

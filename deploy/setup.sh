@@ -33,9 +33,9 @@ STATE=/var/lib/isobox
 LOG=/var/log/isobox
 RUNDIR=/run/isobox
 SLICE=isobox.slice
-BUILD_PACKAGES="gcc make pkg-config libfcgi-dev libcjson-dev libyaml-dev libcap-ng-dev libsqlite3-dev libsodium-dev xxd"
+BUILD_PACKAGES="gcc make pkg-config libfcgi-dev libcjson-dev libyaml-dev libcap-ng-dev libsqlite3-dev libhiredis-dev libsodium-dev xxd"
 PACKAGES="$BUILD_PACKAGES docker.io runsc caddy spawn-fcgi debootstrap libfcgi-dev libcjson-dev
- libyaml-dev libcap-ng-dev libsqlite3-dev libsodium-dev sqlite3 pkg-config make gcc curl python3 python3-pytest
+ libyaml-dev libcap-ng-dev libsqlite3-dev libhiredis-dev libsodium-dev sqlite3 redis-server pkg-config make gcc curl python3 python3-pytest
  iptables lighttpd procps clang libclang-rt-14-dev
  libfcgi-bin systemd apache2 nginx-light gettext-base chromium prometheus iproute2
  python3-jsonschema python3-matplotlib logrotate lighttpd-modules-lua"

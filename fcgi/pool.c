@@ -100,7 +100,7 @@ static int live_count(const struct scoreboard *sb)
 static void store_duty(const struct conf *c)
 {
 	struct fault f = {0};
-	struct store *s = c->store_path ? store_open(c->store_path, &f) : NULL;
+	struct store *s = c->store.backend != STORE_NONE ? store_open(&c->store, c->instance, &f) : NULL;
 	if (!s)
 		return; /* logged; workers answer 503 store_unavailable meanwhile */
 	store_memory_expire(s, wall_ms());

@@ -14,8 +14,7 @@ bool worker_load(struct worker *w, char *err, size_t errlen)
 		conf_free(&c);
 		return false;
 	}
-	bool same_store = w->conf.store_path && c.store_path && !strcmp(w->conf.store_path, c.store_path);
-	if (!same_store) {
+	if (!store_conf_same(&w->conf.store, &c.store)) {
 		store_close(w->store);
 		w->store = NULL;
 	}
@@ -28,12 +27,8 @@ bool worker_load(struct worker *w, char *err, size_t errlen)
 
 struct store *worker_store(struct worker *w, struct fault *f)
 {
-	if (!w->store && !w->conf.store_path) {
-		fail(f, E_STORE_UNAVAILABLE, "this server has no store (store.path in isobox.yaml)");
-		return NULL;
-	}
 	if (!w->store)
-		w->store = store_open(w->conf.store_path, f);
+		w->store = store_open(&w->conf.store, w->conf.instance, f);
 	return w->store;
 }
 

@@ -43,5 +43,6 @@ void test_assets(void);
 void test_decoder(void);
 void test_deadline(void);
 void test_tenants(void);
+void test_store(void);
 
 #endif

@@ -80,6 +80,31 @@ void test_conf(void)
 	   "conf: relative path joined to the base dir");
 	conf_free(&c);
 	free(t);
+
+	ok(conf_load("conf/isobox.yaml", &c, err, sizeof err) && c.store.backend == STORE_SQLITE &&
+	   !strcmp(c.store.path, "/var/lib/isobox/store/isobox.db"), "conf: the store is SQLite by default");
+	conf_free(&c);
+	t = conf_variant("  backend: sqlite\n  path: /var/lib/isobox/store/isobox.db\n",
+			 "  backend: redis\n  redis:\n    address: unix:/run/r.sock\n    passwordFile: pw\n");
+	ok(t && conf_from(t, &c, err, sizeof err) && c.store.backend == STORE_REDIS &&
+	   !strcmp(c.store.address, "unix:/run/r.sock") && !strcmp(c.store.password_file, "/base/pw") &&
+	   !strcmp(c.store.prefix, "isobox:") && c.store.timeout_ms == 2000,
+	   "conf: store.backend redis, with its defaults (%s)", err);
+	conf_free(&c);
+	free(t);
+	t = conf_variant("  backend: sqlite\n", "  backend: redis\n");
+	ok(t && !conf_from(t, &c, err, sizeof err) && strstr(err, "store.redis.address"),
+	   "conf: redis without an address refused (%s)", err);
+	free(t);
+	t = conf_variant("  backend: sqlite\n  path: /var/lib/isobox/store/isobox.db\n",
+			 "  backend: redis\n  redis: {address: localhost}\n");
+	ok(t && !conf_from(t, &c, err, sizeof err) && strstr(err, "HOST:PORT"),
+	   "conf: a redis address without a port refused (%s)", err);
+	free(t);
+	t = conf_variant("  backend: sqlite\n", "  backend: mysql\n");
+	ok(t && !conf_from(t, &c, err, sizeof err) && strstr(err, "sqlite or redis"),
+	   "conf: an unknown store backend refused (%s)", err);
+	free(t);
 	ok(!conf_load("/nonexistent/isobox.yaml", &c, err, sizeof err) && strstr(err, "No such file"),
 	   "conf: missing file reported (%s)", err);
 }

@@ -1,11 +1,9 @@
 #define _GNU_SOURCE
-/* Tenants and the store: keys, shares, CORS origins; rates, running
- * claims and the memory store on an SQLite file in a temporary directory
- * (no docker, no network). */
+/* Tenants: keys, shares, CORS origins, from files in a temporary
+ * directory (the store's tests are in test_store.c). */
 #include "tap.h"
 #include "fixtures.h"
 #include "../../conf/lib/json.h"
-#include "../../conf/store_memory.h"
 #include "../../conf/tenants.h"
 #include "../../conf/yaml_tree.h"
 
@@ -157,117 +155,6 @@ static void origins(void)
 	cJSON_Delete(o);
 }
 
-static void rates_and_claims(const char *db)
-{
-	struct fault f = {0};
-	struct store *s = store_open(db, &f), *other = store_open(db, &f);
-	ok(s && other, "store: two connections to one file");
-	bool allowed;
-	int64_t retry, t0 = 1000000;
-	int n = 0;
-	for (int i = 0; i < 5; i++) {
-		store_rate_take(i % 2 ? s : other, "a", 3, t0, &allowed, &retry, &f);
-		n += allowed;
-	}
-	ok(n == 3 && !allowed && retry == 20, "rate: a burst of 3 a minute, then retry in 20 s (%lld)", (long long)retry);
-	store_rate_take(s, "b", 3, t0, &allowed, &retry, &f);
-	ok(allowed, "rate: each tenant its own");
-	store_rate_take(s, "a", 3, t0 + 20000, &allowed, &retry, &f);
-	ok(allowed, "rate: one more after one interval");
-	store_rate_take(s, "a", 0, t0, &allowed, &retry, &f);
-	ok(allowed, "rate: 0 is no limit");
-
-	int64_t c1, c2, c3;
-	store_running_claim(s, "a", 2, 1, &c1, &f);
-	store_running_claim(other, "a", 2, 2, &c2, &f);
-	store_running_claim(s, "a", 2, 1, &c3, &f);
-	ok(c1 > 0 && c2 > 0 && c3 == 0 && store_running_count(s, "a") == 2, "running: 2 claims, a third refused");
-	store_running_release(s, c1);
-	store_running_claim(s, "a", 2, 1, &c3, &f);
-	ok(c3 > 0, "running: a released place is taken again");
-	store_running_forget(s, 2);
-	ok(store_running_count(other, "a") == 1, "running: a dead process's claims forgotten");
-	store_running_forget(s, 1);
-	store_close(s);
-	store_close(other);
-	ok(!store_open("/nonexistent/dir/x.db", &f) && f.code == E_STORE_UNAVAILABLE,
-	   "store: an unusable path is store_unavailable");
-}
-
-static void memory(const char *db)
-{
-	struct fault f = {0};
-	struct store *s = store_open(db, &f);
-	struct memory_quota q = {1000, 4};
-	bool created;
-	char etag[17], etag2[17];
-	int64_t t = 5000000;
-	const char bin[] = {'a', 0, (char)0xff, 'b'};
-	ok(store_memory_put(s, "a", "k/1", bin, sizeof bin, "application/x-bin", 0, MEMORY_ANY, "", &q, t,
-			    &created, etag, &f) && created, "memory: put");
-	struct memory_item it;
-	ok(store_memory_get(s, "a", "k/1", t, &it, &f) && it.value.len == 4 && !memcmp(it.value.data, bin, 4) &&
-	   !strcmp(it.content_type, "application/x-bin") && !strcmp(it.etag, etag), "memory: get, binary exact");
-	memory_item_free(&it);
-	ok(!store_memory_get(s, "b", "k/1", t, &it, &f) && f.code == E_KEY_NOT_FOUND, "memory: another tenant's key is not there");
-	f = (struct fault){0};
-	ok(!store_memory_put(s, "a", "k/1", "x", 1, "text/plain", 0, MEMORY_IF_MATCH, "0000000000000000", &q, t,
-			     &created, etag2, &f) && f.code == E_PRECONDITION_FAILED, "memory: If-Match with a stale etag: 412");
-	f = (struct fault){0};
-	ok(store_memory_put(s, "a", "k/1", "x", 1, "text/plain", 0, MEMORY_IF_MATCH, etag, &q, t, &created,
-			    etag2, &f) && !created && strcmp(etag, etag2), "memory: If-Match with its etag: replaced, new etag");
-	ok(!store_memory_put(s, "a", "k/1", "y", 1, "text/plain", 0, MEMORY_IF_ABSENT, "", &q, t, &created,
-			     etag, &f) && f.code == E_PRECONDITION_FAILED, "memory: If-None-Match * on a key there: 412");
-	f = (struct fault){0};
-	ok(store_memory_put(s, "a", "k/2", "t", 1, "text/plain", 1000, MEMORY_IF_ABSENT, "", &q, t, &created, etag,
-			    &f), "memory: put with a TTL");
-	ok(store_memory_get(s, "a", "k/2", t + 999, &it, &f), "memory: there before its TTL");
-	memory_item_free(&it);
-	ok(!store_memory_get(s, "a", "k/2", t + 1000, &it, &f) && f.code == E_KEY_NOT_FOUND, "memory: gone at its TTL");
-	f = (struct fault){0};
-	store_memory_put(s, "a", "k/3", "3", 1, "text/plain", 0, MEMORY_ANY, "", &q, t, &created, etag, &f);
-	store_memory_put(s, "a", "l/1", "4", 1, "text/plain", 0, MEMORY_ANY, "", &q, t, &created, etag, &f);
-	ok(!store_memory_put(s, "a", "l/2", "5", 1, "text/plain", 0, MEMORY_ANY, "", &q, t, &created, etag, &f) &&
-	   f.code == E_QUOTA_EXCEEDED, "memory: a 5th key past a quota of 4 (an expired one not counted... yet)");
-	ok(store_memory_expire(s, t + 1000) == 1, "memory: expiry removes the expired key");
-	f = (struct fault){0};
-	ok(store_memory_put(s, "a", "l/2", "5", 1, "text/plain", 0, MEMORY_ANY, "", &q, t, &created, etag, &f),
-	   "memory: its place is free again");
-	char big[1001] = {0};
-	ok(!store_memory_put(s, "a", "big", big, sizeof big, "text/plain", 0, MEMORY_ANY, "", &q, t, &created,
-			     etag, &f) && f.code == E_QUOTA_EXCEEDED, "memory: bytes past the quota refused");
-
-	struct memory_item *items;
-	size_t n;
-	bool more;
-	ok(store_memory_list(s, "a", "k/", "", 10, t + 1000, &items, &n, &more, &f) && n == 2 && !more &&
-	   !strcmp(items[0].key, "k/1") && !strcmp(items[1].key, "k/3") && items[0].size == 1,
-	   "memory list: a prefix, in order");
-	for (size_t i = 0; i < n; i++)
-		memory_item_free(&items[i]);
-	free(items);
-	ok(store_memory_list(s, "a", "", "", 2, t + 1000, &items, &n, &more, &f) && n == 2 && more &&
-	   !strcmp(items[1].key, "k/3"), "memory list: a page, and more after it");
-	autofree char *cursor = xstrdup(items[1].key);
-	for (size_t i = 0; i < n; i++)
-		memory_item_free(&items[i]);
-	free(items);
-	ok(store_memory_list(s, "a", "", cursor, 2, t + 1000, &items, &n, &more, &f) && n == 2 && !more &&
-	   !strcmp(items[0].key, "l/1"), "memory list: the next page from the cursor");
-	for (size_t i = 0; i < n; i++)
-		memory_item_free(&items[i]);
-	free(items);
-	ok(store_memory_list(s, "b", "", "", 10, t, &items, &n, &more, &f) && n == 0, "memory list: another tenant sees none");
-	free(items);
-	ok(!store_memory_delete(s, "a", "k/1", MEMORY_IF_MATCH, "0000000000000000", t, &f) &&
-	   f.code == E_PRECONDITION_FAILED, "memory delete: a stale etag refused");
-	f = (struct fault){0};
-	ok(store_memory_delete(s, "a", "k/1", MEMORY_ANY, "", t, &f) &&
-	   !store_memory_delete(s, "a", "k/1", MEMORY_ANY, "", t, &f) && f.code == E_KEY_NOT_FOUND,
-	   "memory delete: gone, then not found");
-	store_close(s);
-}
-
 void test_tenants(void)
 {
 	char dir[] = "/tmp/isobox-unit-XXXXXX";
@@ -276,11 +163,7 @@ void test_tenants(void)
 	keys(dir);
 	shares(dir);
 	origins();
-	autofree char *db = xasprintf("%s/store.db", dir);
-	rates_and_claims(db);
-	memory(db);
-	static const char *const made[] = {"store.db", "store.db-wal", "store.db-shm", "keys", "keys.secret",
-		"tenants.yaml", NULL};
+	static const char *const made[] = {"keys", "keys.secret", "tenants.yaml", NULL};
 	for (size_t i = 0; made[i]; i++) {
 		autofree char *path = xasprintf("%s/%s", dir, made[i]);
 		unlink(path);

@@ -1,0 +1,77 @@
+/*
+ * store_redis.h: the store (store.h) in Redis or Valkey, which several
+ * hosts share. store.c, store_memory.c and store_volumes.c hand over to
+ * these functions when store.backend is redis; callers use store.h.
+ *
+ * Each operation is one Lua script (EVAL): atomic on the server, one
+ * round trip. The memory store's scripts are in store_redis_memory.h.
+ * Keys, under the prefix P from conf (a tenant name never
+ * holds ':'):
+ *   P rate:T             GCRA's "theoretical arrival time" of tenant T (us)
+ *   P run:T              zset: T's running claims, scored by lease end (ms)
+ *   P claims:H           hash: host H's claims, id -> "pid tenant"
+ *   P run-seq            the last claim id
+ *   P host:H             H is alive (renewed by its master, STORE_LEASE_MS)
+ *   P m:T:KEY            hash: a memory value and its metadata
+ *   P mi:T, P mx:T       zsets: T's keys (by name), expiring keys (by time)
+ *   P mu:T               hash: T's memory usage (bytes, keys)
+ *   P mxt                set: tenants with expiring keys
+ *   P v:T:NAME, P vi:T   hash: a volume's record; zset: T's volume names
+ * Scripts touch keys they were not given in KEYS, so this runs on one
+ * Redis (with replicas and Sentinel), not on Redis Cluster.
+ *
+ * Times are the hosts' wall clocks: keep them in sync (NTP).
+ *
+ * Ownership: a struct redis_store is one connection, of one process; it
+ * reconnects by itself after Redis restarts.
+ */
+#ifndef ISOBOX_STORE_REDIS_H
+#define ISOBOX_STORE_REDIS_H
+
+#include "lib/fault.h"
+#include "store_types.h"
+
+struct redis_store *redis_open(const struct store_conf *sc, const char *host, struct fault *f);
+void redis_close(struct redis_store *r);
+bool redis_ping(struct redis_store *r, struct fault *f);
+
+bool redis_rate_take(struct redis_store *r, const char *tenant, int64_t per_minute, int64_t now_ms,
+		     bool *allowed, int64_t *retry_after_s, struct fault *f);
+bool redis_running_claim(struct redis_store *r, const char *tenant, int64_t limit, int pid,
+			 int64_t now_ms, int64_t *claim, struct fault *f);
+void redis_running_release(struct redis_store *r, int64_t claim);
+/* The pids holding this host's claims (at most max of them). */
+size_t redis_running_pids(struct redis_store *r, int *pids, size_t max);
+/* Forget the claims of the dead pids; renew the rest and this host's life. */
+void redis_running_upkeep(struct redis_store *r, const int *dead, size_t n_dead, int64_t now_ms);
+int64_t redis_running_count(struct redis_store *r, const char *tenant, int64_t now_ms);
+bool redis_host_alive(struct redis_store *r, const char *host, bool *alive, struct fault *f);
+
+bool redis_volume_add(struct redis_store *r, const char *tenant, const char *name, int64_t size_bytes,
+		      int64_t max_count, int64_t max_bytes, int64_t now_ms, struct volume *out,
+		      struct fault *f);
+bool redis_volume_set_state(struct redis_store *r, const char *tenant, const char *name,
+			    const char *from, const char *to, struct volume *out, struct fault *f);
+bool redis_volume_get(struct redis_store *r, const char *tenant, const char *name, struct volume *out,
+		      struct fault *f);
+bool redis_volume_list(struct redis_store *r, const char *tenant, struct volume **out, size_t *n,
+		       struct fault *f);
+bool redis_volume_drop(struct redis_store *r, const char *tenant, const char *name, struct fault *f);
+
+/* For store_redis*.c: a script's arguments after P (binary-safe), and
+ * running it. The reply is the caller's (freeReplyObject); NULL: f says. */
+#define REDIS_MAX_ARGS 24
+struct redis_args {
+	const char *v[REDIS_MAX_ARGS];
+	size_t len[REDIS_MAX_ARGS];
+	char num[REDIS_MAX_ARGS][24]; /* room for the integers among them */
+	int n;
+};
+void redis_arg(struct redis_args *a, const void *v, size_t len);
+void redis_arg_str(struct redis_args *a, const char *s);
+void redis_arg_int(struct redis_args *a, int64_t v);
+struct redisReply *redis_eval(struct redis_store *r, const char *what, const char *script,
+			      const struct redis_args *a, struct fault *f);
+const char *redis_host(struct redis_store *r);
+
+#endif

@@ -1,0 +1,92 @@
+/*
+ * store_rules.c: what both backends of the store decide alike (see
+ * store_rules.h), so that a tenant gets the same answers, word for word,
+ * from SQLite and from Redis.
+ */
+#define _GNU_SOURCE
+#include "store_rules.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+
+void memory_new_etag(char out[17])
+{
+	unsigned char rnd[8];
+	if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
+		die("getrandom failed");
+	for (size_t i = 0; i < sizeof rnd; i++)
+		snprintf(out + 2 * i, 3, "%02x", rnd[i]);
+}
+
+bool memory_condition_holds(const char *key, bool found, const char *etag, enum memory_cond cond,
+			    const char *want, struct fault *f)
+{
+	switch (cond) {
+	case MEMORY_ANY:
+		return true;
+	case MEMORY_IF_EXISTS:
+		return found || fail(f, E_PRECONDITION_FAILED, "If-Match: key %.100s is not there", key);
+	case MEMORY_IF_ABSENT:
+		return !found || fail(f, E_PRECONDITION_FAILED, "If-None-Match: key %.100s is already "
+				      "there (etag \"%s\")", key, etag);
+	case MEMORY_IF_MATCH:
+		if (!found)
+			return fail(f, E_PRECONDITION_FAILED, "If-Match: key %.100s is not there", key);
+		return !strcmp(etag, want) ||
+		       fail(f, E_PRECONDITION_FAILED, "If-Match: key %.100s was changed; its etag is "
+			    "now \"%s\": read it again", key, etag);
+	}
+	return true;
+}
+
+bool memory_quota_holds(const struct memory_quota *q, int64_t bytes, int64_t keys, struct fault *f)
+{
+	if (q->bytes > 0 && bytes > q->bytes)
+		return fail(f, E_QUOTA_EXCEEDED, "this would make the tenant's memory %lld bytes, over its "
+			    "quota of %lld (memoryBytes): delete keys or ask for a larger quota",
+			    (long long)bytes, (long long)q->bytes);
+	if (q->keys > 0 && keys > q->keys)
+		return fail(f, E_QUOTA_EXCEEDED, "the tenant holds %lld keys, its quota (memoryKeys): "
+			    "delete keys or ask for a larger quota", (long long)q->keys);
+	return true;
+}
+
+bool memory_prefix_end(const char *prefix, char *out, size_t *len)
+{
+	size_t n = strlen(prefix);
+	memcpy(out, prefix, n);
+	while (n > 0 && (unsigned char)out[n - 1] == 0xff)
+		n--;
+	if (n == 0)
+		return false;
+	out[n - 1] = (char)((unsigned char)out[n - 1] + 1);
+	*len = n;
+	return true;
+}
+
+bool volume_quota_holds(const char *tenant, int64_t count, int64_t bytes, int64_t size_bytes,
+			int64_t max_count, int64_t max_bytes, struct fault *f)
+{
+	if (max_count > 0 && count >= max_count)
+		return fail(f, E_QUOTA_EXCEEDED, "tenant %s has %lld volumes, its most (volumes): delete one",
+			    tenant, (long long)count);
+	if (max_bytes > 0 && bytes + size_bytes > max_bytes)
+		return fail(f, E_QUOTA_EXCEEDED, "tenant %s's volumes hold %lld bytes; %lld more would pass "
+			    "its volumeBytes (%lld): ask for less or delete one", tenant, (long long)bytes,
+			    (long long)size_bytes, (long long)max_bytes);
+	return true;
+}
+
+void volume_new(const char *name, int64_t size_bytes, int64_t now_ms, const char *host, struct volume *out)
+{
+	unsigned char rnd[VOLUME_ID_LEN / 2];
+	if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
+		die("getrandom failed");
+	*out = (struct volume){.size_bytes = size_bytes, .created_ms = now_ms};
+	for (size_t i = 0; i < sizeof rnd; i++)
+		snprintf(out->id + 2 * i, 3, "%02x", rnd[i]);
+	snprintf(out->name, sizeof out->name, "%s", name);
+	snprintf(out->state, sizeof out->state, "creating");
+	snprintf(out->host, sizeof out->host, "%s", host);
+}

@@ -1,0 +1,280 @@
+#define _GNU_SOURCE
+/* The store (conf/store.h): rates, running claims, hosts, memory and
+ * volume records, the same checks on each backend: an SQLite file in a
+ * temporary directory, and a redis-server of our own on a unix socket
+ * there (no docker, no network). Redis also gets stopped and started
+ * again under a connection, which must fail clearly and then recover. */
+#include "tap.h"
+#include "../../conf/store_memory.h"
+#include "../../conf/store_volumes.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Each check names the backend it ran on. */
+static const char *backend = "";
+#define okb(cond, fmt, ...) ok(cond, "%s: " fmt, backend, ##__VA_ARGS__)
+
+static void rates_and_claims(const struct store_conf *sc)
+{
+	struct fault f = {0};
+	struct store *s = store_open(sc, "unit", &f), *other = store_open(sc, "unit", &f);
+	okb(s && other, "two connections to one store");
+	bool allowed;
+	int64_t retry, t0 = 1000000;
+	int n = 0;
+	for (int i = 0; i < 5; i++) {
+		store_rate_take(i % 2 ? s : other, "a", 3, t0, &allowed, &retry, &f);
+		n += allowed;
+	}
+	okb(n == 3 && !allowed && retry == 20, "rate: a burst of 3 a minute, then retry in 20 s (%lld)", (long long)retry);
+	store_rate_take(s, "b", 3, t0, &allowed, &retry, &f);
+	okb(allowed, "rate: each tenant its own");
+	store_rate_take(s, "a", 3, t0 + 20000, &allowed, &retry, &f);
+	okb(allowed, "rate: one more after one interval");
+	store_rate_take(s, "a", 0, t0, &allowed, &retry, &f);
+	okb(allowed, "rate: 0 is no limit");
+
+	int64_t c1, c2, c3;
+	store_running_claim(s, "a", 2, 1, &c1, &f);
+	store_running_claim(other, "a", 2, 2, &c2, &f);
+	store_running_claim(s, "a", 2, 1, &c3, &f);
+	okb(c1 > 0 && c2 > 0 && c3 == 0 && store_running_count(s, "a") == 2, "running: 2 claims, a third refused");
+	store_running_release(s, c1);
+	store_running_claim(s, "a", 2, 1, &c3, &f);
+	okb(c3 > 0, "running: a released place is taken again");
+	store_running_forget(s, 2);
+	okb(store_running_count(other, "a") == 1, "running: a dead process's claims forgotten");
+	store_running_forget(s, 1);
+	store_close(s);
+	store_close(other);
+}
+
+static void memory(const struct store_conf *sc)
+{
+	struct fault f = {0};
+	struct store *s = store_open(sc, "unit", &f);
+	struct memory_quota q = {1000, 4};
+	bool created;
+	char etag[17], etag2[17];
+	int64_t t = 5000000;
+	const char bin[] = {'a', 0, (char)0xff, 'b'};
+	okb(store_memory_put(s, "a", "k/1", bin, sizeof bin, "application/x-bin", 0, MEMORY_ANY, "", &q, t,
+			    &created, etag, &f) && created, "memory: put");
+	struct memory_item it;
+	okb(store_memory_get(s, "a", "k/1", t, &it, &f) && it.value.len == 4 && !memcmp(it.value.data, bin, 4) &&
+	   !strcmp(it.content_type, "application/x-bin") && !strcmp(it.etag, etag), "memory: get, binary exact");
+	memory_item_free(&it);
+	okb(!store_memory_get(s, "b", "k/1", t, &it, &f) && f.code == E_KEY_NOT_FOUND, "memory: another tenant's key is not there");
+	f = (struct fault){0};
+	okb(!store_memory_put(s, "a", "k/1", "x", 1, "text/plain", 0, MEMORY_IF_MATCH, "0000000000000000", &q, t,
+			     &created, etag2, &f) && f.code == E_PRECONDITION_FAILED, "memory: If-Match with a stale etag: 412");
+	f = (struct fault){0};
+	okb(store_memory_put(s, "a", "k/1", "x", 1, "text/plain", 0, MEMORY_IF_MATCH, etag, &q, t, &created,
+			    etag2, &f) && !created && strcmp(etag, etag2), "memory: If-Match with its etag: replaced, new etag");
+	okb(!store_memory_put(s, "a", "k/1", "y", 1, "text/plain", 0, MEMORY_IF_ABSENT, "", &q, t, &created,
+			     etag, &f) && f.code == E_PRECONDITION_FAILED, "memory: If-None-Match * on a key there: 412");
+	f = (struct fault){0};
+	okb(store_memory_put(s, "a", "k/2", "t", 1, "text/plain", 1000, MEMORY_IF_ABSENT, "", &q, t, &created, etag,
+			    &f), "memory: put with a TTL");
+	okb(store_memory_get(s, "a", "k/2", t + 999, &it, &f), "memory: there before its TTL");
+	memory_item_free(&it);
+	okb(!store_memory_get(s, "a", "k/2", t + 1000, &it, &f) && f.code == E_KEY_NOT_FOUND, "memory: gone at its TTL");
+	f = (struct fault){0};
+	store_memory_put(s, "a", "k/3", "3", 1, "text/plain", 0, MEMORY_ANY, "", &q, t, &created, etag, &f);
+	store_memory_put(s, "a", "l/1", "4", 1, "text/plain", 0, MEMORY_ANY, "", &q, t, &created, etag, &f);
+	okb(!store_memory_put(s, "a", "l/2", "5", 1, "text/plain", 0, MEMORY_ANY, "", &q, t, &created, etag, &f) &&
+	   f.code == E_QUOTA_EXCEEDED, "memory: a 5th key past a quota of 4 (an expired one not counted... yet)");
+	okb(store_memory_expire(s, t + 1000) == 1, "memory: expiry removes the expired key");
+	f = (struct fault){0};
+	okb(store_memory_put(s, "a", "l/2", "5", 1, "text/plain", 0, MEMORY_ANY, "", &q, t, &created, etag, &f),
+	   "memory: its place is free again");
+	char big[1001] = {0};
+	okb(!store_memory_put(s, "a", "big", big, sizeof big, "text/plain", 0, MEMORY_ANY, "", &q, t, &created,
+			     etag, &f) && f.code == E_QUOTA_EXCEEDED, "memory: bytes past the quota refused");
+
+	struct memory_item *items;
+	size_t n;
+	bool more;
+	okb(store_memory_list(s, "a", "k/", "", 10, t + 1000, &items, &n, &more, &f) && n == 2 && !more &&
+	   !strcmp(items[0].key, "k/1") && !strcmp(items[1].key, "k/3") && items[0].size == 1,
+	   "memory list: a prefix, in order");
+	for (size_t i = 0; i < n; i++)
+		memory_item_free(&items[i]);
+	free(items);
+	okb(store_memory_list(s, "a", "", "", 2, t + 1000, &items, &n, &more, &f) && n == 2 && more &&
+	   !strcmp(items[1].key, "k/3"), "memory list: a page, and more after it");
+	autofree char *cursor = xstrdup(items[1].key);
+	for (size_t i = 0; i < n; i++)
+		memory_item_free(&items[i]);
+	free(items);
+	okb(store_memory_list(s, "a", "", cursor, 2, t + 1000, &items, &n, &more, &f) && n == 2 && !more &&
+	   !strcmp(items[0].key, "l/1"), "memory list: the next page from the cursor");
+	for (size_t i = 0; i < n; i++)
+		memory_item_free(&items[i]);
+	free(items);
+	okb(store_memory_list(s, "b", "", "", 10, t, &items, &n, &more, &f) && n == 0, "memory list: another tenant sees none");
+	free(items);
+	okb(!store_memory_delete(s, "a", "k/1", MEMORY_IF_MATCH, "0000000000000000", t, &f) &&
+	   f.code == E_PRECONDITION_FAILED, "memory delete: a stale etag refused");
+	f = (struct fault){0};
+	okb(store_memory_delete(s, "a", "k/1", MEMORY_ANY, "", t, &f) &&
+	   !store_memory_delete(s, "a", "k/1", MEMORY_ANY, "", t, &f) && f.code == E_KEY_NOT_FOUND,
+	   "memory delete: gone, then not found");
+	store_close(s);
+}
+
+
+static void volumes(const struct store_conf *sc)
+{
+	struct fault f = {0};
+	struct store *s = store_open(sc, "unit", &f);
+	struct volume v, w;
+	okb(store_volume_add(s, "a", "data", 100, 2, 250, 7000, &v, &f) && !strcmp(v.state, "creating") &&
+	    strlen(v.id) == VOLUME_ID_LEN && !strcmp(v.host, "unit"), "volume: added, creating, on this host");
+	okb(!store_volume_add(s, "a", "data", 100, 2, 250, 7000, &w, &f) && f.code == E_VOLUME_EXISTS,
+	    "volume: a second of one name: volume_exists");
+	f = (struct fault){0};
+	okb(!store_volume_add(s, "a", "big", 200, 2, 250, 7000, &w, &f) && f.code == E_QUOTA_EXCEEDED &&
+	    strstr(f.message, "volumeBytes"), "volume: past volumeBytes refused (%s)", f.message);
+	f = (struct fault){0};
+	okb(store_volume_add(s, "a", "logs", 100, 2, 250, 7000, &w, &f), "volume: a second one");
+	okb(!store_volume_add(s, "a", "more", 16, 2, 0, 7000, &w, &f) && f.code == E_QUOTA_EXCEEDED &&
+	    strstr(f.message, "(volumes)"), "volume: past the count refused (%s)", f.message);
+	f = (struct fault){0};
+	okb(!store_volume_get(s, "b", "data", &w, &f) && f.code == E_VOLUME_NOT_FOUND, "volume: not another tenant's");
+	f = (struct fault){0};
+	okb(store_volume_set_state(s, "a", "data", "creating", "ready", &w, &f) && !strcmp(w.state, "ready"),
+	    "volume: creating -> ready");
+	okb(!store_volume_set_state(s, "a", "data", "creating", "ready", &w, &f) && f.code == E_VOLUME_BUSY,
+	    "volume: a change from a state it is not in refused");
+	f = (struct fault){0};
+	okb(store_volume_get(s, "a", "data", &w, &f) && !strcmp(w.id, v.id) && !strcmp(w.state, "ready") &&
+	    w.size_bytes == 100 && w.created_ms == 7000 && !strcmp(w.host, "unit"), "volume: read back whole");
+	struct volume *list;
+	size_t n;
+	okb(store_volume_list(s, "a", &list, &n, &f) && n == 2 && !strcmp(list[0].name, "data") &&
+	    !strcmp(list[1].name, "logs"), "volume: listed by name");
+	free(list);
+	okb(store_volume_drop(s, "a", "data", &f) && store_volume_drop(s, "a", "logs", &f) &&
+	    store_volume_list(s, "a", &list, &n, &f) && n == 0, "volume: dropped");
+	free(list);
+	store_close(s);
+}
+
+static void hosts(const struct store_conf *sc)
+{
+	struct fault f = {0};
+	struct store *s = store_open(sc, "unit", &f);
+	bool alive = false, other = true;
+	store_running_forget_dead(s); /* the upkeep says this host lives */
+	okb(store_host_alive(s, "unit", &alive, &f) && alive && store_host_alive(s, "gone", &other, &f) &&
+	    other == (sc->backend == STORE_SQLITE), "hosts: this one alive%s",
+	    sc->backend == STORE_SQLITE ? " (one host: always)" : ", one never seen is not");
+	okb(store_ping(s, &f), "ping");
+	store_close(s);
+}
+
+static void run_all(const struct store_conf *sc, const char *name)
+{
+	backend = name;
+	rates_and_claims(sc);
+	memory(sc);
+	volumes(sc);
+	hosts(sc);
+}
+
+/* A redis-server of our own, on a socket in dir; its pid. */
+static pid_t start_redis(const char *dir)
+{
+	autofree char *sock = xasprintf("%s/redis.sock", dir);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, 1);
+		dup2(null, 2);
+		execlp("redis-server", "redis-server", "--port", "0", "--unixsocket", sock, "--save", "",
+		       "--appendonly", "no", "--dir", dir, "--loglevel", "warning", (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 200; i++) {
+		struct stat st;
+		if (stat(sock, &st) == 0)
+			return pid;
+		int status;
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return -1;
+		nanosleep(&(struct timespec){0, 10000000}, NULL);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return -1;
+}
+
+static void stop_redis(pid_t pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGTERM);
+		waitpid(pid, NULL, 0);
+	}
+}
+
+/* Redis goes away under an open store, and comes back. */
+static void restart(const struct store_conf *sc, const char *dir, pid_t *pid)
+{
+	struct fault f = {0};
+	struct store *s = store_open(sc, "unit", &f);
+	bool allowed;
+	int64_t retry;
+	okb(store_rate_take(s, "r", 100, wall_ms(), &allowed, &retry, &f) && allowed, "restart: working before");
+	stop_redis(*pid);
+	autofree char *sock = xasprintf("%s/redis.sock", dir);
+	unlink(sock);
+	okb(!store_rate_take(s, "r", 100, wall_ms(), &allowed, &retry, &f) && f.code == E_STORE_UNAVAILABLE,
+	    "restart: down: store_unavailable (%s)", f.message);
+	*pid = start_redis(dir);
+	f = (struct fault){0};
+	okb(*pid > 0 && store_rate_take(s, "r", 100, wall_ms(), &allowed, &retry, &f) && allowed,
+	    "restart: up again: the same store works, no reopening");
+	store_close(s);
+}
+
+void test_store(void)
+{
+	/* As in the worker (serve.c): a write to a Redis that went away
+	 * is an error to handle, not a signal. */
+	signal(SIGPIPE, SIG_IGN);
+	char dir[] = "/tmp/isobox-unit-XXXXXX";
+	if (!mkdtemp(dir))
+		die("mkdtemp");
+	autofree char *db = xasprintf("%s/store.db", dir);
+	struct store_conf sqlite = {.backend = STORE_SQLITE, .path = db};
+	run_all(&sqlite, "sqlite");
+	struct fault f = {0};
+	struct store_conf nowhere = {.backend = STORE_SQLITE, .path = "/nonexistent/dir/x.db"};
+	ok(!store_open(&nowhere, "unit", &f) && f.code == E_STORE_UNAVAILABLE,
+	   "sqlite: an unusable path is store_unavailable");
+
+	pid_t redis = start_redis(dir);
+	ok(redis > 0, "redis: a redis-server started (installed by make deps)");
+	autofree char *address = xasprintf("unix:%s/redis.sock", dir);
+	struct store_conf rc = {.backend = STORE_REDIS, .address = address, .prefix = "unit:", .timeout_ms = 2000};
+	if (redis > 0) {
+		run_all(&rc, "redis");
+		restart(&rc, dir, &redis);
+	}
+	stop_redis(redis);
+	static const char *const made[] = {"store.db", "store.db-wal", "store.db-shm", "redis.sock", NULL};
+	for (size_t i = 0; made[i]; i++) {
+		autofree char *path = xasprintf("%s/%s", dir, made[i]);
+		unlink(path);
+	}
+	if (rmdir(dir) != 0)
+		printf("# could not remove %s\n", dir);
+}
