@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "admin.h"
+#include "../conf/store.h"
 #include "auth.h"
 #include "errors.h"
 #include "metrics.h"
@@ -48,6 +49,8 @@ bool admin_admit(struct worker *w, struct request *rq)
 		return false;
 	}
 	if (r->acl == ACL_TENANT && !auth_admit(w, rq))
+		return false;
+	if (r->guard && !r->guard(w, rq))
 		return false;
 	/* The tenant's share first: a tenant at its own limit hears so (429),
 	 * whether or not the pool is full. */
@@ -134,6 +137,18 @@ void admin_healthz(struct worker *w, struct request *rq)
 			cJSON_AddNumberToObject(pool, "queued", queued);
 		else
 			cJSON_AddNullToObject(pool, "queued");
+	}
+	cJSON_AddStringToObject(o, "host", w->conf.instance);
+	if (w->conf.store.backend != STORE_NONE) {
+		/* Which store, and whether it answers now (one round trip). */
+		struct fault f = {0};
+		struct store *s = worker_store(w, &f);
+		bool reachable = s && store_ping(s, &f);
+		cJSON *st = cJSON_AddObjectToObject(o, "store");
+		cJSON_AddStringToObject(st, "backend", store_backend_name(&w->conf.store));
+		cJSON_AddBoolToObject(st, "reachable", reachable);
+		if (!reachable)
+			cJSON_AddStringToObject(st, "error", f.message);
 	}
 	if (w->reload_error[0])
 		cJSON_AddStringToObject(o, "reloadError", w->reload_error);

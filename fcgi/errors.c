@@ -38,6 +38,7 @@ static const struct error_info table[E_COUNT] = {
 	ROW(E_SESSION_NOT_FOUND, "session_not_found", 404, 0, false),
 	ROW(E_SESSION_EXPIRED, "session_expired", 410, 0, false),
 	ROW(E_SESSION_BUSY, "session_busy", 409, 0, false),
+	ROW(E_SESSION_ELSEWHERE, "session_elsewhere", 503, 0, true),
 	ROW(E_FILE_NOT_FOUND, "file_not_found", 404, 0, false),
 	ROW(E_TOO_MANY_SESSIONS, "too_many_sessions", 429, 0, false),
 	ROW(E_SESSION_MEMORY_FULL, "session_memory_full", 507, 0, true),

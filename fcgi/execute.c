@@ -46,7 +46,7 @@ static void log_result(const struct request *rq)
 {
 	const struct sandbox_result *res = &rq->result;
 	const struct sandbox_phase *last = res->has_run ? &res->run : &res->compile;
-	char what[64] = "execute";
+	char what[SESSION_ID_LEN + 16] = "execute";
 	if (rq->in_session) /* which worker served which step: tests read it */
 		snprintf(what, sizeof what, "session %s step", rq->session.id);
 	log_msg("%s %s: %s exit %d%s%s%s%s %lldms", what, rq->lang->name,

@@ -34,6 +34,9 @@ struct route {
 	void (*handler)(struct worker *w, struct request *rq);
 	unsigned flags;
 	enum route_acl acl;
+	/* Run after the caller is known and before a place is taken; false:
+	 * it answered (e.g. sessions_here: a session kept by another host). */
+	bool (*guard)(struct worker *w, struct request *rq);
 };
 
 struct request {

@@ -117,6 +117,33 @@ static bool parse_create(struct worker *w, struct request *rq, enum session_type
 	       get_timeout(root, "maxLifetimeMs", c->sessions.lifetime_ms, c->sessions.max_lifetime_ms, life, f);
 }
 
+bool sessions_here(struct worker *w, struct request *rq)
+{
+	char host[SESSION_HOST_MAX + 1];
+	const char *id = rq->params[0];
+	/* One host (an SQLite store), not an id (404 later), an id from
+	 * before hosts, or ours: served here. */
+	if (w->conf.store.backend != STORE_REDIS || !session_id_host(id, host) || !host[0] ||
+	    !strcmp(host, w->conf.instance))
+		return true;
+	bool alive;
+	struct store *s = worker_store(w, &rq->fault);
+	if (!s || !store_host_alive(s, host, &alive, &rq->fault)) {
+		respond_fault(rq, "");
+		return false;
+	}
+	if (alive) {
+		fail(&rq->fault, E_SESSION_ELSEWHERE, "session %s lives on host %s, which did not get this "
+		     "request (the balancer routes a session by the host in its id): retry shortly", id, host);
+		respond_fault(rq, "Retry-After: 1\r\n");
+		return false;
+	}
+	fail(&rq->fault, E_SESSION_EXPIRED, "session %s ended: its host %s is gone (no sign of life for "
+	     "%d s)", id, host, STORE_LEASE_MS / 1000);
+	respond_fault(rq, "");
+	return false;
+}
+
 void sessions_create(struct worker *w, struct request *rq)
 {
 	enum session_type type = SESSION_SHELL;

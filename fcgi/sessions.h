@@ -11,6 +11,11 @@
 
 struct request;
 
+/* Is the session in the path (params[0]) kept by this host? If not, it
+ * has been answered: 410 when its host is gone, 503 while it lives (the
+ * balancer could not reach it). */
+bool sessions_here(struct worker *w, struct request *rq);
+
 void sessions_create(struct worker *w, struct request *rq);
 void sessions_list(struct worker *w, struct request *rq);
 void sessions_get(struct worker *w, struct request *rq);

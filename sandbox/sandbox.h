@@ -252,7 +252,16 @@ bool volume_usage(const struct conf *c, const char *id, int64_t *used, int64_t *
  * A session's container carries isobox.kind=session and its id; only
  * session.c removes it, never the owner-based reaper.
  */
-#define SESSION_ID_LEN 32
+/* An id is "<host>-<32 hex digits>": the host (conf's instance) that keeps
+ * it, so that a balancer in front of several hosts routes by the id, and
+ * 128 random bits. Ids of 32 hex digits alone, from before hosts, are this
+ * host's. */
+#define SESSION_ID_HEX 32
+#define SESSION_HOST_MAX 32
+#define SESSION_ID_LEN (SESSION_HOST_MAX + 1 + SESSION_ID_HEX) /* the most */
+/* The host in an id, in host ("" for an id from before hosts); false: not
+ * an id. Pure. */
+bool session_id_host(const char *id, char host[SESSION_HOST_MAX + 1]);
 
 enum session_type { SESSION_SHELL, SESSION_KERNEL };
 
@@ -269,7 +278,7 @@ struct session {
 	int64_t last_used_ms;
 	int64_t idle_ms, lifetime_ms;
 	int64_t steps;
-	char container[96];
+	char container[128];
 	char container_id[72];  /* docker's full ID: where its cgroup is */
 	bool busy;              /* a request holds it (when read) */
 	int64_t memory_used;    /* its cgroup's memory now (when read); -1: unknown */

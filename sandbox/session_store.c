@@ -45,22 +45,43 @@ static bool lock_held(int fd)
 	return fd >= 0 && fcntl(fd, F_OFD_GETLK, &l) == 0 && l.l_type != F_UNLCK;
 }
 
-bool session_valid_id(const char *id)
+bool session_id_host(const char *id, char host[SESSION_HOST_MAX + 1])
 {
-	size_t n = 0;
-	for (; id[n]; n++)
-		if (!((id[n] >= '0' && id[n] <= '9') || (id[n] >= 'a' && id[n] <= 'f')))
+	size_t n = strnlen(id, SESSION_ID_LEN + 1);
+	if (n < SESSION_ID_HEX || n > SESSION_ID_LEN)
+		return false;
+	const char *hex = id + n - SESSION_ID_HEX;
+	for (const char *p = hex; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
 			return false;
-	return n == SESSION_ID_LEN;
+	host[0] = '\0';
+	if (hex == id)
+		return true; /* from before hosts */
+	size_t h = (size_t)(hex - 1 - id);
+	if (hex[-1] != '-' || h == 0)
+		return false;
+	for (size_t i = 0; i < h; i++)
+		if (!((id[i] >= 'a' && id[i] <= 'z') || (id[i] >= '0' && id[i] <= '9') || id[i] == '-'))
+			return false;
+	memcpy(host, id, h);
+	host[h] = '\0';
+	return true;
 }
 
-void session_new_id(char out[SESSION_ID_LEN + 1])
+bool session_valid_id(const char *id)
 {
-	unsigned char rnd[SESSION_ID_LEN / 2];
+	char host[SESSION_HOST_MAX + 1];
+	return session_id_host(id, host);
+}
+
+void session_new_id(const char *host, char out[SESSION_ID_LEN + 1])
+{
+	unsigned char rnd[SESSION_ID_HEX / 2];
 	if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
 		die("getrandom failed");
+	int at = snprintf(out, SESSION_ID_LEN + 1, "%.*s-", SESSION_HOST_MAX, host);
 	for (size_t i = 0; i < sizeof rnd; i++)
-		snprintf(out + 2 * i, 3, "%02x", rnd[i]);
+		snprintf(out + at + 2 * i, 3, "%02x", rnd[i]);
 }
 
 int64_t session_expires_ms(const struct session *s)

@@ -8,9 +8,10 @@
 
 #include "sandbox.h"
 
-/* Is this a session id (SESSION_ID_LEN lowercase hex)? Pure. */
+/* Is this a session id (sandbox.h)? Pure. */
 bool session_valid_id(const char *id);
-void session_new_id(char out[SESSION_ID_LEN + 1]);
+/* A new id, of host. */
+void session_new_id(const char *host, char out[SESSION_ID_LEN + 1]);
 
 /*
  * A session opened for one request. Ownership: session_open fills it, the

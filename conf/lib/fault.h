@@ -48,6 +48,7 @@ enum fault_code {
 	E_SESSION_NOT_FOUND,
 	E_SESSION_EXPIRED,      /* it existed and ended: idle, lifetime, died */
 	E_SESSION_BUSY,         /* another request holds it */
+	E_SESSION_ELSEWHERE,    /* it lives on another host, alive, that did not get this request */
 	E_FILE_NOT_FOUND,
 	E_TOO_MANY_SESSIONS,
 	E_SESSION_MEMORY_FULL,  /* sessions.memoryBudgetBytes */

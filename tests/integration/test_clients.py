@@ -3,6 +3,7 @@ live service, streaming and sessions included. Every session a test creates
 is deleted, whatever the test's outcome (context managers, finally)."""
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -90,7 +91,7 @@ IDLE = 120000
 def test_python_kernel_session_keeps_variables():
     box = Isobox(URL)
     with box.session("python", type="kernel", idle_timeout_ms=IDLE) as s:
-        assert len(s.id) == 32 and s.info["type"] == "kernel" and s.info["state"] == "idle"
+        assert re.fullmatch(r"main-[0-9a-f]{32}", s.id) and s.info["type"] == "kernel" and s.info["state"] == "idle"
         first = s.exec("x = 41\nprint('set')")
         assert first["run"]["stdout"] == "set\n" and first["kernel"]["value"] is None
         second = s.exec("x + 1")

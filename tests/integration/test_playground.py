@@ -34,7 +34,7 @@ def drive(mode, env=None):
         proc.wait()
         # ...and no isobox session: the script deletes those it saw, but not
         # if it was killed first; it names each on stderr as it sees it.
-        for sid in set(re.findall(r"^session ([0-9a-f]{32})$", err, re.M)):
+        for sid in set(re.findall(r"^session ([a-z0-9-]+-[0-9a-f]{32})$", err, re.M)):
             request("DELETE", f"/v1/sessions/{sid}")
     report = json.loads(out)
     assert proc.returncode == 0 and report["ok"], report.get("error", "") + "\n" + err[-2000:]

@@ -215,10 +215,20 @@ static void routes(void)
 
 static void ids_and_settings(const struct conf *c)
 {
-	char id[SESSION_ID_LEN + 1];
-	session_new_id(id);
-	ok(session_valid_id(id) && !session_valid_id("../x") && !session_valid_id("ABCDEF0123456789abcdef0123456789") &&
-	   !session_valid_id(""), "ids: 32 hex digits, nothing else");
+	char id[SESSION_ID_LEN + 1], host[SESSION_HOST_MAX + 1];
+	session_new_id("h-2", id);
+	ok(session_valid_id(id) && strlen(id) == 4 + 32 && !strncmp(id, "h-2-", 4) && session_id_host(id, host) &&
+	   !strcmp(host, "h-2"), "ids: the host, then 32 hex digits (%s)", id);
+	ok(session_id_host("0123456789abcdef0123456789abcdef", host) && !host[0],
+	   "ids: 32 hex digits alone, from before hosts: this host's");
+	static const char *const bad[] = {"../x", "ABCDEF0123456789abcdef0123456789", "", "-0123456789abcdef0123456789abcdef",
+		"h_1-0123456789abcdef0123456789abcdef", "h1.0123456789abcdef0123456789abcdef",
+		"h1-0123456789abcdef0123456789abcde", "../h-0123456789abcdef0123456789abcdef",
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-0123456789abcdef0123456789abcdef", NULL};
+	bool none = true;
+	for (size_t i = 0; bad[i]; i++)
+		none = none && !session_valid_id(bad[i]);
+	ok(none, "ids: no other shape (a path, upper case, no host, a host of 33, a short hex part)");
 	ok(c->sessions.dir && !strcmp(c->sessions.dir, "/var/lib/isobox/sessions") && c->sessions.max == 16 &&
 	   c->sessions.memory_bytes == 512 << 20 && c->sessions.idle_ms == 600000,
 	   "settings: the shipped sessions section");

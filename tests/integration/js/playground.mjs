@@ -338,7 +338,7 @@ async function sessionChecks(page) {
   if (live.id) noteSession(live.id);
   check("the first cell runs in a new kernel session", first.state === "ok" && first.stream === "x is 42\n" &&
         first.value === null && first.count === "[1]", first);
-  check("the session is shown live, its language locked", live.state === "live" && /^[0-9a-f]{32}$/.test(live.id) &&
+  check("the session is shown live, its language locked", live.state === "live" && /^[a-z0-9-]+-[0-9a-f]{32}$/.test(live.id) &&
         live.text.includes("python") && live.text.includes("kernel") && live.languageLocked && live.endEnabled, live);
   await page.waitForFunction(() => true);   // let the response handler note the id
   check("the page created one session", report.sessions.length === 1, report.sessions);
