@@ -10,6 +10,9 @@
 #                     (ISOBOX_URL, PREFIX, ...: tests/integration/conftest.py),
 #                     without installing or restarting anything
 #   make stop         stop what `make run` started
+#   make cluster      the set-up, then a cluster on this machine: Redis, three
+#                     isobox hosts and a balancer (deploy/cluster.sh); its URL last
+#   make cluster-stop remove the cluster
 #   make egress       (re)install the egress firewall from the installed conf
 #   make asan         unit tests under ASan + UBSan
 #   make fuzz         libFuzzer on the parsers, FUZZ_SECONDS each (default 60)
@@ -49,7 +52,7 @@ FUZZ_CFLAGS  := -std=c11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,
 
 export PORT POOL PREFIX
 
-.PHONY: all deps check unit asan asan-test fuzz agent-test setup images install egress start run stop test integration clean
+.PHONY: all deps check unit asan asan-test fuzz agent-test setup images install egress start run stop cluster cluster-stop test integration clean
 
 all: bin/isobox-fcgi bin/isobox-agent bin/isobox-volumed
 
@@ -161,6 +164,12 @@ run: setup images install egress start
 
 stop:
 	bash deploy/pool.sh stop
+
+cluster: run
+	@bash deploy/cluster.sh start
+
+cluster-stop:
+	bash deploy/cluster.sh stop
 
 test: run check
 	$(MAKE) fuzz FUZZ_SECONDS=10

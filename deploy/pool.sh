@@ -9,6 +9,8 @@
 # PREFIX (/opt/isobox, where `make install` put the binary and config),
 # ISOBOX_RUN (/run/isobox) and ISOBOX_LOG (/var/log/isobox): a second
 # pool on the same host (a developer's copy) needs its own of all three.
+# ISOBOX_CONF ($PREFIX/conf/isobox.yaml) and ISOBOX_WEB (caddy; "none":
+# the pool alone, for deploy/cluster.sh, whose balancer is in front).
 set -euo pipefail
 
 PORT=${PORT:-8090}
@@ -17,6 +19,8 @@ POOL=${POOL:-4}
 PREFIX=${PREFIX:-/opt/isobox}
 RUN=${ISOBOX_RUN:-/run/isobox}
 LOG=${ISOBOX_LOG:-/var/log/isobox}
+CONF=${ISOBOX_CONF:-$PREFIX/conf/isobox.yaml}
+WEB=${ISOBOX_WEB:-caddy}
 SOCKET=$RUN/isobox.sock
 # /healthz and /metrics on a socket of their own, served by a worker that
 # never runs a program; its directory gives it the web server's group.
@@ -63,14 +67,14 @@ start() {
 	id isobox >/dev/null 2>&1 || die "no isobox user: run deploy/setup.sh"
 	[ -x "$PREFIX/bin/isobox-fcgi" ] || die "$PREFIX/bin/isobox-fcgi missing: run make install"
 	install -d -m 0755 "$RUN" "$LOG"
-	"$PREFIX/bin/isobox-fcgi" --conf "$PREFIX/conf/isobox.yaml" --check >/dev/null ||
+	"$PREFIX/bin/isobox-fcgi" --conf "$CONF" --check >/dev/null ||
 		die "configuration check failed"
 
 	# Volumes: isobox-volumed (root) makes and mounts their images for
 	# the workers, who hold no privilege (sandbox/volumed/volumed.c).
 	local vdir vsock
-	vdir=$("$PREFIX/bin/isobox-fcgi" --conf "$PREFIX/conf/isobox.yaml" --print-conf | sed -n 's/^volumes_dir=//p')
-	vsock=$("$PREFIX/bin/isobox-fcgi" --conf "$PREFIX/conf/isobox.yaml" --print-conf | sed -n 's/^volumes_socket=//p')
+	vdir=$("$PREFIX/bin/isobox-fcgi" --conf "$CONF" --print-conf | sed -n 's/^volumes_dir=//p')
+	vsock=$("$PREFIX/bin/isobox-fcgi" --conf "$CONF" --print-conf | sed -n 's/^volumes_socket=//p')
 	if [ -n "$vdir" ] && ! alive $RUN/volumed.pid isobox-volumed; then
 		setsid "$PREFIX/bin/isobox-volumed" --dir "$vdir" --socket "$vsock" --user isobox \
 			>>"$LOG/volumed.log" 2>&1 </dev/null 9>&- &
@@ -85,12 +89,13 @@ start() {
 		# the pool master (no fork), so its pid is the master's.
 		setsid spawn-fcgi -n -s "$SOCKET" -M 0660 -U isobox -G caddy \
 			-u isobox -g isobox -- \
-			"$PREFIX/bin/isobox-fcgi" --conf "$PREFIX/conf/isobox.yaml" --workers "$POOL" \
+			"$PREFIX/bin/isobox-fcgi" --conf "$CONF" --workers "$POOL" \
 			--status-socket "$STATUS_SOCKET" \
 			>>"$LOG/isobox.log" 2>&1 </dev/null 9>&- &
 		echo $! >$RUN/pool.pid
 		say "pool of $POOL workers started (log: $LOG/isobox.log)"
 	fi
+	[ "$WEB" != none ] || return 0
 	if ! alive $RUN/caddy.pid caddy; then
 		install -d -m 0750 -o caddy -g caddy /var/lib/caddy
 		# Caddy's access log: Caddy rolls it by renaming it, in a

@@ -20,6 +20,22 @@
 /* Longer than any creation takes (isobox-volumed's own bound, sandbox/volume.c). */
 #define CREATING_MS (5 * 60 * 1000)
 
+/* Are the volume's bytes on this host? With one host (an SQLite store)
+ * they are; with several, the record says which (old records: here). */
+static bool volume_here(const struct worker *w, const struct volume *v)
+{
+	return w->conf.store.backend != STORE_REDIS || !v->host[0] || !strcmp(v->host, w->conf.instance);
+}
+
+/* A volume's bytes are pinned to the host that made it: a request that
+ * needs them must reach that host. */
+static bool volume_elsewhere(const struct volume *v, struct fault *f)
+{
+	return fail(f, E_VOLUME_ELSEWHERE, "volume %s lives on host %s (its bytes are on that host's disk): "
+		    "send this request there (through the balancer: header X-Isobox-Host: %s)",
+		    v->name, v->host, v->host);
+}
+
 static cJSON *volume_to_json(const struct worker *w, const struct volume *v, bool usage)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -27,9 +43,11 @@ static cJSON *volume_to_json(const struct worker *w, const struct volume *v, boo
 	cJSON_AddNumberToObject(o, "sizeBytes", (double)v->size_bytes);
 	cJSON_AddStringToObject(o, "state", v->state);
 	json_add_time(o, "createdAt", v->created_ms);
+	cJSON_AddStringToObject(o, "host", v->host[0] ? v->host : w->conf.instance);
 	int64_t used, size;
 	struct fault ignored;
-	if (usage && !strcmp(v->state, "ready") && volume_usage(&w->conf, v->id, &used, &size, &ignored))
+	if (usage && !strcmp(v->state, "ready") && volume_here(w, v) &&
+	    volume_usage(&w->conf, v->id, &used, &size, &ignored))
 		cJSON_AddNumberToObject(o, "usedBytes", (double)used);
 	else if (usage)
 		cJSON_AddNullToObject(o, "usedBytes");
@@ -129,8 +147,10 @@ void volumes_delete(struct worker *w, struct request *rq)
 	struct fault ignored;
 	/* One being made is left to its maker, unless its maker is long gone
 	 * (a worker that died half-way). */
-	if (s && store_volume_get(s, rq->tenant, name, &v, &rq->fault) && !strcmp(v.state, "creating") &&
-	    wall_ms() - v.created_ms < CREATING_MS)
+	bool found = s && store_volume_get(s, rq->tenant, name, &v, &rq->fault);
+	if (found && !volume_here(w, &v))
+		volume_elsewhere(&v, &rq->fault);
+	else if (found && !strcmp(v.state, "creating") && wall_ms() - v.created_ms < CREATING_MS)
 		fail(&rq->fault, E_VOLUME_BUSY, "volume %s is being made; retry in a moment", name);
 	/* "deleting" first: no run mounts it from here on. */
 	if (!s || rq->fault.code ||
@@ -161,6 +181,8 @@ bool volumes_resolve(struct worker *w, struct request *rq)
 	struct store *s = volume_store(w, rq);
 	if (!s || !store_volume_get(s, rq->tenant, rq->volume_name, &v, &rq->fault))
 		return false;
+	if (!volume_here(w, &v))
+		return volume_elsewhere(&v, &rq->fault);
 	if (strcmp(v.state, "ready"))
 		return fail(&rq->fault, E_VOLUME_NOT_FOUND, "volume %s is %s", v.name, v.state);
 	/* Mounted now (after a reboot, only once isobox-volumed has mounted

@@ -63,6 +63,7 @@ enum fault_code {
 	E_VOLUME_NOT_FOUND,
 	E_VOLUME_EXISTS,
 	E_VOLUME_BUSY,          /* mounted by a run or a session */
+	E_VOLUME_ELSEWHERE,     /* its bytes are on another host */
 	/* The memory store. */
 	E_KEY_NOT_FOUND,
 	E_PRECONDITION_FAILED,  /* If-Match / If-None-Match */

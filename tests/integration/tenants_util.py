@@ -20,9 +20,10 @@ FCGI = os.path.join(PREFIX, "bin", "isobox-fcgi")
 STRANGER = "127.0.0.2"   # loopback, but not in auth.anonymous (127.0.0.1, ::1)
 
 
-def call(method, path, body=None, key=None, headers=None, source=STRANGER, timeout=90):
-    """One exchange from `source`: (status, headers, JSON or bytes)."""
-    u = urllib.parse.urlparse(URL)
+def call(method, path, body=None, key=None, headers=None, source=STRANGER, timeout=90, url=URL):
+    """One exchange from `source` with the server at url: (status,
+    headers, JSON or bytes)."""
+    u = urllib.parse.urlparse(url)
     hdrs = dict(headers or {})
     if isinstance(body, (dict, list)):
         body = json.dumps(body).encode()
