@@ -38,7 +38,10 @@ static const char schema[] =
 	"CREATE INDEX IF NOT EXISTS memory_expiry ON memory (expires_ms) WHERE expires_ms > 0;"
 	"CREATE TABLE IF NOT EXISTS volumes (tenant TEXT NOT NULL, name TEXT NOT NULL,"
 	" id TEXT NOT NULL UNIQUE, state TEXT NOT NULL, size_bytes INTEGER NOT NULL,"
-	" created_ms INTEGER NOT NULL, host TEXT NOT NULL DEFAULT '', PRIMARY KEY (tenant, name));";
+	" created_ms INTEGER NOT NULL, host TEXT NOT NULL DEFAULT '', PRIMARY KEY (tenant, name));"
+	"CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, tenant TEXT NOT NULL, host TEXT NOT NULL,"
+	" memory_bytes INTEGER NOT NULL, since_ms INTEGER NOT NULL);"
+	"CREATE INDEX IF NOT EXISTS sessions_tenant ON sessions (tenant);";
 
 void store_conf_free(struct store_conf *sc)
 {

@@ -4,7 +4,8 @@
  * these functions when store.backend is redis; callers use store.h.
  *
  * Each operation is one Lua script (EVAL): atomic on the server, one
- * round trip. The memory store's scripts are in store_redis_memory.h.
+ * round trip. The memory store's scripts are in store_redis_memory.c,
+ * the sessions' in store_redis_sessions.c.
  * Keys, under the prefix P from conf (a tenant name never
  * holds ':'):
  *   P rate:T             GCRA's "theoretical arrival time" of tenant T (us)
@@ -17,6 +18,8 @@
  *   P mu:T               hash: T's memory usage (bytes, keys)
  *   P mxt                set: tenants with expiring keys
  *   P v:T:NAME, P vi:T   hash: a volume's record; zset: T's volume names
+ *   P sess:T, P sessm:T  zset: T's open sessions, by lease end; hash: their memory
+ *   P hsess:H            hash: host H's sessions, id -> tenant
  * Scripts touch keys they were not given in KEYS, so this runs on one
  * Redis (with replicas and Sentinel), not on Redis Cluster.
  *

@@ -90,3 +90,16 @@ void volume_new(const char *name, int64_t size_bytes, int64_t now_ms, const char
 	snprintf(out->state, sizeof out->state, "creating");
 	snprintf(out->host, sizeof out->host, "%s", host);
 }
+
+bool session_quota_holds(const char *tenant, int64_t count, int64_t held, int64_t memory_bytes,
+			 int64_t max_sessions, int64_t max_memory, struct fault *f)
+{
+	if (max_sessions > 0 && count >= max_sessions)
+		return fail(f, E_QUOTA_EXCEEDED, "tenant %s has %lld sessions open, its most (sessions): "
+			    "end one (DELETE /v1/sessions/{id})", tenant, (long long)count);
+	if (max_memory > 0 && held + memory_bytes > max_memory)
+		return fail(f, E_QUOTA_EXCEEDED, "tenant %s's open sessions hold %lld bytes of memory; %lld "
+			    "more would pass its sessionMemoryBytes (%lld): ask for less or end one",
+			    tenant, (long long)held, (long long)memory_bytes, (long long)max_memory);
+	return true;
+}

@@ -24,4 +24,10 @@ bool volume_quota_holds(const char *tenant, int64_t count, int64_t bytes, int64_
 			int64_t max_count, int64_t max_bytes, struct fault *f);
 void volume_new(const char *name, int64_t size_bytes, int64_t now_ms, const char *host, struct volume *out);
 
+/* May a tenant with count open sessions holding held bytes of memory open
+ * one more of memory_bytes (max_*: its share; 0, no limit)? Else the
+ * fault says why. */
+bool session_quota_holds(const char *tenant, int64_t count, int64_t held, int64_t memory_bytes,
+			 int64_t max_sessions, int64_t max_memory, struct fault *f);
+
 #endif

@@ -23,6 +23,12 @@ struct store_conf {
 /* How long a claim or a host's liveness lasts without renewal. */
 #define STORE_LEASE_MS 10000
 
+/* A session's claim (store_sessions.h): whose, and the memory it holds. */
+struct session_claim {
+	const char *id, *tenant;
+	int64_t memory_bytes;
+};
+
 /* The memory store (store_memory.h). */
 struct memory_item {
 	char *key;

@@ -25,6 +25,7 @@
 #include "scoreboard.h"
 #include "../sandbox/sandbox.h"
 #include "../conf/store_memory.h"
+#include "../conf/store_sessions.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -93,8 +94,10 @@ static int live_count(const struct scoreboard *sb)
 }
 
 /*
- * The store's upkeep: memory keys past their TTL out, and the running
- * claims of workers that died holding them. A connection of its own each
+ * The store's upkeep: memory keys past their TTL out, the running claims
+ * of workers that died holding them, and the claims of sessions that
+ * ended without a DELETE (expired just now, died, half-made). With Redis,
+ * the renewal of every claim of this host, and of its life. A connection of its own each
  * time: none may be open in the master when it forks a worker.
  */
 static void store_duty(const struct conf *c)
@@ -105,6 +108,17 @@ static void store_duty(const struct conf *c)
 		return; /* logged; workers answer 503 store_unavailable meanwhile */
 	store_memory_expire(s, wall_ms());
 	store_running_forget_dead(s);
+	/* The sessions this host has now: the claims of the others go. */
+	struct session *all;
+	size_t n;
+	if (c->sessions.dir && session_list(c, NULL, &all, &n, &f)) {
+		struct session_claim *alive = xcalloc(n + 1, sizeof *alive);
+		for (size_t i = 0; i < n; i++)
+			alive[i] = (struct session_claim){all[i].id, all[i].tenant, all[i].limits.memory_bytes};
+		store_sessions_keep(s, alive, n, wall_ms());
+		free(alive);
+		free(all);
+	}
 	store_close(s);
 }
 

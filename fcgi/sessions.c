@@ -15,6 +15,7 @@
 #include "result.h"
 #include "volumes.h"
 #include "../conf/lib/json.h"
+#include "../conf/store_sessions.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -162,7 +163,20 @@ void sessions_create(struct worker *w, struct request *rq)
 		snprintf(s.volume, sizeof s.volume, "%s", rq->job.volume);
 		snprintf(s.volume_name, sizeof s.volume_name, "%s", rq->volume_name);
 	}
-	if (!session_create(&w->conf, rq->share, rq->lang, &s, &rq->fault)) {
+	/* With a store, the tenant's share is counted there, across workers
+	 * and hosts: a claim first, under the id the session will have. */
+	struct store *st = NULL;
+	session_new_id(w->conf.instance, s.id);
+	if (w->conf.store.backend != STORE_NONE &&
+	    (!(st = worker_store(w, &rq->fault)) ||
+	     !store_session_claim(st, rq->tenant, s.id, s.limits.memory_bytes, rq->share->sessions,
+				  rq->share->session_memory_bytes, wall_ms(), &rq->fault))) {
+		respond_fault(rq, "");
+		return;
+	}
+	if (!session_create(&w->conf, st ? NULL : rq->share, rq->lang, &s, &rq->fault)) {
+		if (st)
+			store_session_release(st, s.id);
 		log_msg("session create failed: %s", rq->fault.message);
 		respond_fault(rq, "");
 		return;
@@ -203,6 +217,12 @@ void sessions_delete(struct worker *w, struct request *rq)
 		respond_fault(rq, "");
 		return;
 	}
+	/* Its place in the tenant's share is free at once (not at the next
+	 * upkeep): a client that deletes one to make room may create another. */
+	struct fault ignored;
+	struct store *st = w->conf.store.backend != STORE_NONE ? worker_store(w, &ignored) : NULL;
+	if (st)
+		store_session_release(st, rq->params[0]);
 	metrics_count(w->metrics, M_SESSIONS_ENDED, "deleted", NULL);
 	rq->status_ok = 204;
 	http_send_empty(&rq->io, 204, "");

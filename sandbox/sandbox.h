@@ -262,6 +262,8 @@ bool volume_usage(const struct conf *c, const char *id, int64_t *used, int64_t *
 /* The host in an id, in host ("" for an id from before hosts); false: not
  * an id. Pure. */
 bool session_id_host(const char *id, char host[SESSION_HOST_MAX + 1]);
+/* A new id, of host. */
+void session_new_id(const char *host, char out[SESSION_ID_LEN + 1]);
 
 enum session_type { SESSION_SHELL, SESSION_KERNEL };
 
@@ -288,9 +290,11 @@ struct session {
 int64_t session_expires_ms(const struct session *s);
 
 /* Start one for s->tenant, within its share, as s asks (its type, limits,
- * network, idle_ms, lifetime_ms and volume); the rest of s is filled: 201. 429/507 past the ceilings
- * in sessions:, 403 past the tenant's, 5xx when its sandbox does not
- * start (nothing is left behind then). */
+ * network, idle_ms, lifetime_ms and volume, and its id if set); the rest
+ * of s is filled: 201. 429/507 past the ceilings in sessions:, 403 past
+ * the tenant's share (share NULL: the caller has counted it in the
+ * store), 5xx when its sandbox does not start (nothing is left behind
+ * then). */
 bool session_create(const struct conf *c, const struct tenant_limits *share, const struct language *l,
 		    struct session *s, struct fault *f);
 /*

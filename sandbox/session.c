@@ -88,7 +88,8 @@ bool session_create(const struct conf *c, const struct tenant_limits *share, con
 	if (out->network && !sandbox_egress_ready(c, mode, sizeof mode, f))
 		return false;
 	struct session s = *out;
-	session_new_id(c->instance, s.id);
+	if (!s.id[0])
+		session_new_id(c->instance, s.id);
 	snprintf(s.language, sizeof s.language, "%s", l->name);
 	snprintf(s.version, sizeof s.version, "%s", l->version);
 	snprintf(s.container, sizeof s.container, "isobox-%s-%s", c->instance, s.id);

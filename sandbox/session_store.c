@@ -11,6 +11,7 @@
 #include "deadline.h"
 #include "docker.h"
 #include "session_store.h"
+#include "../conf/store_rules.h"
 #include "subproc.h"
 #include "workdir.h"
 
@@ -394,14 +395,9 @@ bool session_admit(const struct conf *c, const struct session *s, const struct t
 		}
 	}
 	free(all);
-	if (share->sessions > 0 && mine >= share->sessions)
-		return fail(f, E_QUOTA_EXCEEDED, "tenant %s has %lld sessions open, its most (sessions): "
-			    "end one (DELETE /v1/sessions/{id})", s->tenant, (long long)mine);
-	if (share->session_memory_bytes > 0 && mine_held + s->limits.memory_bytes > share->session_memory_bytes)
-		return fail(f, E_QUOTA_EXCEEDED, "tenant %s's open sessions hold %lld bytes of memory; %lld "
-			    "more would pass its sessionMemoryBytes (%lld): ask for less or end one",
-			    s->tenant, (long long)mine_held, (long long)s->limits.memory_bytes,
-			    (long long)share->session_memory_bytes);
+	if (share && !session_quota_holds(s->tenant, mine, mine_held, s->limits.memory_bytes, share->sessions,
+					  share->session_memory_bytes, f))
+		return false;
 	if ((int64_t)n >= c->sessions.max)
 		return fail(f, E_TOO_MANY_SESSIONS, "%zu sessions are open, the most this server keeps "
 			    "(sessions.max): end one (DELETE /v1/sessions/{id}) or retry later", n);

@@ -10,8 +10,7 @@
 
 /* Is this a session id (sandbox.h)? Pure. */
 bool session_valid_id(const char *id);
-/* A new id, of host. */
-void session_new_id(const char *host, char out[SESSION_ID_LEN + 1]);
+
 
 /*
  * A session opened for one request. Ownership: session_open fills it, the

@@ -29,6 +29,9 @@ tenants:
     concurrentExecutions: 1
   cl-data:
     requestsPerMinute: 0
+  cl-sess:
+    requestsPerMinute: 0
+    sessions: 1
 """
 PY = {"language": "python", "code": "print(6 * 7)"}
 attack = pytest.mark.attack
@@ -68,7 +71,7 @@ def cluster():
     """The cluster, with three tenants' keys; stopped at the end, and
     checked to have left nothing."""
     with tenants_file(TENANTS_YAML):
-        keys = {t: new_key(t)[0] for t in ("cl-rate", "cl-run", "cl-data")}
+        keys = {t: new_key(t)[0] for t in ("cl-rate", "cl-run", "cl-data", "cl-sess")}
         out = cluster_sh("start")
         url = out.stdout.strip().splitlines()[-1]
         try:
@@ -176,6 +179,24 @@ def test_sessions_stay_on_their_host(cluster):
     finally:
         for sid in ids:
             call("DELETE", f"/v1/sessions/{sid}", url=url, source=None)
+
+
+def test_a_share_of_sessions_holds_across_hosts(cluster):
+    """One session open at a time for the tenant, on whichever host."""
+    url, keys = cluster
+    key = keys["cl-sess"]
+    status, _, s = call("POST", "/v1/sessions", {"language": "python"}, key=key, url=url, headers=via("h1"))
+    assert status == 201, s
+    try:
+        for h in ("h2", "h3"):
+            status, _, err = call("POST", "/v1/sessions", {"language": "python"}, key=key, url=url, headers=via(h))
+            assert status == 403 and err["error"]["code"] == "quota_exceeded", err
+    finally:
+        assert call("DELETE", f"/v1/sessions/{s['id']}", key=key, url=url)[0] == 204
+    # Its place is free at once, on another host too.
+    status, _, s = call("POST", "/v1/sessions", {"language": "python"}, key=key, url=url, headers=via("h2"))
+    assert status == 201, s
+    assert call("DELETE", f"/v1/sessions/{s['id']}", key=key, url=url)[0] == 204
 
 
 def test_a_volume_stays_on_its_host(cluster):

@@ -7,6 +7,7 @@
 #include "tap.h"
 #include "../../conf/store_memory.h"
 #include "../../conf/store_volumes.h"
+#include "../../conf/store_sessions.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -168,6 +169,36 @@ static void volumes(const struct store_conf *sc)
 	store_close(s);
 }
 
+static void sessions(const struct store_conf *sc)
+{
+	struct fault f = {0};
+	struct store *s = store_open(sc, "unit", &f);
+	int64_t t = wall_ms();
+	okb(store_session_claim(s, "a", "unit-s1", 100, 2, 250, t, &f) &&
+	    store_session_claim(s, "a", "unit-s2", 100, 2, 250, t, &f), "sessions: two claimed");
+	okb(!store_session_claim(s, "a", "unit-s3", 10, 2, 0, t, &f) && f.code == E_QUOTA_EXCEEDED &&
+	    strstr(f.message, "(sessions)"), "sessions: a third past the share refused (%s)", f.message);
+	f = (struct fault){0};
+	okb(!store_session_claim(s, "a", "unit-s3", 100, 3, 250, t, &f) && f.code == E_QUOTA_EXCEEDED &&
+	    strstr(f.message, "sessionMemoryBytes"), "sessions: memory past the share refused (%s)", f.message);
+	f = (struct fault){0};
+	okb(store_session_claim(s, "b", "unit-s4", 100, 1, 0, t, &f), "sessions: each tenant its own");
+	store_session_release(s, "unit-s1");
+	okb(store_session_claim(s, "a", "unit-s3", 100, 2, 250, t, &f), "sessions: a released place is taken again");
+	/* The host has s2 and s5 (made while its claim was dropped): s3 and
+	 * s4 ended without a word. */
+	struct session_claim alive[] = {{"unit-s2", "a", 100}, {"unit-s5", "b", 100}};
+	store_sessions_keep(s, alive, 2, t);
+	okb(store_session_claim(s, "a", "unit-s6", 100, 2, 250, t, &f) &&
+	    !store_session_claim(s, "b", "unit-s7", 100, 1, 0, t, &f) && f.code == E_QUOTA_EXCEEDED,
+	    "sessions: the upkeep forgets the ended and claims the unclaimed");
+	f = (struct fault){0};
+	store_sessions_keep(s, NULL, 0, t);
+	okb(store_session_claim(s, "b", "unit-s7", 100, 1, 0, t, &f), "sessions: none left after an upkeep with none");
+	store_sessions_keep(s, NULL, 0, t);
+	store_close(s);
+}
+
 static void hosts(const struct store_conf *sc)
 {
 	struct fault f = {0};
@@ -187,6 +218,7 @@ static void run_all(const struct store_conf *sc, const char *name)
 	rates_and_claims(sc);
 	memory(sc);
 	volumes(sc);
+	sessions(sc);
 	hosts(sc);
 }
 

@@ -1,0 +1,108 @@
+/*
+ * store_sessions.c: the claims of open sessions (store_sessions.h) in the
+ * store's SQLite file: one row per session. One host uses the file, so a
+ * row needs no lease: the master's upkeep drops what it no longer has.
+ */
+#define _GNU_SOURCE
+#include "store_sessions.h"
+#include "store_redis_sessions.h"
+#include "store_rules.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool store_session_claim(struct store *s, const char *tenant, const char *id, int64_t memory_bytes,
+			 int64_t max_sessions, int64_t max_memory, int64_t now_ms, struct fault *f)
+{
+	if (store_redis(s))
+		return redis_session_claim(store_redis(s), tenant, id, memory_bytes, max_sessions, max_memory,
+					   now_ms, f);
+	if (!store_begin(s, false, f))
+		return false;
+	autostmt sum = store_prepare(s, "SELECT count(*), COALESCE(SUM(memory_bytes), 0) FROM sessions"
+				     " WHERE tenant = ?1");
+	autostmt add = store_prepare(s, "INSERT INTO sessions (id, tenant, host, memory_bytes, since_ms)"
+				     " VALUES (?1, ?2, ?3, ?4, ?5)");
+	if (!sum || !add)
+		goto failed;
+	sqlite3_bind_text(sum, 1, tenant, -1, SQLITE_STATIC);
+	if (sqlite3_step(sum) != SQLITE_ROW)
+		goto failed;
+	if (!session_quota_holds(tenant, sqlite3_column_int64(sum, 0), sqlite3_column_int64(sum, 1),
+				 memory_bytes, max_sessions, max_memory, f))
+		goto refused;
+	sqlite3_bind_text(add, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(add, 2, tenant, -1, SQLITE_STATIC);
+	sqlite3_bind_text(add, 3, store_host(s), -1, SQLITE_STATIC);
+	sqlite3_bind_int64(add, 4, memory_bytes);
+	sqlite3_bind_int64(add, 5, now_ms);
+	if (sqlite3_step(add) != SQLITE_DONE)
+		goto failed;
+	return store_commit(s, f);
+failed:
+	store_failed(s, "session claim", f);
+refused:
+	store_rollback(s);
+	return false;
+}
+
+void store_session_release(struct store *s, const char *id)
+{
+	if (store_redis(s)) {
+		redis_session_release(store_redis(s), id);
+		return;
+	}
+	autostmt st = store_prepare(s, "DELETE FROM sessions WHERE id = ?1");
+	struct fault ignored;
+	if (st)
+		sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	if (!st || sqlite3_step(st) != SQLITE_DONE)
+		store_failed(s, "session release", &ignored);
+}
+
+static bool listed(const char *id, const struct session_claim *alive, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(id, alive[i].id))
+			return true;
+	return false;
+}
+
+void store_sessions_keep(struct store *s, const struct session_claim *alive, size_t n, int64_t now_ms)
+{
+	if (store_redis(s)) {
+		redis_sessions_keep(store_redis(s), alive, n, now_ms);
+		return;
+	}
+	struct fault ignored;
+	autostmt add = store_prepare(s, "INSERT OR IGNORE INTO sessions (id, tenant, host, memory_bytes,"
+				     " since_ms) VALUES (?1, ?2, ?3, ?4, ?5)");
+	for (size_t i = 0; add && i < n; i++) {
+		sqlite3_reset(add);
+		sqlite3_bind_text(add, 1, alive[i].id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(add, 2, alive[i].tenant, -1, SQLITE_STATIC);
+		sqlite3_bind_text(add, 3, store_host(s), -1, SQLITE_STATIC);
+		sqlite3_bind_int64(add, 4, alive[i].memory_bytes);
+		sqlite3_bind_int64(add, 5, now_ms);
+		if (sqlite3_step(add) != SQLITE_DONE)
+			store_failed(s, "sessions keep", &ignored);
+	}
+	autostmt st = store_prepare(s, "SELECT id FROM sessions WHERE host = ?1");
+	char **gone = NULL;
+	size_t n_gone = 0;
+	if (st)
+		sqlite3_bind_text(st, 1, store_host(s), -1, SQLITE_STATIC);
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		const char *id = (const char *)sqlite3_column_text(st, 0);
+		if (!listed(id, alive, n)) {
+			gone = xrealloc(gone, (n_gone + 1) * sizeof *gone);
+			gone[n_gone++] = xstrdup(id);
+		}
+	}
+	for (size_t i = 0; i < n_gone; i++) {
+		store_session_release(s, gone[i]);
+		free(gone[i]);
+	}
+	free(gone);
+}
