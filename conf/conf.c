@@ -347,6 +347,31 @@ static bool parse_store(const cJSON *store, const cJSON *memory, const char *bas
 		get_optional_int(memory, "memory", "maxListKeys", 1, &c->memory.max_list_keys, f));
 }
 
+/* queue: absent, off. It needs the Redis store. */
+static bool parse_queue(const cJSON *o, const struct conf *c, struct conf_queue *q, struct fault *f)
+{
+	static const char *const keys[] = {"role", "maxLength", "claimAfterMs", "waitMs", NULL};
+	*q = (struct conf_queue){.role = QUEUE_OFF, .max_length = 1000, .claim_after_ms = 30000, .wait_ms = 30000};
+	const char *role;
+	if (!o)
+		return true;
+	if (!json_object(o, "queue", f) || !json_known_keys(o, keys, "queue", f) ||
+	    !json_string(cJSON_GetObjectItemCaseSensitive(o, "role"), "queue.role", &role, f) ||
+	    !get_optional_int(o, "queue", "maxLength", 1, &q->max_length, f) ||
+	    !get_optional_int(o, "queue", "claimAfterMs", 1000, &q->claim_after_ms, f) ||
+	    !get_optional_int(o, "queue", "waitMs", 1000, &q->wait_ms, f))
+		return false;
+	if (!strcmp(role, "front"))
+		q->role = QUEUE_FRONT;
+	else if (!strcmp(role, "runner"))
+		q->role = QUEUE_RUNNER;
+	else if (strcmp(role, "off"))
+		return fail(f, E_INVALID_VALUE, "queue.role must be off, front or runner");
+	if (q->role != QUEUE_OFF && c->store.backend != STORE_REDIS)
+		return fail(f, E_INVALID_VALUE, "queue.role %s needs store.backend redis", role);
+	return true;
+}
+
 /* Volumes (sandbox/volume.c): absent, they are off. */
 static bool parse_volumes(const cJSON *o, const char *base_dir, struct conf_volumes *v, struct fault *f)
 {
@@ -372,7 +397,7 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 {
 	static const char *const top[] = {"instance", "registry", "imagesLock", "workDir", "docker",
 		"runtime", "cgroupParent", "pool", "ceilings", "floors", "request", "sandbox", "access",
-		"network", "warm", "sessions", "auth", "tenants", "store", "memory", "volumes", NULL};
+		"network", "warm", "sessions", "auth", "tenants", "store", "memory", "volumes", "queue", NULL};
 	static const char *const request_keys[] = {"maxBodyBytes", "maxFiles", "maxFileBytes",
 		"maxPathBytes", "maxArgs", "maxArgBytes", "maxStdinBytes", "maxJsonValues",
 		"maxOutputFiles", "maxOutputBytes", NULL};
@@ -451,7 +476,8 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 	       parse_store(cJSON_GetObjectItemCaseSensitive(root, "store"),
 			   cJSON_GetObjectItemCaseSensitive(root, "memory"), base_dir, c, f) &&
 	       tenants_parse(cJSON_GetObjectItemCaseSensitive(root, "auth"),
-			     cJSON_GetObjectItemCaseSensitive(root, "tenants"), base_dir, &c->tenants, f);
+			     cJSON_GetObjectItemCaseSensitive(root, "tenants"), base_dir, &c->tenants, f) &&
+	       parse_queue(cJSON_GetObjectItemCaseSensitive(root, "queue"), c, &c->queue, f);
 }
 
 bool conf_parse(const char *text, size_t len, const char *base_dir, struct conf *out,

@@ -77,6 +77,15 @@ struct conf {
 		char *socket;     /* isobox-volumed's socket */
 		int64_t min_bytes, max_bytes; /* one volume's size */
 	} volumes;
+	/* queue: executions through a Redis stream (docs/SCALING.md). A front
+	 * puts each /execute on it and follows its events; a runner takes
+	 * them. Off: every host runs its own. */
+	struct conf_queue {
+		enum queue_role { QUEUE_OFF, QUEUE_FRONT, QUEUE_RUNNER } role;
+		int64_t max_length;     /* jobs waiting or running; past it: 503 busy */
+		int64_t claim_after_ms; /* a job whose runner showed no life this long is re-run */
+		int64_t wait_ms;        /* a front gives up on a job no runner started by then */
+	} queue;
 	struct conf_network {
 		bool enabled;          /* may a request ask for "network": true? */
 		char *docker_network;  /* the egress bridge network's docker name */

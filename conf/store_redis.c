@@ -84,6 +84,11 @@ const char *redis_host(struct redis_store *r)
 	return r->host;
 }
 
+const char *redis_prefix(struct redis_store *r)
+{
+	return r->prefix;
+}
+
 static bool unavailable(struct redis_store *r, const char *what, const char *why, struct fault *f)
 {
 	log_msg("store: redis %s (%s): %s", what, r->address, why);
@@ -141,8 +146,8 @@ static bool connect_now(struct redis_store *r, struct fault *f)
  * new connection that fails is not tried again, so a Redis that hangs
  * costs at most one timeout.
  */
-static redisReply *command(struct redis_store *r, const char *what, int argc, const char **argv,
-			   const size_t *lens, struct fault *f)
+redisReply *redis_command(struct redis_store *r, const char *what, int argc, const char **argv,
+			  const size_t *lens, struct fault *f)
 {
 	for (int attempt = 0; attempt < 2; attempt++) {
 		bool fresh = !r->c;
@@ -197,14 +202,14 @@ redisReply *redis_eval(struct redis_store *r, const char *what, const char *scri
 		argv[4 + i] = a->v[i];
 		lens[4 + i] = a->len[i];
 	}
-	return command(r, what, 4 + a->n, argv, lens, f);
+	return redis_command(r, what, 4 + a->n, argv, lens, f);
 }
 
 bool redis_ping(struct redis_store *r, struct fault *f)
 {
 	const char *argv[] = {"PING"};
 	size_t lens[] = {4};
-	redisReply *rep = command(r, "ping", 1, argv, lens, f);
+	redisReply *rep = redis_command(r, "ping", 1, argv, lens, f);
 	if (rep)
 		freeReplyObject(rep);
 	return rep != NULL;
@@ -304,7 +309,7 @@ size_t redis_running_pids(struct redis_store *r, int *pids, size_t max)
 	const char *argv[] = {"HVALS", key};
 	size_t lens[] = {5, strlen(key)}, n = 0;
 	struct fault ignored = {0};
-	redisReply *rep = command(r, "claims", 2, argv, lens, &ignored);
+	redisReply *rep = redis_command(r, "claims", 2, argv, lens, &ignored);
 	if (!rep)
 		return 0;
 	for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i < rep->elements && n < max; i++)

@@ -75,6 +75,11 @@ void redis_arg_str(struct redis_args *a, const char *s);
 void redis_arg_int(struct redis_args *a, int64_t v);
 struct redisReply *redis_eval(struct redis_store *r, const char *what, const char *script,
 			      const struct redis_args *a, struct fault *f);
+/* One command as it is (a blocking one, which scripts cannot run). */
+struct redisReply *redis_command(struct redis_store *r, const char *what, int argc, const char **argv,
+				 const size_t *lens, struct fault *f);
+/* The key prefix P. */
+const char *redis_prefix(struct redis_store *r);
 const char *redis_host(struct redis_store *r);
 
 #endif

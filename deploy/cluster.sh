@@ -14,7 +14,10 @@
 # that was killed); reload sends each host SIGHUP (settings, keys, tenants).
 #
 # Environment: CLUSTER_HOSTS (3), CLUSTER_WORKERS (2 per host),
-# CLUSTER_PORT (8095), PREFIX (/opt/isobox).
+# CLUSTER_PORT (8095), PREFIX (/opt/isobox), and CLUSTER_RUNNERS (0): with
+# runners, queue mode (docs/SCALING.md): the hosts h1.. behind the balancer
+# are fronts that put each /execute on a Redis stream, and the runners
+# r1.. (not behind the balancer) take and run them.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -22,6 +25,7 @@ PREFIX=${PREFIX:-/opt/isobox}
 HOSTS=${CLUSTER_HOSTS:-3}
 WORKERS=${CLUSTER_WORKERS:-2}
 PORT=${CLUSTER_PORT:-8095}
+RUNNERS=${CLUSTER_RUNNERS:-0}
 RUN=/run/isobox-cluster
 STATE=/var/lib/isobox/cluster
 LOG=/var/log/isobox/cluster
@@ -48,24 +52,35 @@ stop_pid() {
 }
 
 host_names() { seq 1 "$HOSTS" | sed 's/^/h/'; }
+runner_names() { [ "$RUNNERS" = 0 ] || seq 1 "$RUNNERS" | sed 's/^/r/'; }
+
+# Queue mode: a front runs nothing itself (no warm sandboxes); a runner
+# takes jobs; a job whose runner went silent for 5 s is run again; the
+# queue holds CLUSTER_QUEUE_MAX jobs (1000).
+queue_section() {
+	[ -n "$1" ] || return 0
+	printf 'queue:\n  role: %s\n  claimAfterMs: 5000\n  maxLength: %s\n' "$1" "${CLUSTER_QUEUE_MAX:-1000}"
+}
 
 # Host h's settings: the installed isobox.yaml with its own name, dirs and
 # sockets, and the shared store. It sits beside isobox.yaml, so that its
 # relative paths (registry, keys, tenants) are the same ones: one set of
 # keys for the whole cluster.
 write_conf() {
-	local h=$1 out=$PREFIX/conf/cluster-$1.yaml
+	local h=$1 role=${2:-} out=$PREFIX/conf/cluster-$1.yaml warm="{python: 1}"
+	[ "$role" != front ] || warm="{}"
 	sed -e "s|^instance: main\$|instance: $h|" \
 	    -e "s|^workDir: /var/lib/isobox/work |workDir: $STATE/$h/work |" \
 	    -e "s|^  dir: /var/lib/isobox/sessions |  dir: $STATE/$h/sessions |" \
 	    -e "s|^  dir: /var/lib/isobox/volumes\$|  dir: $STATE/$h/volumes|" \
 	    -e "s|^  socket: /run/isobox/volumes.sock\$|  socket: $RUN/$h/volumes.sock|" \
-	    -e "s|^  sandboxes: {.*}|  sandboxes: {python: 1}|" \
+	    -e "s|^  sandboxes: {.*}|  sandboxes: $warm|" \
 	    -e "s|^  backend: sqlite\$|  backend: redis\n  redis: {address: \"unix:$REDIS_SOCKET\", prefix: \"isobox:\"}|" \
 	    "$PREFIX/conf/isobox.yaml" >"$out.new"
+	queue_section "$role" >>"$out.new"
 	local want
 	for want in "instance: $h" "$STATE/$h/work" "$STATE/$h/sessions" "$STATE/$h/volumes" \
-		"$RUN/$h/volumes.sock" "sandboxes: {python: 1}" "backend: redis"; do
+		"$RUN/$h/volumes.sock" "sandboxes: $warm" "backend: redis"; do
 		grep -qF "$want" "$out.new" || die "$PREFIX/conf/isobox.yaml has changed: no place for \"$want\""
 	done
 	mv -f "$out.new" "$out"
@@ -90,12 +105,12 @@ start_redis() {
 }
 
 start_host() {
-	local h=$1
-	write_conf "$h"
+	local h=$1 role=${2:-}
+	write_conf "$h" "$role"
 	ISOBOX_CONF=$PREFIX/conf/cluster-$h.yaml ISOBOX_RUN=$RUN/$h ISOBOX_LOG=$LOG/$h ISOBOX_WEB=none \
 		POOL=$WORKERS PREFIX=$PREFIX bash "$HERE/pool.sh" start
 	# Its master says it is alive in the store within a duty period.
-	say "host $h: $WORKERS workers (socket $RUN/$h/isobox.sock, log $LOG/$h/isobox.log)"
+	say "host $h: $WORKERS workers${role:+ ($role)} (socket $RUN/$h/isobox.sock, log $LOG/$h/isobox.log)"
 }
 
 # The balancer: a session's requests, and any request with X-Isobox-Host,
@@ -105,6 +120,16 @@ start_host() {
 write_caddyfile() {
 	local h upstreams="" matchers="" sessions="" headers="" routes="" first
 	for h in $(host_names); do upstreams="$upstreams unix/$RUN/$h/isobox.sock"; done
+	for h in $(runner_names); do
+		routes="$routes
+		handle_path /hosts/$h/* {
+			reverse_proxy unix/$RUN/$h/status/isobox.sock {
+				transport fastcgi {
+					read_timeout 10s
+				}
+			}
+		}"
+	done
 	for h in $(host_names); do
 		# This host first, then the others.
 		first="unix/$RUN/$h/isobox.sock$(echo "$upstreams" | sed "s| unix/$RUN/$h/isobox.sock||")"
@@ -158,12 +183,15 @@ start() {
 	[ "$(id -u)" = 0 ] || die "run as root"
 	[ -x "$PREFIX/bin/isobox-fcgi" ] || die "$PREFIX/bin/isobox-fcgi missing: run make run first"
 	case $HOSTS in [1-9]) ;; *) die "CLUSTER_HOSTS must be 1-9" ;; esac
+	case $RUNNERS in [0-9]) ;; *) die "CLUSTER_RUNNERS must be 0-9" ;; esac
 	install -d -m 0755 "$RUN" "$LOG"
 	start_redis
-	local h
-	for h in $(host_names); do start_host "$h"; done
+	local h front=""
+	[ "$RUNNERS" = 0 ] || front=front
+	for h in $(host_names); do start_host "$h" $front; done
+	for h in $(runner_names); do start_host "$h" runner; done
 	start_balancer
-	say "$HOSTS hosts behind the balancer (log: $LOG/caddy.log)"
+	say "$HOSTS hosts behind the balancer${front:+, $RUNNERS runners taking their jobs} (log: $LOG/caddy.log)"
 	echo "http://127.0.0.1:$PORT"
 }
 
@@ -183,7 +211,7 @@ remove_volumes() {
 stop() {
 	stop_pid $RUN/caddy.pid caddy
 	local d h
-	for d in "$RUN"/h[0-9]; do
+	for d in "$RUN"/[hr][0-9]; do
 		[ -d "$d" ] || continue
 		h=$(basename "$d")
 		# The pool master ends its runs and sessions' requests; the
@@ -209,13 +237,13 @@ case "${1:-}" in
 start) start ;;
 stop) stop; say "stopped" ;;
 reload)
-	for d in "$RUN"/h[0-9]; do
+	for d in "$RUN"/[hr][0-9]; do
 		alive "$d/pool.pid" isobox-fcgi && kill -HUP "$(cat "$d/pool.pid")"
 	done
 	;;
 status)
 	alive $RUN/redis.pid redis-server && echo "redis: running" || echo "redis: stopped"
-	for d in "$RUN"/h[0-9]; do
+	for d in "$RUN"/[hr][0-9]; do
 		[ -d "$d" ] || continue
 		alive "$d/pool.pid" isobox-fcgi && echo "$(basename "$d"): running" || echo "$(basename "$d"): stopped"
 	done

@@ -2,6 +2,7 @@
 #include "errors.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #define ROW(code, name, status, piston, server) \
 	[code] = {name, status, piston ? piston : status, server}
@@ -66,6 +67,14 @@ static const struct error_info table[E_COUNT] = {
 	ROW(E_METRICS_UNAVAILABLE, "metrics_unavailable", 503, 0, true),
 	ROW(E_STORE_UNAVAILABLE, "store_unavailable", 503, 0, true),
 };
+
+enum fault_code error_code(const char *name)
+{
+	for (int code = E_NONE + 1; code < E_COUNT; code++)
+		if (table[code].name && !strcmp(table[code].name, name))
+			return (enum fault_code)code;
+	return E_INTERNAL;
+}
 
 const struct error_info *error_info(enum fault_code code)
 {

@@ -19,6 +19,8 @@ struct error_info {
 const struct error_info *error_info(enum fault_code code);
 /* The status a code is answered with, on a Piston route or on ours. */
 int error_status(enum fault_code code, bool piston);
+/* The code of an API name ("bad_json"); E_INTERNAL for none. */
+enum fault_code error_code(const char *name);
 
 /* The whole table as JSON lines, for the docs' tests (isobox-fcgi --errors). */
 void errors_print(void);

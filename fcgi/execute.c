@@ -1,6 +1,7 @@
 /* execute.c: the pipeline that runs a program for a request (execute.h). */
 #define _GNU_SOURCE
 #include "execute.h"
+#include "front.h"
 #include "admin.h"
 #include "errors.h"
 #include "piston.h"
@@ -59,6 +60,10 @@ static void log_result(const struct request *rq)
 void execute_answer(struct worker *w, struct request *rq)
 {
 	admin_job_accepted(w, rq);
+	if (w->conf.queue.role == QUEUE_FRONT && !rq->in_session) {
+		front_execute(w, rq); /* run by a runner host, through the queue */
+		return;
+	}
 	if (!request_is_piston(rq) && strstr(http_param(&rq->io, "HTTP_ACCEPT"), "text/event-stream")) {
 		stream_execute(w, rq);
 		if (rq->fault.code) {

@@ -26,6 +26,7 @@
 #include "../sandbox/sandbox.h"
 #include "../conf/store_memory.h"
 #include "../conf/store_sessions.h"
+#include "runner.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -72,6 +73,10 @@ static pid_t spawn_worker(struct worker *w, const struct shape *p, int index, co
 		if (!w->status_only && p->status_fd >= 0)
 			close(p->status_fd);
 		warm_after_fork(w->warm);
+		/* A runner's workers take jobs from the queue, not requests;
+		 * its status worker still answers /healthz and /metrics. */
+		if (w->conf.queue.role == QUEUE_RUNNER && !w->status_only)
+			_exit(runner_serve(w));
 		_exit(serve_fastcgi(w));
 	}
 	scoreboard_spawned(w->board, index, pid);

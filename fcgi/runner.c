@@ -1,0 +1,135 @@
+/*
+ * runner.c: a worker of a runner host in queue mode (runner.h). Instead of
+ * accepting FastCGI requests it takes jobs from the queue, runs each as a
+ * POST /execute would run here, and writes what happens to the job's
+ * events, which the front that queued it turns into the answer.
+ *
+ * A job is parsed and checked again here (the front checked it too): the
+ * runner trusts nothing it reads from Redis more than a request.
+ */
+#define _GNU_SOURCE
+#include "runner.h"
+#include "errors.h"
+#include "job.h"
+#include "request.h"
+#include "respond.h"
+#include "result.h"
+#include "scoreboard.h"
+#include "../conf/store_queue.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A runner shows life at least this often while it runs a job. */
+#define TOUCH_EVERY_MS 1000
+
+struct run {
+	struct worker *w;
+	struct store *s;
+	const struct queue_job *job;
+	const char *consumer;
+	char attempt[128];
+	int64_t touched_ms;
+	bool cancelled;
+};
+
+static void emit(struct run *r, const char *type, const void *data, size_t len)
+{
+	queue_emit(r->s, r->job->job_id, r->attempt, type, data, len);
+}
+
+static void emit_json(struct run *r, const char *type, cJSON *o)
+{
+	char *text = cJSON_PrintUnformatted(o);
+	emit(r, type, text, strlen(text));
+	free(text);
+	cJSON_Delete(o);
+}
+
+/* Keep the job (its idle time restarts), and hear if its front gave up. */
+static bool alive(struct run *r)
+{
+	int64_t now = now_ms();
+	if (now - r->touched_ms >= TOUCH_EVERY_MS) {
+		r->touched_ms = now;
+		queue_touch(r->s, r->job->entry, r->consumer);
+		r->cancelled = queue_cancelled(r->s, r->job->job_id);
+	}
+	return !r->cancelled;
+}
+
+static void on_started(void *ctx)
+{
+	emit(ctx, "started", "", 0);
+}
+
+static void on_compiled(void *ctx, const struct sandbox_phase *compile)
+{
+	emit_json(ctx, "compile", phase_to_json(compile));
+}
+
+static bool on_output(void *ctx, int fd, const char *p, size_t n)
+{
+	emit(ctx, fd == 1 ? "stdout" : "stderr", p, n);
+	return alive(ctx);
+}
+
+static bool on_idle(void *ctx)
+{
+	return alive(ctx);
+}
+
+static void run_job(struct worker *w, struct store *s, const struct queue_job *job, const char *consumer)
+{
+	struct run r = {.w = w, .s = s, .job = job, .consumer = consumer, .touched_ms = now_ms()};
+	snprintf(r.attempt, sizeof r.attempt, "%.96s/%lld", consumer, (long long)(now_ms() % 1000000000));
+	/* The route only says which shape the answer takes. */
+	static const struct route piston = {.path = "/api/v2/execute", .method = "POST", .flags = ROUTE_PISTON};
+	struct request rq = {.route = job->piston ? &piston : NULL};
+	snprintf(rq.tenant, sizeof rq.tenant, "%s", job->tenant);
+	rq.share = tenants_limits(&w->conf.tenants, rq.tenant);
+	buf_append(&rq.body, job->body.data, job->body.len);
+	struct sandbox_sink sink = {.started = on_started, .compiled = on_compiled, .output = on_output,
+				    .idle = on_idle, .idle_ms = TOUCH_EVERY_MS, .ctx = &r, .hangup_fd = -1};
+	scoreboard_busy(w->board, w->slot, now_ms() + sandbox_bound_ms(&w->conf, &w->conf.ceilings) +
+			w->conf.pool.hang_margin_ms);
+	bool ok = !queue_cancelled(s, job->job_id) && request_parse_execute(&rq, &w->conf, &w->reg) &&
+		  (!rq.volume_name[0] || fail(&rq.fault, E_INVALID_REQUEST, "a run in queue mode cannot "
+					      "mount a volume (volumes live on one host)")) &&
+		  job_run(w, &rq, &sink);
+	if (ok)
+		emit_json(&r, "result", job_result_json(&rq));
+	else if (rq.fault.code)
+		emit_json(&r, "error", fault_to_json(&rq.fault));
+	log_msg("queue job %s%s: %s %s", job->job_id, job->again ? " (again)" : "",
+		rq.lang ? rq.lang->name : "-", ok ? "done" : rq.fault.code ? error_info(rq.fault.code)->name :
+		"cancelled");
+	queue_done(s, job->entry);
+	sandbox_settle();
+	scoreboard_busy(w->board, w->slot, 0);
+	w->served++;
+	request_free(&rq);
+}
+
+int runner_serve(struct worker *w)
+{
+	char consumer[96];
+	snprintf(consumer, sizeof consumer, "%s-%d", w->conf.instance, (int)getpid());
+	log_msg("runner %s taking jobs", consumer);
+	while (!sandbox_stop_requested) {
+		struct fault f = {0};
+		struct store *s = worker_store(w, &f);
+		struct queue_job job;
+		bool got = false;
+		if (!s || !queue_take(s, consumer, w->conf.queue.claim_after_ms, 1000, &job, &got, &f)) {
+			sleep(1); /* Redis away: logged by the store; try again */
+			continue;
+		}
+		if (!got)
+			continue;
+		run_job(w, s, &job, consumer);
+		queue_job_free(&job);
+	}
+	return 0;
+}
