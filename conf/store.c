@@ -150,6 +150,14 @@ bool store_ping(struct store *s, struct fault *f)
 	return exec(s, "SELECT 1", f);
 }
 
+bool store_hosts_alive(struct store *s, struct strv *out, struct fault *f)
+{
+	if (s->redis)
+		return redis_hosts_alive(s->redis, out, f);
+	strv_push(out, s->host);
+	return true;
+}
+
 bool store_host_alive(struct store *s, const char *host, bool *alive, struct fault *f)
 {
 	*alive = true;

@@ -72,6 +72,8 @@ void store_running_forget(struct store *s, int pid);
  * host's processes that are gone, and (Redis) renew the lease of the
  * rest and say that this host is alive (store_host_alive). */
 void store_running_forget_dead(struct store *s);
+/* The hosts alive now, by name (SQLite: this one). */
+bool store_hosts_alive(struct store *s, struct strv *out, struct fault *f);
 /* Has host renewed its lease lately? (SQLite: one host, always.) */
 bool store_host_alive(struct store *s, const char *host, bool *alive, struct fault *f);
 

@@ -381,6 +381,31 @@ bool redis_host_alive(struct redis_store *r, const char *host, bool *alive, stru
 	return true;
 }
 
+/* ARGV: P. The names of the hosts alive (a SCAN, in one script: a
+ * cluster has a few hosts, not thousands). */
+static const char hosts_script[] =
+	"local out, cursor, pat = {}, '0', ARGV[1] .. 'host:*'\n"
+	"repeat\n"
+	"  local r = redis.call('SCAN', cursor, 'MATCH', pat, 'COUNT', 1000)\n"
+	"  cursor = r[1]\n"
+	"  for _, k in ipairs(r[2]) do table.insert(out, string.sub(k, #ARGV[1] + 6)) end\n"
+	"until cursor == '0'\n"
+	"table.sort(out)\n"
+	"return out\n";
+
+bool redis_hosts_alive(struct redis_store *r, struct strv *out, struct fault *f)
+{
+	struct redis_args a = {0};
+	redisReply *rep = redis_eval(r, "hosts", hosts_script, &a, f);
+	if (!rep)
+		return false;
+	for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++)
+		if (rep->element[i]->type == REDIS_REPLY_STRING)
+			strv_push(out, rep->element[i]->str);
+	freeReplyObject(rep);
+	return true;
+}
+
 /* Volumes. A record is the array id, state, size, created, host. */
 
 #define VOLUME_FIELDS "'id', 'state', 'size', 'created', 'host'"

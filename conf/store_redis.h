@@ -49,6 +49,7 @@ size_t redis_running_pids(struct redis_store *r, int *pids, size_t max);
 void redis_running_upkeep(struct redis_store *r, const int *dead, size_t n_dead, int64_t now_ms);
 int64_t redis_running_count(struct redis_store *r, const char *tenant, int64_t now_ms);
 bool redis_host_alive(struct redis_store *r, const char *host, bool *alive, struct fault *f);
+bool redis_hosts_alive(struct redis_store *r, struct strv *out, struct fault *f);
 
 bool redis_volume_add(struct redis_store *r, const char *tenant, const char *name, int64_t size_bytes,
 		      int64_t max_count, int64_t max_bytes, int64_t now_ms, struct volume *out,

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "admin.h"
 #include "../conf/store.h"
+#include "../conf/store_queue.h"
 #include "auth.h"
 #include "errors.h"
 #include "metrics.h"
@@ -156,6 +157,19 @@ void admin_healthz(struct worker *w, struct request *rq)
 	cJSON_Delete(o);
 }
 
+/* The store's part of a scrape: a few round trips, on the status worker. */
+static void render_store(struct worker *w, struct buf *out)
+{
+	struct fault f = {0};
+	struct store *s = worker_store(w, &f);
+	struct metrics_store ms = {.backend = store_backend_name(&w->conf.store),
+				   .queue = w->conf.queue.role != QUEUE_OFF};
+	ms.up = s && store_hosts_alive(s, &ms.hosts, &f) &&
+		(!ms.queue || queue_stats(s, &ms.jobs, &ms.pending, &f));
+	metrics_render_store(&ms, out);
+	strv_free(&ms.hosts);
+}
+
 void admin_metrics(struct worker *w, struct request *rq)
 {
 	if (!w->metrics) {
@@ -175,6 +189,8 @@ void admin_metrics(struct worker *w, struct request *rq)
 	if (strcmp(rq->method, "HEAD"))
 		metrics_render(w->metrics, w->board, w->exec_slots, w->warm,
 			       w->conf.sessions.dir ? session_count(&w->conf) : -1, &out);
+	if (strcmp(rq->method, "HEAD") && w->conf.store.backend != STORE_NONE)
+		render_store(w, &out);
 	http_write(&rq->io, out.data, out.len);
 	buf_free(&out);
 }

@@ -364,3 +364,24 @@ void metrics_render(const struct metrics *m, const struct scoreboard *sb, int ex
 	buf_printf(out, "isobox_metrics_dropped_total %llu\n",
 		   (unsigned long long)atomic_load(&m->dropped));
 }
+
+void metrics_render_store(const struct metrics_store *ms, struct buf *out)
+{
+	header(out, "isobox_store_up", "gauge", "Whether the store answered this scrape (1) or not (0).");
+	buf_printf(out, "isobox_store_up{backend=\"%s\"} %d\n", ms->backend, ms->up);
+	if (!ms->up)
+		return;
+	header(out, "isobox_cluster_host_up", "gauge",
+	       "Hosts whose master renewed its life in the store within the lease (10 s).");
+	for (size_t i = 0; i < ms->hosts.n; i++) {
+		buf_printf(out, "isobox_cluster_host_up{");
+		put_label(out, "host", ms->hosts.v[i]);
+		buf_printf(out, "} 1\n");
+	}
+	if (!ms->queue)
+		return;
+	header(out, "isobox_queue_jobs", "gauge", "Jobs on the queue's stream: waiting, or taken and not done.");
+	buf_printf(out, "isobox_queue_jobs %lld\n", (long long)ms->jobs);
+	header(out, "isobox_queue_pending", "gauge", "Jobs a runner has taken and not finished (claimed).");
+	buf_printf(out, "isobox_queue_pending %lld\n", (long long)ms->pending);
+}

@@ -60,6 +60,16 @@ const char *metrics_outcome(const struct sandbox_result *res);
 
 /* The whole text exposition; exec_slots is the pool's size (pool.workers);
  * warm may be NULL (no warm pool); sessions: alive now, -1 when they are off. */
+/* What the store says, for a scrape: whether it answers, which hosts are
+ * alive in it, and (queue mode) the queue's depth. */
+struct metrics_store {
+	const char *backend;
+	bool up, queue;
+	struct strv hosts;
+	int64_t jobs, pending;
+};
+void metrics_render_store(const struct metrics_store *ms, struct buf *out);
+
 void metrics_render(const struct metrics *m, const struct scoreboard *sb, int exec_slots,
 		    const struct warm_pool *warm, int sessions, struct buf *out);
 

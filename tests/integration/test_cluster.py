@@ -287,6 +287,9 @@ def test_a_host_killed(cluster):
         assert (status, err["error"]["code"]) in {(503, "session_elsewhere"), (502, "service_unavailable")}, err
         time.sleep(0.5)
     assert seen[-1] == "session_expired" and "host h3 is gone" in err["error"]["message"], seen
+    status, _, text = call("GET", "/hosts/h1/metrics", url=url, source=None)
+    assert status == 200 and b'isobox_cluster_host_up{host="h1"} 1' in text, text
+    assert b'host="h3"' not in text, "a dead host is still counted alive"
     assert time.monotonic() - t0 < 10 + 2 + 3, "410 came later than the lease allows"
     # The host comes back, and serves again.
     cluster_sh("start")

@@ -145,6 +145,9 @@ def test_a_full_queue_answers_busy(queue):
         with concurrent.futures.ThreadPoolExecutor(2) as ex:
             waiting = [ex.submit(call, "POST", "/execute", slow, None, None, None, 90, url) for _ in range(2)]
             assert wait_until(lambda: redis("XLEN", "isobox:jobs") == "2", 10)
+            status, _, text = call("GET", "/hosts/h1/metrics", url=url, source=None)
+            assert status == 200 and b"isobox_queue_jobs 2\n" in text and b"isobox_queue_pending" in text, text
+            assert b'isobox_cluster_host_up{host="r1"} 1' in text and b'isobox_store_up{backend="redis"} 1' in text
             t0 = time.monotonic()
             status, headers, err = call("POST", "/execute", slow, url=url, source=None)
             assert status == 503 and err["error"]["code"] == "busy" and headers["Retry-After"] == "1", err

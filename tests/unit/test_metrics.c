@@ -196,8 +196,32 @@ static void test_hang_bound(void)
 	worker_free(&w);
 }
 
+static void store_part(void)
+{
+	struct metrics_store ms = {.backend = "redis", .up = true, .queue = true, .jobs = 3, .pending = 1};
+	strv_push(&ms.hosts, "h1");
+	strv_push(&ms.hosts, "r\"2");
+	struct buf out = {0};
+	metrics_render_store(&ms, &out);
+	buf_append(&out, "", 1);
+	ok(strstr(out.data, "isobox_store_up{backend=\"redis\"} 1\n") &&
+	   strstr(out.data, "isobox_cluster_host_up{host=\"h1\"} 1\n") &&
+	   strstr(out.data, "isobox_cluster_host_up{host=\"r\\\"2\"} 1\n") &&
+	   strstr(out.data, "isobox_queue_jobs 3\n") && strstr(out.data, "isobox_queue_pending 1\n"),
+	   "metrics: the store's part: up, hosts (labels escaped), the queue");
+	buf_free(&out);
+	ms.up = false;
+	metrics_render_store(&ms, &out);
+	buf_append(&out, "", 1);
+	ok(strstr(out.data, "isobox_store_up{backend=\"redis\"} 0\n") && !strstr(out.data, "isobox_queue_jobs"),
+	   "metrics: a store that does not answer: up 0, nothing it would have said");
+	buf_free(&out);
+	strv_free(&ms.hosts);
+}
+
 void test_metrics(void)
 {
+	store_part();
 	test_outcomes();
 	test_counting();
 	test_hang_bound();
