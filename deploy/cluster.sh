@@ -34,22 +34,7 @@ REDIS_SOCKET=$RUN/redis/redis.sock
 say() { printf 'cluster: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
 
-# Is the pid in this file alive and still the program we started?
-alive() {
-	local pid
-	pid=$(cat "$1" 2>/dev/null) || return 1
-	[ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && grep -qE "^($2)\$" "/proc/$pid/comm" 2>/dev/null
-}
-
-stop_pid() {
-	local pidfile=$1 comm=$2 pid
-	alive "$pidfile" "$comm" || { rm -f "$pidfile"; return 0; }
-	pid=$(cat "$pidfile")
-	kill -TERM "$pid" 2>/dev/null || true
-	for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-	kill -KILL "$pid" 2>/dev/null || true
-	rm -f "$pidfile"
-}
+. "$HERE/pids.sh"
 
 host_names() { seq 1 "$HOSTS" | sed 's/^/h/'; }
 runner_names() { [ "$RUNNERS" = 0 ] || seq 1 "$RUNNERS" | sed 's/^/r/'; }
@@ -120,14 +105,10 @@ start_host() {
 write_caddyfile() {
 	local h upstreams="" matchers="" sessions="" headers="" routes="" first
 	for h in $(host_names); do upstreams="$upstreams unix/$RUN/$h/isobox.sock"; done
-	for h in $(runner_names); do
+	for h in $(host_names) $(runner_names); do
 		routes="$routes
 		handle_path /hosts/$h/* {
-			reverse_proxy unix/$RUN/$h/status/isobox.sock {
-				transport fastcgi {
-					read_timeout 10s
-				}
-			}
+			import status $RUN/$h/status/isobox.sock
 		}"
 	done
 	for h in $(host_names); do
@@ -143,14 +124,6 @@ write_caddyfile() {
 		headers="$headers
 		reverse_proxy @$h-header $first {
 			import upstream first
-		}"
-		routes="$routes
-		handle_path /hosts/$h/* {
-			reverse_proxy unix/$RUN/$h/status/isobox.sock {
-				transport fastcgi {
-					read_timeout 10s
-				}
-			}
 		}"
 	done
 	# A session's host (its id) wins over a header naming another.
@@ -209,7 +182,7 @@ remove_volumes() {
 # Everything start made, whatever CLUSTER_HOSTS is now: the hosts are the
 # directories under $RUN.
 stop() {
-	stop_pid $RUN/caddy.pid caddy
+	stop_pid $RUN/caddy.pid balancer caddy
 	local d h
 	for d in "$RUN"/[hr][0-9]; do
 		[ -d "$d" ] || continue
@@ -225,7 +198,7 @@ stop() {
 		rm -f "$PREFIX/conf/cluster-$h.yaml"
 		rm -rf "$d"
 	done
-	stop_pid $RUN/redis.pid redis-server
+	stop_pid $RUN/redis.pid redis-server redis-server
 	rm -rf "$RUN/redis" "$RUN/redis.conf" "$RUN/Caddyfile" "${STATE:?}/redis"
 }
 

@@ -29,29 +29,7 @@ STATUS_SOCKET=$RUN/status/isobox.sock
 say() { printf 'pool: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
 
-# Is the pid in this file alive and still the program we started? (A pid
-# file left by a killed run may name a pid that something else now has.)
-alive() {
-	local pid
-	pid=$(cat "$1" 2>/dev/null) || return 1
-	[ -n "$pid" ] && kill -0 "$pid" 2>/dev/null &&
-		grep -qE "^($2)\$" "/proc/$pid/comm" 2>/dev/null
-}
-
-stop_pid() {
-	local pidfile=$1 name=$2 comm=$3 pid i
-	alive "$pidfile" "$comm" || { rm -f "$pidfile"; return 0; }
-	pid=$(cat "$pidfile")
-	say "stopping $name ($pid)"
-	kill -TERM "$pid" 2>/dev/null || true
-	# The pool master kills running sandboxes and waits for its workers.
-	for i in $(seq 1 150); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -KILL "$pid" 2>/dev/null || true
-	rm -f "$pidfile"
-}
+. "$(dirname "$0")/pids.sh"
 
 wait_http() {
 	local i

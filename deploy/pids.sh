@@ -1,0 +1,27 @@
+# pids.sh: the daemons that deploy/pool.sh and deploy/cluster.sh start, each
+# known by a pid file; sourced by both, after they define say().
+
+# Is the pid in this file alive and still the program we started? (A pid
+# file left by a killed run may name a pid that something else now has.)
+alive() {
+	local pid
+	pid=$(cat "$1" 2>/dev/null) || return 1
+	[ -n "$pid" ] && kill -0 "$pid" 2>/dev/null &&
+		grep -qE "^($2)\$" "/proc/$pid/comm" 2>/dev/null
+}
+
+# Stop it: SIGTERM, 15 s to go (a pool master kills its running sandboxes
+# and waits for its workers), then SIGKILL. Only that pid, never a pattern.
+stop_pid() {
+	local pidfile=$1 name=$2 comm=$3 pid
+	alive "$pidfile" "$comm" || { rm -f "$pidfile"; return 0; }
+	pid=$(cat "$pidfile")
+	say "stopping $name ($pid)"
+	kill -TERM "$pid" 2>/dev/null || true
+	for _ in $(seq 1 150); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+	rm -f "$pidfile"
+}
