@@ -369,6 +369,9 @@ static bool parse_queue(const cJSON *o, const struct conf *c, struct conf_queue 
 		return fail(f, E_INVALID_VALUE, "queue.role must be off, front or runner");
 	if (q->role != QUEUE_OFF && c->store.backend != STORE_REDIS)
 		return fail(f, E_INVALID_VALUE, "queue.role %s needs store.backend redis", role);
+	/* The queue's reads wait up to a second for Redis to answer. */
+	if (q->role != QUEUE_OFF && c->store.timeout_ms < 1500)
+		return fail(f, E_INVALID_VALUE, "store.redis.timeoutMs must be at least 1500 in queue mode");
 	return true;
 }
 

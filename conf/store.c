@@ -40,7 +40,7 @@ static const char schema[] =
 	" id TEXT NOT NULL UNIQUE, state TEXT NOT NULL, size_bytes INTEGER NOT NULL,"
 	" created_ms INTEGER NOT NULL, host TEXT NOT NULL DEFAULT '', PRIMARY KEY (tenant, name));"
 	"CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, tenant TEXT NOT NULL, host TEXT NOT NULL,"
-	" memory_bytes INTEGER NOT NULL, since_ms INTEGER NOT NULL);"
+	" memory_bytes INTEGER NOT NULL, since_ms INTEGER NOT NULL, released_ms INTEGER NOT NULL DEFAULT 0);"
 	"CREATE INDEX IF NOT EXISTS sessions_tenant ON sessions (tenant);";
 
 void store_conf_free(struct store_conf *sc)
@@ -81,12 +81,16 @@ static bool exec(struct store *s, const char *sql, struct fault *f)
 	return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK || store_failed(s, sql, f);
 }
 
-/* The volumes table of a store made before volumes had a host. */
-static void add_host_column(sqlite3 *db)
+/* A column added to a table after stores were made with it (ALTER TABLE
+ * has no IF NOT EXISTS): added when it is missing. */
+static void add_column(sqlite3 *db, const char *table, const char *column, const char *decl)
 {
 	sqlite3_stmt *st = NULL;
-	if (sqlite3_prepare_v2(db, "SELECT host FROM volumes LIMIT 0", -1, &st, NULL) != SQLITE_OK)
-		sqlite3_exec(db, "ALTER TABLE volumes ADD COLUMN host TEXT NOT NULL DEFAULT ''", NULL, NULL, NULL);
+	autofree char *probe = xasprintf("SELECT %s FROM %s LIMIT 0", column, table);
+	if (sqlite3_prepare_v2(db, probe, -1, &st, NULL) != SQLITE_OK) {
+		autofree char *alter = xasprintf("ALTER TABLE %s ADD COLUMN %s %s", table, column, decl);
+		sqlite3_exec(db, alter, NULL, NULL, NULL);
+	}
 	sqlite3_finalize(st);
 }
 
@@ -119,7 +123,8 @@ struct store *store_open(const struct store_conf *sc, const char *host, struct f
 		store_close(s);
 		return NULL;
 	}
-	add_host_column(s->db);
+	add_column(s->db, "volumes", "host", "TEXT NOT NULL DEFAULT ''");
+	add_column(s->db, "sessions", "released_ms", "INTEGER NOT NULL DEFAULT 0");
 	return s;
 }
 

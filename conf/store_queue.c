@@ -50,6 +50,21 @@ static char *job_key(struct redis_store *r, const char *job_id, const char *suff
 	return xasprintf("%sjob:%s%s", redis_prefix(r), job_id, suffix);
 }
 
+/* The runners' group, made once a process (it answers an error, logged
+ * once, when another made it first). */
+static void make_group(struct redis_store *r)
+{
+	static bool made;
+	if (made)
+		return;
+	autofree char *q = key(r, "jobs");
+	struct fault ignored = {0};
+	redisReply *rep = cmd(r, "queue group", &ignored, 6, "XGROUP", "CREATE", q, GROUP, "0", "MKSTREAM");
+	if (rep)
+		freeReplyObject(rep);
+	made = rep || strstr(ignored.message, "BUSYGROUP");
+}
+
 /* ARGV: P job tenant body max shape. 1: queued; 0: full. */
 static const char push_script[] =
 	"local q = ARGV[1] .. 'jobs'\n"
@@ -63,6 +78,7 @@ bool queue_push(struct store *s, const char *job_id, const char *tenant, bool pi
 	struct redis_store *r = redis_of(s, f);
 	if (!r)
 		return false;
+	make_group(r);
 	struct redis_args a = {0};
 	redis_arg_str(&a, job_id);
 	redis_arg_str(&a, tenant);
@@ -165,25 +181,27 @@ static bool read_entry(const redisReply *e, struct queue_job *out)
 }
 
 bool queue_take(struct store *s, const char *consumer, int64_t claim_after_ms, int64_t block_ms,
-		struct queue_job *out, bool *got, struct fault *f)
+		char cursor[48], struct queue_job *out, bool *got, struct fault *f)
 {
 	*got = false;
 	struct redis_store *r = redis_of(s, f);
 	if (!r)
 		return false;
 	autofree char *q = key(r, "jobs");
-	/* The group, once (an error when it is there already: ignored). */
-	struct fault ignored = {0};
-	redisReply *rep = cmd(r, "queue group", &ignored, 6, "XGROUP", "CREATE", q, GROUP, "0", "MKSTREAM");
-	if (rep)
-		freeReplyObject(rep);
-	/* A job a runner let go first: it has waited longest. */
+	make_group(r);
+	/* A job a runner let go first: it has waited longest. XAUTOCLAIM
+	 * looks at a few pending entries a call, from the cursor on, so the
+	 * cursor goes round them all over calls. */
 	char idle[24], block[24];
 	snprintf(idle, sizeof idle, "%lld", (long long)claim_after_ms);
 	snprintf(block, sizeof block, "%lld", (long long)block_ms);
-	rep = cmd(r, "queue claim", f, 8, "XAUTOCLAIM", q, GROUP, consumer, idle, "0-0", "COUNT", "1");
+	if (!cursor[0])
+		snprintf(cursor, 48, "0-0");
+	redisReply *rep = cmd(r, "queue claim", f, 8, "XAUTOCLAIM", q, GROUP, consumer, idle, cursor, "COUNT", "1");
 	if (!rep)
 		return false;
+	if (rep->type == REDIS_REPLY_ARRAY && rep->elements >= 2 && rep->element[0]->type == REDIS_REPLY_STRING)
+		snprintf(cursor, 48, "%s", rep->element[0]->str);
 	if (rep->type == REDIS_REPLY_ARRAY && rep->elements >= 2 && rep->element[1]->type == REDIS_REPLY_ARRAY &&
 	    rep->element[1]->elements > 0 && read_entry(rep->element[1]->element[0], out)) {
 		out->again = true;
@@ -205,16 +223,28 @@ bool queue_take(struct store *s, const char *consumer, int64_t claim_after_ms, i
 	return true;
 }
 
-void queue_touch(struct store *s, const char *entry, const char *consumer)
+/* ARGV: P entry consumer. 1: still ours (claimed again: its idle time
+ * starts over); 0: another runner has taken it, or it is gone. */
+static const char touch_script[] =
+	"local q = ARGV[1] .. 'jobs'\n"
+	"local p = redis.call('XPENDING', q, '" GROUP "', ARGV[2], ARGV[2], 1)\n"
+	"if #p == 0 or p[1][2] ~= ARGV[3] then return 0 end\n"
+	"redis.call('XCLAIM', q, '" GROUP "', ARGV[3], 0, ARGV[2], 'JUSTID')\n"
+	"return 1\n";
+
+bool queue_touch(struct store *s, const char *entry, const char *consumer)
 {
 	struct fault ignored = {0};
 	struct redis_store *r = redis_of(s, &ignored);
-	if (!r)
-		return;
-	autofree char *q = key(r, "jobs");
-	redisReply *rep = cmd(r, "queue touch", &ignored, 7, "XCLAIM", q, GROUP, consumer, "0", entry, "JUSTID");
+	struct redis_args a = {0};
+	redis_arg_str(&a, entry);
+	redis_arg_str(&a, consumer);
+	redisReply *rep = r ? redis_eval(r, "queue touch", touch_script, &a, &ignored) : NULL;
+	/* Redis away: keep running; it is not known to be lost. */
+	bool ours = !rep || rep->type != REDIS_REPLY_INTEGER || rep->integer == 1;
 	if (rep)
 		freeReplyObject(rep);
+	return ours;
 }
 
 /* ARGV: P entry */

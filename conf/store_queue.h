@@ -42,11 +42,13 @@ struct queue_job {
 };
 void queue_job_free(struct queue_job *j);
 /* The next job for consumer: one another runner let go, else a new one,
- * waiting up to block_ms. *got false: none came. */
+ * waiting up to block_ms. *got false: none came. cursor: the caller's,
+ * "" at first, kept from call to call. */
 bool queue_take(struct store *s, const char *consumer, int64_t claim_after_ms, int64_t block_ms,
-		struct queue_job *out, bool *got, struct fault *f);
-/* Still working on it (resets its idle time). */
-void queue_touch(struct store *s, const char *entry, const char *consumer);
+		char cursor[48], struct queue_job *out, bool *got, struct fault *f);
+/* Still working on it (its idle time starts over); false when another
+ * runner has taken it since (this one must stop). */
+bool queue_touch(struct store *s, const char *entry, const char *consumer);
 /* Done with it, whatever came of it. */
 void queue_done(struct store *s, const char *entry);
 bool queue_cancelled(struct store *s, const char *job_id);

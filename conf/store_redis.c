@@ -141,10 +141,12 @@ static bool connect_now(struct redis_store *r, struct fault *f)
 }
 
 /*
- * One command. A connection that broke since the last command (Redis
- * restarted) is dropped and the command tried once more on a new one; a
- * new connection that fails is not tried again, so a Redis that hangs
- * costs at most one timeout.
+ * One command. A connection that Redis closed since the last command (it
+ * restarted) is dropped and the command sent once more on a new one: Redis
+ * never read it. Nothing else is sent twice: after a timeout Redis may have
+ * run the command and only its answer be late, and a second claim or a
+ * second queued job would be wrong. A new connection that fails is not
+ * tried again, so a Redis that hangs costs at most one timeout.
  */
 redisReply *redis_command(struct redis_store *r, const char *what, int argc, const char **argv,
 			  const size_t *lens, struct fault *f)
@@ -161,10 +163,13 @@ redisReply *redis_command(struct redis_store *r, const char *what, int argc, con
 		}
 		if (rep)
 			return rep;
+		int err = errno;
+		bool closed = r->c->err == REDIS_ERR_EOF ||
+			      (r->c->err == REDIS_ERR_IO && (err == EPIPE || err == ECONNRESET));
 		autofree char *why = xstrdup(r->c->errstr);
 		redisFree(r->c);
 		r->c = NULL;
-		if (fresh || attempt == 1) {
+		if (fresh || attempt == 1 || !closed) {
 			unavailable(r, what, why, f);
 			return NULL;
 		}
@@ -266,7 +271,7 @@ static const char claim_script[] =
 	"local id = redis.call('INCR', P .. 'run-seq')\n"
 	"redis.call('ZADD', z, now + tonumber(ARGV[7]), id)\n"
 	"local hc = P .. 'claims:' .. ARGV[5]\n"
-	"redis.call('HSET', hc, id, ARGV[6] .. ' ' .. t)\n"
+	"redis.call('HSET', hc, id, ARGV[6] .. ' ' .. t .. ' ' .. ARGV[3])\n"
 	"redis.call('PEXPIRE', hc, ARGV[7])\n"
 	"return id\n";
 
@@ -288,7 +293,7 @@ static const char release_script[] =
 	"local hc = ARGV[1] .. 'claims:' .. ARGV[2]\n"
 	"local v = redis.call('HGET', hc, ARGV[3])\n"
 	"if v then\n"
-	"  redis.call('ZREM', ARGV[1] .. 'run:' .. string.match(v, ' (.+)$'), ARGV[3])\n"
+	"  redis.call('ZREM', ARGV[1] .. 'run:' .. string.match(v, '^%S+ (%S+)'), ARGV[3])\n"
 	"  redis.call('HDEL', hc, ARGV[3])\n"
 	"end\n"
 	"return 0\n";
@@ -319,16 +324,19 @@ size_t redis_running_pids(struct redis_store *r, int *pids, size_t max)
 	return n;
 }
 
-/* ARGV: P host now_ms lease_ms dead-pid... */
+/* ARGV: P host now_ms lease_ms max_age_ms dead-pid... A claim older than
+ * max_age_ms is dropped too: no run holds one that long, so it is one whose
+ * release was lost (Redis away when the run ended, an answer that never
+ * came), and its worker, alive, would otherwise renew it forever. */
 static const char upkeep_script[] =
 	"local P, host, now, lease = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])\n"
 	"local hc = P .. 'claims:' .. host\n"
 	"local dead = {}\n"
-	"for i = 5, #ARGV do dead[ARGV[i]] = true end\n"
+	"for i = 6, #ARGV do dead[ARGV[i]] = true end\n"
 	"local all = redis.call('HGETALL', hc)\n"
 	"for i = 1, #all, 2 do\n"
-	"  local pid, t = string.match(all[i + 1], '^(%S+) (.+)$')\n"
-	"  if dead[pid] then\n"
+	"  local pid, t, since = string.match(all[i + 1], '^(%S+) (%S+) ?(%d*)$')\n"
+	"  if dead[pid] or now - (tonumber(since) or 0) > tonumber(ARGV[5]) then\n"
 	"    redis.call('ZREM', P .. 'run:' .. t, all[i])\n"
 	"    redis.call('HDEL', hc, all[i])\n"
 	"  else\n"
@@ -337,6 +345,8 @@ static const char upkeep_script[] =
 	"end\n"
 	"if #all > 0 then redis.call('PEXPIRE', hc, lease) end\n"
 	"redis.call('SET', P .. 'host:' .. host, ARGV[3], 'PX', lease)\n"
+	"redis.call('ZADD', P .. 'hosts', now + lease, host)\n"
+	"redis.call('ZREMRANGEBYSCORE', P .. 'hosts', '-inf', now)\n"
 	"return 0\n";
 
 void redis_running_upkeep(struct redis_store *r, const int *dead, size_t n_dead, int64_t now_ms)
@@ -346,6 +356,7 @@ void redis_running_upkeep(struct redis_store *r, const int *dead, size_t n_dead,
 	redis_arg_str(&a, r->host);
 	redis_arg_int(&a, now_ms);
 	redis_arg_int(&a, STORE_LEASE_MS);
+	redis_arg_int(&a, STORE_CLAIM_MAX_MS);
 	for (size_t i = 0; i < n_dead && a.n < REDIS_MAX_ARGS; i++)
 		redis_arg_int(&a, dead[i]);
 	int64_t unused;
@@ -381,21 +392,15 @@ bool redis_host_alive(struct redis_store *r, const char *host, bool *alive, stru
 	return true;
 }
 
-/* ARGV: P. The names of the hosts alive (a SCAN, in one script: a
- * cluster has a few hosts, not thousands). */
+/* ARGV: P now_ms. The names of the hosts alive, from the set each one's
+ * upkeep renews (a few entries: never a scan of the key space). */
 static const char hosts_script[] =
-	"local out, cursor, pat = {}, '0', ARGV[1] .. 'host:*'\n"
-	"repeat\n"
-	"  local r = redis.call('SCAN', cursor, 'MATCH', pat, 'COUNT', 1000)\n"
-	"  cursor = r[1]\n"
-	"  for _, k in ipairs(r[2]) do table.insert(out, string.sub(k, #ARGV[1] + 6)) end\n"
-	"until cursor == '0'\n"
-	"table.sort(out)\n"
-	"return out\n";
+	"return redis.call('ZRANGEBYSCORE', ARGV[1] .. 'hosts', '(' .. ARGV[2], '+inf')\n";
 
 bool redis_hosts_alive(struct redis_store *r, struct strv *out, struct fault *f)
 {
 	struct redis_args a = {0};
+	redis_arg_int(&a, wall_ms());
 	redisReply *rep = redis_eval(r, "hosts", hosts_script, &a, f);
 	if (!rep)
 		return false;

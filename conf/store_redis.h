@@ -13,13 +13,15 @@
  *   P claims:H           hash: host H's claims, id -> "pid tenant"
  *   P run-seq            the last claim id
  *   P host:H             H is alive (renewed by its master, STORE_LEASE_MS)
+ *   P hosts              zset: the hosts, by the end of their lease
  *   P m:T:KEY            hash: a memory value and its metadata
  *   P mi:T, P mx:T       zsets: T's keys (by name), expiring keys (by time)
  *   P mu:T               hash: T's memory usage (bytes, keys)
  *   P mxt                set: tenants with expiring keys
  *   P v:T:NAME, P vi:T   hash: a volume's record; zset: T's volume names
  *   P sess:T, P sessm:T  zset: T's open sessions, by lease end; hash: their memory
- *   P hsess:H            hash: host H's sessions, id -> tenant
+ *   P hsess:H            hash: host H's sessions, id -> "tenant since_ms"
+ *   P sessgone:ID        a session released in the last minute
  * Scripts touch keys they were not given in KEYS, so this runs on one
  * Redis (with replicas and Sentinel), not on Redis Cluster.
  *

@@ -119,11 +119,14 @@ static const char *cond_name(enum memory_cond cond)
 	return "any";
 }
 
-/* Checks a condition (ARGV 5 cond, 6 etag) on what is at item h; returns
+/* Checks a condition (ARGV 5 cond, 6 etag) on what is at item h, a value
+ * past its time being absent (purge takes at most 1000 a call); returns
  * {"cond", found, etag} from the script when it fails. */
+#define CURRENT                                                                               \
+	"local cur = redis.call('HMGET', h, 'etag', 'size', 'exp')\n"                            \
+	"local found = cur[1] and live(cur[3]) and true or false\n"                             \
+	"local etag, cond = found and cur[1] or '', ARGV[5]\n"
 #define CONDITION                                                                             \
-	"local cur = redis.call('HMGET', h, 'etag', 'size')\n"                                   \
-	"local found, etag, cond = cur[1] and true or false, cur[1] or '', ARGV[5]\n"            \
 	"if (cond == 'exists' and not found) or (cond == 'absent' and found) or\n"              \
 	"   (cond == 'match' and (not found or etag ~= ARGV[6])) then\n"                       \
 	"  return {'cond', found and 1 or 0, etag}\n"                                            \
@@ -136,10 +139,12 @@ static const char put_script[] = PRELUDE
 	"purge(T)\n"
 	"local k = ARGV[4]\n"
 	"local h = item(T, k)\n"
+	CURRENT
 	CONDITION
 	"local u = redis.call('HMGET', P .. 'mu:' .. T, 'bytes', 'keys')\n"
 	"local bytes, keys, len = tonumber(u[1] or 0), tonumber(u[2] or 0), #ARGV[7]\n"
-	"if found then bytes = bytes + len - tonumber(cur[2]) else bytes = bytes + len + #k; keys = keys + 1 end\n"
+	"-- A value still stored (even expired) is replaced: its bytes go.\n"
+	"if cur[1] then bytes = bytes + len - tonumber(cur[2]) else bytes = bytes + len + #k; keys = keys + 1 end\n"
 	"local qb, qk = tonumber(ARGV[10]), tonumber(ARGV[11])\n"
 	"if (qb > 0 and bytes > qb) or (qk > 0 and keys > qk) then return {'quota', bytes, keys} end\n"
 	"redis.call('HSET', h, 'v', ARGV[7], 'ct', ARGV[8], 'etag', ARGV[12], 'size', len, 'up', ARGV[3],\n"
@@ -204,7 +209,8 @@ static const char delete_script[] = PRELUDE
 	"purge(T)\n"
 	"local k = ARGV[4]\n"
 	"local h = item(T, k)\n"
-	"if redis.call('EXISTS', h) == 0 then return {'absent'} end\n"
+	CURRENT
+	"if not found then return {'absent'} end\n"
 	CONDITION
 	"redis.call('DEL', h)\n"
 	"redis.call('ZREM', P .. 'mi:' .. T, k)\n"

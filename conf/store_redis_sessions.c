@@ -25,7 +25,7 @@ static const char claim_script[] =
 	"redis.call('ZADD', z, now + tonumber(ARGV[9]), ARGV[4])\n"
 	"redis.call('HSET', m, ARGV[4], ARGV[5])\n"
 	"local hs = P .. 'hsess:' .. ARGV[8]\n"
-	"redis.call('HSET', hs, ARGV[4], t)\n"
+	"redis.call('HSET', hs, ARGV[4], t .. ' ' .. ARGV[3])\n"
 	"redis.call('PEXPIRE', hs, ARGV[9])\n"
 	"return {1, n, held}\n";
 
@@ -59,15 +59,19 @@ bool redis_session_claim(struct redis_store *r, const char *tenant, const char *
 	return claimed;
 }
 
-/* ARGV: P host id */
+/* ARGV: P host id grace_ms. It stops counting at once; a mark stays for
+ * the grace, so that an upkeep that listed it before does not bring it
+ * back (store_sessions.c). */
 static const char release_script[] =
 	"local hs = ARGV[1] .. 'hsess:' .. ARGV[2]\n"
-	"local t = redis.call('HGET', hs, ARGV[3])\n"
-	"if t then\n"
+	"local v = redis.call('HGET', hs, ARGV[3])\n"
+	"if v then\n"
+	"  local t = string.match(v, '^(%S+)')\n"
 	"  redis.call('ZREM', ARGV[1] .. 'sess:' .. t, ARGV[3])\n"
 	"  redis.call('HDEL', ARGV[1] .. 'sessm:' .. t, ARGV[3])\n"
 	"  redis.call('HDEL', hs, ARGV[3])\n"
 	"end\n"
+	"redis.call('SET', ARGV[1] .. 'sessgone:' .. ARGV[3], '1', 'PX', ARGV[4])\n"
 	"return 0\n";
 
 void redis_session_release(struct redis_store *r, const char *id)
@@ -76,29 +80,39 @@ void redis_session_release(struct redis_store *r, const char *id)
 	struct fault ignored = {0}; /* logged; the upkeep drops it anyway */
 	redis_arg_str(&a, redis_host(r));
 	redis_arg_str(&a, id);
+	redis_arg_int(&a, STORE_SESSION_GRACE_MS);
 	redisReply *rep = redis_eval(r, "session release", release_script, &a, &ignored);
 	if (rep)
 		freeReplyObject(rep);
 }
 
-/* ARGV: P host now_ms lease_ms, then "id tenant memory" lines. */
+/* ARGV: P host now_ms lease_ms grace_ms, then "id tenant memory" lines.
+ * As in store_sessions.c: a released one is not brought back, and one not
+ * listed goes only when older than the grace. */
 static const char keep_script[] =
-	"local P, now, lease = ARGV[1], tonumber(ARGV[3]), tonumber(ARGV[4])\n"
+	"local P, now, lease, grace = ARGV[1], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])\n"
 	"local hs = P .. 'hsess:' .. ARGV[2]\n"
 	"local alive = {}\n"
-	"for id, t, mem in string.gmatch(ARGV[5], '(%S+) (%S+) (%S+)\\n') do\n"
-	"  alive[id] = true\n"
-	"  redis.call('ZADD', P .. 'sess:' .. t, now + lease, id)\n"
-	"  redis.call('HSET', P .. 'sessm:' .. t, id, mem)\n"
-	"  redis.call('HSET', hs, id, t)\n"
+	"for id, t, mem in string.gmatch(ARGV[6], '(%S+) (%S+) (%S+)\\n') do\n"
+	"  if redis.call('EXISTS', P .. 'sessgone:' .. id) == 0 then\n"
+	"    alive[id] = true\n"
+	"    redis.call('ZADD', P .. 'sess:' .. t, now + lease, id)\n"
+	"    redis.call('HSET', P .. 'sessm:' .. t, id, mem)\n"
+	"    if redis.call('HEXISTS', hs, id) == 0 then redis.call('HSET', hs, id, t .. ' ' .. ARGV[3]) end\n"
+	"  end\n"
 	"end\n"
 	"local all = redis.call('HGETALL', hs)\n"
 	"for i = 1, #all, 2 do\n"
-	"  local id, t = all[i], all[i + 1]\n"
+	"  local id = all[i]\n"
+	"  local t, since = string.match(all[i + 1], '^(%S+) ?(%d*)$')\n"
 	"  if not alive[id] then\n"
-	"    redis.call('ZREM', P .. 'sess:' .. t, id)\n"
-	"    redis.call('HDEL', P .. 'sessm:' .. t, id)\n"
-	"    redis.call('HDEL', hs, id)\n"
+	"    if now - (tonumber(since) or 0) > grace then\n"
+	"      redis.call('ZREM', P .. 'sess:' .. t, id)\n"
+	"      redis.call('HDEL', P .. 'sessm:' .. t, id)\n"
+	"      redis.call('HDEL', hs, id)\n"
+	"    else\n"
+	"      redis.call('ZADD', P .. 'sess:' .. t, 'XX', now + lease, id)\n"
+	"    end\n"
 	"  end\n"
 	"end\n"
 	"if #all > 0 then redis.call('PEXPIRE', hs, lease) end\n"
@@ -114,6 +128,7 @@ void redis_sessions_keep(struct redis_store *r, const struct session_claim *aliv
 	redis_arg_str(&a, redis_host(r));
 	redis_arg_int(&a, now_ms);
 	redis_arg_int(&a, STORE_LEASE_MS);
+	redis_arg_int(&a, STORE_SESSION_GRACE_MS);
 	redis_arg(&a, list.len ? list.data : "", list.len);
 	redisReply *rep = redis_eval(r, "sessions keep", keep_script, &a, &ignored);
 	if (rep)

@@ -2,6 +2,12 @@
  * store_sessions.c: the claims of open sessions (store_sessions.h) in the
  * store's SQLite file: one row per session. One host uses the file, so a
  * row needs no lease: the master's upkeep drops what it no longer has.
+ *
+ * The upkeep lists the host's sessions, then tells the store: a claim made
+ * or released in between must not be undone by it. So a claim it does not
+ * see is dropped only once older than STORE_SESSION_GRACE_MS (a session
+ * being made is listed by then), and a released claim stays, marked, for as
+ * long, so that a list taken before the release does not bring it back.
  */
 #define _GNU_SOURCE
 #include "store_sessions.h"
@@ -21,7 +27,7 @@ bool store_session_claim(struct store *s, const char *tenant, const char *id, in
 	if (!store_begin(s, false, f))
 		return false;
 	autostmt sum = store_prepare(s, "SELECT count(*), COALESCE(SUM(memory_bytes), 0) FROM sessions"
-				     " WHERE tenant = ?1");
+				     " WHERE tenant = ?1 AND released_ms = 0");
 	autostmt add = store_prepare(s, "INSERT INTO sessions (id, tenant, host, memory_bytes, since_ms)"
 				     " VALUES (?1, ?2, ?3, ?4, ?5)");
 	if (!sum || !add)
@@ -53,10 +59,12 @@ void store_session_release(struct store *s, const char *id)
 		redis_session_release(store_redis(s), id);
 		return;
 	}
-	autostmt st = store_prepare(s, "DELETE FROM sessions WHERE id = ?1");
+	autostmt st = store_prepare(s, "UPDATE sessions SET released_ms = ?2 WHERE id = ?1");
 	struct fault ignored;
-	if (st)
+	if (st) {
 		sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, wall_ms());
+	}
 	if (!st || sqlite3_step(st) != SQLITE_DONE)
 		store_failed(s, "session release", &ignored);
 }
@@ -88,20 +96,29 @@ void store_sessions_keep(struct store *s, const struct session_claim *alive, siz
 		if (sqlite3_step(add) != SQLITE_DONE)
 			store_failed(s, "sessions keep", &ignored);
 	}
-	autostmt st = store_prepare(s, "SELECT id FROM sessions WHERE host = ?1");
+	/* Forget what is not here and old enough, and releases past the grace. */
+	autostmt st = store_prepare(s, "SELECT id, since_ms, released_ms FROM sessions WHERE host = ?1");
 	char **gone = NULL;
 	size_t n_gone = 0;
 	if (st)
 		sqlite3_bind_text(st, 1, store_host(s), -1, SQLITE_STATIC);
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
 		const char *id = (const char *)sqlite3_column_text(st, 0);
-		if (!listed(id, alive, n)) {
+		int64_t since = sqlite3_column_int64(st, 1), released = sqlite3_column_int64(st, 2);
+		bool old = now_ms - (released ? released : since) > STORE_SESSION_GRACE_MS;
+		if (old && (released || !listed(id, alive, n))) {
 			gone = xrealloc(gone, (n_gone + 1) * sizeof *gone);
 			gone[n_gone++] = xstrdup(id);
 		}
 	}
+	autostmt drop = store_prepare(s, "DELETE FROM sessions WHERE id = ?1");
 	for (size_t i = 0; i < n_gone; i++) {
-		store_session_release(s, gone[i]);
+		if (drop) {
+			sqlite3_reset(drop);
+			sqlite3_bind_text(drop, 1, gone[i], -1, SQLITE_STATIC);
+			if (sqlite3_step(drop) != SQLITE_DONE)
+				store_failed(s, "sessions keep", &ignored);
+		}
 		free(gone[i]);
 	}
 	free(gone);

@@ -22,6 +22,13 @@ struct store_conf {
 
 /* How long a claim or a host's liveness lasts without renewal. */
 #define STORE_LEASE_MS 10000
+/* No run holds a running claim this long (its bound is minutes): an older
+ * one lost its release, and the upkeep drops it (Redis). */
+#define STORE_CLAIM_MAX_MS (15 * 60 * 1000)
+/* The upkeep's view of a host's sessions may be this old by the time the
+ * store hears it (a session being made is listed within its start time):
+ * session claims younger than this, made or released, are left as they are. */
+#define STORE_SESSION_GRACE_MS 60000
 
 /* A session's claim (store_sessions.h): whose, and the memory it holds. */
 struct session_claim {

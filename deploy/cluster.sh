@@ -74,7 +74,7 @@ write_conf() {
 
 start_redis() {
 	id redis >/dev/null 2>&1 || die "no redis user: install redis-server (deploy/setup.sh does)"
-	alive $RUN/redis.pid redis-server && return 0
+	alive $RUN/redis.pid redis-server "unixsocket:$REDIS_SOCKET" && return 0
 	# The socket's directory admits redis and the isobox workers only.
 	install -d -m 0750 -o redis -g isobox "$RUN/redis"
 	install -d -m 0750 -o redis -g redis "$STATE/redis"
@@ -198,7 +198,7 @@ stop() {
 		rm -f "$PREFIX/conf/cluster-$h.yaml"
 		rm -rf "$d"
 	done
-	stop_pid $RUN/redis.pid redis-server redis-server
+	stop_pid $RUN/redis.pid redis-server redis-server "unixsocket:$REDIS_SOCKET"
 	rm -rf "$RUN/redis" "$RUN/redis.conf" "$RUN/Caddyfile" "${STATE:?}/redis"
 }
 
@@ -215,7 +215,7 @@ reload)
 	done
 	;;
 status)
-	alive $RUN/redis.pid redis-server && echo "redis: running" || echo "redis: stopped"
+	alive $RUN/redis.pid redis-server "unixsocket:$REDIS_SOCKET" && echo "redis: running" || echo "redis: stopped"
 	for d in "$RUN"/[hr][0-9]; do
 		[ -d "$d" ] || continue
 		alive "$d/pool.pid" isobox-fcgi && echo "$(basename "$d"): running" || echo "$(basename "$d"): stopped"

@@ -3,18 +3,21 @@
 
 # Is the pid in this file alive and still the program we started? (A pid
 # file left by a killed run may name a pid that something else now has.)
+# $3, if given: words its command line must hold (another redis-server on
+# the host has the same name; Redis shows its socket there).
 alive() {
 	local pid
 	pid=$(cat "$1" 2>/dev/null) || return 1
 	[ -n "$pid" ] && kill -0 "$pid" 2>/dev/null &&
-		grep -qE "^($2)\$" "/proc/$pid/comm" 2>/dev/null
+		grep -qE "^($2)\$" "/proc/$pid/comm" 2>/dev/null &&
+		{ [ -z "${3:-}" ] || tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$3"; }
 }
 
 # Stop it: SIGTERM, 15 s to go (a pool master kills its running sandboxes
 # and waits for its workers), then SIGKILL. Only that pid, never a pattern.
 stop_pid() {
 	local pidfile=$1 name=$2 comm=$3 pid
-	alive "$pidfile" "$comm" || { rm -f "$pidfile"; return 0; }
+	alive "$pidfile" "$comm" "${4:-}" || { rm -f "$pidfile"; return 0; }
 	pid=$(cat "$pidfile")
 	say "stopping $name ($pid)"
 	kill -TERM "$pid" 2>/dev/null || true

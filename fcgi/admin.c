@@ -7,6 +7,7 @@
 #include "admin.h"
 #include "../conf/store.h"
 #include "../conf/store_queue.h"
+#include "../conf/store_sessions.h"
 #include "auth.h"
 #include "errors.h"
 #include "metrics.h"
@@ -85,8 +86,14 @@ void admin_done(struct worker *w, struct request *rq, int64_t started_ms)
 		const char *type = rq->session.type == SESSION_KERNEL ? "kernel" : "shell";
 		metrics_count(m, M_SESSION_STEPS, type, metrics_outcome(&rq->result));
 		metrics_add(m, M_SESSION_STEP_MS, type, NULL, (uint64_t)(now_ms() - started_ms));
-		if (rq->result.session_ended)
+		if (rq->result.session_ended) {
 			metrics_count(m, M_SESSIONS_ENDED, "died", NULL);
+			/* Its place in the tenant's share is free at once. */
+			struct fault ignored;
+			struct store *s = w->conf.store.backend != STORE_NONE ? worker_store(w, &ignored) : NULL;
+			if (s)
+				store_session_release(s, rq->session.id);
+		}
 	} else if (rq->lang && (rq->result.has_run || rq->result.has_compile)) {
 		metrics_count(m, M_EXECUTIONS, rq->lang->name, metrics_outcome(&rq->result));
 		if (rq->result.warm)

@@ -27,7 +27,10 @@
 #define READ_MS 1000
 
 struct follow {
+	struct worker *w;
 	struct request *rq;
+	int64_t bound_ms;       /* how long a run may take, once begun */
+	int64_t end_by;         /* the current run's end at the latest */
 	bool stream;            /* SSE, else one JSON answer */
 	bool started;           /* a runner has begun it (and a stream's headers went out) */
 	char attempt[128];      /* the run whose output counts */
@@ -62,6 +65,11 @@ static void on_started(struct follow *fl, const struct queue_event *e)
 		buf_printf(&b, "Status: 200 OK\r\nContent-Type: text/event-stream\r\n"
 			       "Cache-Control: no-cache\r\nX-Accel-Buffering: no\r\n%s\r\n", fl->rq->io.always);
 		fl->rq->status_sent = 200;
+	}
+	if (strcmp(fl->attempt, e->attempt)) {
+		/* A run begins (again): it has its whole bound from now. */
+		fl->end_by = now_ms() + fl->bound_ms;
+		scoreboard_busy(fl->w->board, fl->w->slot, fl->end_by + fl->w->conf.pool.hang_margin_ms);
 	}
 	snprintf(fl->attempt, sizeof fl->attempt, "%s", e->attempt);
 	fl->started = true;
@@ -107,8 +115,12 @@ static void on_event(struct follow *fl, const struct queue_event *e)
 		on_started(fl, e);
 		return;
 	}
+	/* Only the current run's end counts: a run whose runner lost the
+	 * job may still finish. (An error before any run began, a job the
+	 * runner refused, counts.) */
 	if (!strcmp(e->type, "result") || !strcmp(e->type, "error")) {
-		on_end(fl, e);
+		if (!fl->started || !strcmp(fl->attempt, e->attempt))
+			on_end(fl, e);
 		return;
 	}
 	/* Output of a run that stopped, after another began: not ours. */
@@ -129,7 +141,7 @@ static void on_event(struct follow *fl, const struct queue_event *e)
 void front_execute(struct worker *w, struct request *rq)
 {
 	const struct conf_queue *q = &w->conf.queue;
-	struct follow fl = {.rq = rq, .stream = !request_is_piston(rq) &&
+	struct follow fl = {.w = w, .rq = rq, .stream = !request_is_piston(rq) &&
 				strstr(http_param(&rq->io, "HTTP_ACCEPT"), "text/event-stream")};
 	if (rq->volume_name[0]) {
 		fail(&rq->fault, E_INVALID_REQUEST, "a run in queue mode cannot mount a volume (volumes live "
@@ -151,15 +163,18 @@ void front_execute(struct worker *w, struct request *rq)
 	}
 	/* A runner has wait_ms to begin it; then it has as long as a run here. */
 	int64_t start_by = now_ms() + q->wait_ms;
-	int64_t end_by = start_by + sandbox_bound_ms(&w->conf, &rq->job.limits);
-	scoreboard_busy(w->board, w->slot, end_by + w->conf.pool.hang_margin_ms);
+	fl.bound_ms = sandbox_bound_ms(&w->conf, &rq->job.limits);
+	fl.end_by = start_by + fl.bound_ms;
+	scoreboard_busy(w->board, w->slot, fl.end_by + w->conf.pool.hang_margin_ms);
 	char last[48] = "0";
 	int64_t heard = now_ms();
 	while (!fl.done) {
 		struct queue_event *ev;
 		size_t n;
-		if (!queue_events(s, job_id, last, READ_MS, &ev, &n, &rq->fault))
+		if (!queue_events(s, job_id, last, READ_MS, &ev, &n, &rq->fault)) {
+			queue_cancel(s, job_id); /* nobody will follow it: best effort */
 			break; /* the store failed: 503 (or the stream ends) */
+		}
 		for (size_t i = 0; i < n && !fl.done; i++)
 			on_event(&fl, &ev[i]);
 		queue_events_free(ev, n);
@@ -180,7 +195,7 @@ void front_execute(struct worker *w, struct request *rq)
 			     "retry shortly", (long long)q->wait_ms);
 			break;
 		}
-		if (now_ms() > end_by) {
+		if (now_ms() > fl.end_by) {
 			queue_cancel(s, job_id);
 			fail(&rq->fault, E_SANDBOX_FAILED, "the job's runner went silent");
 			break;

@@ -54,6 +54,7 @@ struct metrics {
 
 static const struct family {
 	const char *name, *help, *label_a, *label_b;
+	bool ms_as_seconds; /* counted in ms, shown in seconds (Prometheus' base unit) */
 } families[M_FAMILIES] = {
 	[M_HTTP_REQUESTS] = {"isobox_http_requests_total",
 		"Requests answered, by route (\"other\" for unknown paths) and HTTP status.",
@@ -85,9 +86,9 @@ static const struct family {
 	[M_SESSION_STEPS] = {"isobox_session_steps_total",
 		"Steps run in sessions, by session type and outcome (as isobox_executions_total).",
 		"type", "outcome"},
-	[M_SESSION_STEP_MS] = {"isobox_session_step_milliseconds_total",
+	[M_SESSION_STEP_MS] = {"isobox_session_step_seconds_total",
 		"Time spent in session steps (the whole request), by session type: divided by the steps, the mean step latency.",
-		"type", NULL},
+		"type", NULL, true},
 };
 
 struct metrics *metrics_create(void)
@@ -268,7 +269,11 @@ static void render_family(const struct metrics *m, enum metrics_family fam, stru
 			buf_append(out, ",", 1);
 			put_label(out, f->label_b, c->b);
 		}
-		buf_printf(out, "} %llu\n", (unsigned long long)v);
+		if (f->ms_as_seconds)
+			buf_printf(out, "} %llu.%03llu\n", (unsigned long long)(v / 1000),
+				   (unsigned long long)(v % 1000));
+		else
+			buf_printf(out, "} %llu\n", (unsigned long long)v);
 	}
 }
 

@@ -105,7 +105,7 @@ static int live_count(const struct scoreboard *sb)
  * the renewal of every claim of this host, and of its life. A connection of its own each
  * time: none may be open in the master when it forks a worker.
  */
-static void store_duty(const struct conf *c)
+static void store_duty(const struct conf *c, const struct strv *ended)
 {
 	struct fault f = {0};
 	struct store *s = c->store.backend != STORE_NONE ? store_open(&c->store, c->instance, &f) : NULL;
@@ -113,7 +113,10 @@ static void store_duty(const struct conf *c)
 		return; /* logged; workers answer 503 store_unavailable meanwhile */
 	store_memory_expire(s, wall_ms());
 	store_running_forget_dead(s);
-	/* The sessions this host has now: the claims of the others go. */
+	/* The sessions that just ended give their places back at once; then
+	 * the store hears which this host has (the others' claims go). */
+	for (size_t i = 0; i < ended->n; i++)
+		store_session_release(s, ended->v[i]);
 	struct session *all;
 	size_t n;
 	if (c->sessions.dir && session_list(c, NULL, &all, &n, &f)) {
@@ -257,10 +260,12 @@ int pool_run(struct worker *w, int workers, int status_fd)
 			wait = warm_wait;
 		if (now_ms() >= next_expire) {
 			int expired, died;
-			session_expire(&w->conf, &expired, &died);
+			struct strv ended = {0};
+			session_expire(&w->conf, &expired, &died, &ended);
 			metrics_add(w->metrics, M_SESSIONS_ENDED, "expired", NULL, (uint64_t)expired);
 			metrics_add(w->metrics, M_SESSIONS_ENDED, "died", NULL, (uint64_t)died);
-			store_duty(&w->conf);
+			store_duty(&w->conf, &ended);
+			strv_free(&ended);
 			next_expire = now_ms() + EXPIRE_EVERY_MS;
 		}
 		struct timespec ts = {.tv_sec = wait > 0 ? wait / 1000 : 0,

@@ -18,6 +18,7 @@
 #include "../conf/store_queue.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -53,8 +54,8 @@ static bool alive(struct run *r)
 	int64_t now = now_ms();
 	if (now - r->touched_ms >= TOUCH_EVERY_MS) {
 		r->touched_ms = now;
-		queue_touch(r->s, r->job->entry, r->consumer);
-		r->cancelled = queue_cancelled(r->s, r->job->job_id);
+		r->cancelled = !queue_touch(r->s, r->job->entry, r->consumer) ||
+			       queue_cancelled(r->s, r->job->job_id);
 	}
 	return !r->cancelled;
 }
@@ -94,7 +95,14 @@ static void run_job(struct worker *w, struct store *s, const struct queue_job *j
 				    .idle = on_idle, .idle_ms = TOUCH_EVERY_MS, .ctx = &r, .hangup_fd = -1};
 	scoreboard_busy(w->board, w->slot, now_ms() + sandbox_bound_ms(&w->conf, &w->conf.ceilings) +
 			w->conf.pool.hang_margin_ms);
-	bool ok = !queue_cancelled(s, job->job_id) && request_parse_execute(&rq, &w->conf, &w->reg) &&
+	/* A job queued longer ago than any front waits for it (a job that
+	 * kills its runners, re-taken again and again): nobody is there. */
+	int64_t queued_ms = strtoll(job->entry, NULL, 10);
+	int64_t too_old = w->conf.queue.wait_ms + 3 * sandbox_bound_ms(&w->conf, &w->conf.ceilings);
+	bool ok = (wall_ms() - queued_ms < too_old ||
+		   fail(&rq.fault, E_SANDBOX_FAILED, "the job waited too long: it was queued %lld s ago",
+			(long long)(wall_ms() - queued_ms) / 1000)) &&
+		  !queue_cancelled(s, job->job_id) && request_parse_execute(&rq, &w->conf, &w->reg) &&
 		  (!rq.volume_name[0] || fail(&rq.fault, E_INVALID_REQUEST, "a run in queue mode cannot "
 					      "mount a volume (volumes live on one host)")) &&
 		  job_run(w, &rq, &sink);
@@ -117,12 +125,13 @@ int runner_serve(struct worker *w)
 	char consumer[96];
 	snprintf(consumer, sizeof consumer, "%s-%d", w->conf.instance, (int)getpid());
 	log_msg("runner %s taking jobs", consumer);
+	char cursor[48] = "";
 	while (!sandbox_stop_requested) {
 		struct fault f = {0};
 		struct store *s = worker_store(w, &f);
 		struct queue_job job;
 		bool got = false;
-		if (!s || !queue_take(s, consumer, w->conf.queue.claim_after_ms, 1000, &job, &got, &f)) {
+		if (!s || !queue_take(s, consumer, w->conf.queue.claim_after_ms, 1000, cursor, &job, &got, &f)) {
 			sleep(1); /* Redis away: logged by the store; try again */
 			continue;
 		}

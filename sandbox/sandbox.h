@@ -348,8 +348,9 @@ bool session_parse_listing(const char *p, size_t len, size_t max, struct session
 			   size_t *n, struct fault *f);
 
 /* The master's duty: end idle and old sessions (*expired) and those whose
- * sandbox stopped (*died), remove what ended ones left. */
-void session_expire(const struct conf *c, int *expired, int *died);
+ * sandbox stopped (*died), remove what ended ones left. The ids of those
+ * it ended are added to ended (their claims in the store go). */
+void session_expire(const struct conf *c, int *expired, int *died, struct strv *ended);
 /* For /metrics: sessions alive now. */
 int session_count(const struct conf *c);
 

@@ -492,9 +492,12 @@ static void remove_orphans(const struct conf *c, int top)
 		return;
 	}
 	for (char *line = strtok(out.data, "\n"); line; line = strtok(NULL, "\n")) {
-		char name[128], id[64] = "";
+		/* Room for the longest id and one more: a longer label is not
+		 * an id, and must not be cut into one. */
+		char name[128], id[SESSION_ID_LEN + 2] = "";
 		struct stat st;
-		if (sscanf(line, "%127s %63s", name, id) < 1)
+		_Static_assert(SESSION_ID_LEN + 1 == 66, "the width below");
+		if (sscanf(line, "%127s %66s", name, id) < 1)
 			continue;
 		if (session_valid_id(id) && fstatat(top, id, &st, AT_SYMLINK_NOFOLLOW) == 0)
 			continue;
@@ -504,7 +507,7 @@ static void remove_orphans(const struct conf *c, int top)
 	buf_free(&out);
 }
 
-void session_expire(const struct conf *c, int *expired, int *died)
+void session_expire(const struct conf *c, int *expired, int *died, struct strv *ended)
 {
 	static int64_t next_orphan_check;
 	*expired = *died = 0;
@@ -527,6 +530,8 @@ void session_expire(const struct conf *c, int *expired, int *died)
 			int kind = expire_one(c, top, n, now);
 			*expired += kind == 1;
 			*died += kind == 2;
+			if (kind)
+				strv_push(ended, n);
 		} else if (len > 5 && !strcmp(n + len - 5, ".gone") &&
 			   fstatat(top, n, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 			   now - (int64_t)st.st_mtime * 1000 > TOMBSTONE_MS) {

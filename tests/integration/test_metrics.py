@@ -18,6 +18,11 @@ HIST = "isobox_execution_duration_seconds_count"
 
 def test_promtool_accepts_the_exposition():
     run_ok("print(1)")  # so that every family has samples, histogram included
+    # ...session steps too, whose family shows only once a step ran.
+    status, _, s = request("POST", "/v1/sessions", {"language": "python"})
+    assert status == 201, s
+    assert request("POST", f"/v1/sessions/{s['id']}/exec", {"code": "print(1)"})[0] == 200
+    assert request("DELETE", f"/v1/sessions/{s['id']}")[0] == 204
     text, _ = scrape()
     check = subprocess.run(["promtool", "check", "metrics"], input=text, text=True,
                            capture_output=True)
@@ -25,7 +30,8 @@ def test_promtool_accepts_the_exposition():
     for family in ("isobox_workers", "isobox_workers_busy", "isobox_execution_slots",
                    "isobox_http_requests_total", EXEC, "isobox_rejected_requests_total",
                    "isobox_sandbox_failures_total", "isobox_worker_exits_total",
-                   "isobox_execution_duration_seconds"):
+                   "isobox_execution_duration_seconds", "isobox_session_step_seconds_total",
+                   "isobox_store_up", "isobox_cluster_host_up"):
         assert f"# TYPE {family} " in text, family
 
 

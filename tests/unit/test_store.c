@@ -185,17 +185,28 @@ static void sessions(const struct store_conf *sc)
 	okb(store_session_claim(s, "b", "unit-s4", 100, 1, 0, t, &f), "sessions: each tenant its own");
 	store_session_release(s, "unit-s1");
 	okb(store_session_claim(s, "a", "unit-s3", 100, 2, 250, t, &f), "sessions: a released place is taken again");
-	/* The host has s2 and s5 (made while its claim was dropped): s3 and
-	 * s4 ended without a word. */
-	struct session_claim alive[] = {{"unit-s2", "a", 100}, {"unit-s5", "b", 100}};
-	store_sessions_keep(s, alive, 2, t);
-	okb(store_session_claim(s, "a", "unit-s6", 100, 2, 250, t, &f) &&
-	    !store_session_claim(s, "b", "unit-s7", 100, 1, 0, t, &f) && f.code == E_QUOTA_EXCEEDED,
-	    "sessions: the upkeep forgets the ended and claims the unclaimed");
+	/* The host lists s2, s5 (made while its claim was lost) and s1 (its
+	 * list taken before s1's DELETE): s3 and s4 ended without a word. */
+	struct session_claim alive[] = {{"unit-s2", "a", 100}, {"unit-s5", "b", 100}, {"unit-s1", "a", 100}};
+	store_sessions_keep(s, alive, 3, t);
+	okb(!store_session_claim(s, "b", "unit-s7", 100, 2, 0, t, &f) && f.code == E_QUOTA_EXCEEDED,
+	    "sessions: the upkeep claims what it lists and the store lacks");
 	f = (struct fault){0};
-	store_sessions_keep(s, NULL, 0, t);
-	okb(store_session_claim(s, "b", "unit-s7", 100, 1, 0, t, &f), "sessions: none left after an upkeep with none");
-	store_sessions_keep(s, NULL, 0, t);
+	okb(!store_session_claim(s, "a", "unit-s6", 100, 2, 0, t, &f) && f.code == E_QUOTA_EXCEEDED,
+	    "sessions: ...keeps a young claim it does not list (a session being made)");
+	f = (struct fault){0};
+	okb(store_session_claim(s, "a", "unit-s6", 100, 3, 0, t, &f),
+	    "sessions: ...and does not bring back one released after its list was taken");
+	store_session_release(s, "unit-s6");
+	int64_t later = t + STORE_SESSION_GRACE_MS + 1000;
+	store_sessions_keep(s, alive, 3, later);
+	okb(store_session_claim(s, "a", "unit-s6", 100, 2, 250, later, &f),
+	    "sessions: past the grace, the ended ones it does not list are forgotten");
+	store_session_release(s, "unit-s6");
+	store_sessions_keep(s, NULL, 0, later + STORE_SESSION_GRACE_MS + 1000);
+	okb(store_session_claim(s, "b", "unit-s7", 100, 1, 0, later, &f), "sessions: none left after an upkeep with none");
+	store_session_release(s, "unit-s7");
+	store_sessions_keep(s, NULL, 0, later + 10 * STORE_SESSION_GRACE_MS);
 	store_close(s);
 }
 
@@ -222,17 +233,19 @@ static void run_all(const struct store_conf *sc, const char *name)
 	hosts(sc);
 }
 
-/* A redis-server of our own, on a socket in dir; its pid. */
-static pid_t start_redis(const char *dir)
+/* A redis-server of our own, on a socket in dir (with a password, if
+ * one is given); its pid. */
+static pid_t start_redis_as(const char *dir, const char *name, const char *password)
 {
-	autofree char *sock = xasprintf("%s/redis.sock", dir);
+	autofree char *sock = xasprintf("%s/%s", dir, name);
 	pid_t pid = fork();
 	if (pid == 0) {
 		int null = open("/dev/null", O_WRONLY);
 		dup2(null, 1);
 		dup2(null, 2);
 		execlp("redis-server", "redis-server", "--port", "0", "--unixsocket", sock, "--save", "",
-		       "--appendonly", "no", "--dir", dir, "--loglevel", "warning", (char *)NULL);
+		       "--appendonly", "no", "--dir", dir, "--loglevel", "warning",
+		       "--requirepass", password ? password : "", (char *)NULL);
 		_exit(127);
 	}
 	for (int i = 0; i < 200; i++) {
@@ -247,6 +260,11 @@ static pid_t start_redis(const char *dir)
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	return -1;
+}
+
+static pid_t start_redis(const char *dir)
+{
+	return start_redis_as(dir, "redis.sock", NULL);
 }
 
 static void stop_redis(pid_t pid)
@@ -277,6 +295,54 @@ static void restart(const struct store_conf *sc, const char *dir, pid_t *pid)
 	store_close(s);
 }
 
+/* store.redis.passwordFile: AUTH with it; a wrong one, or a file others
+ * may read, is a clear store_unavailable. */
+static void password(const char *dir)
+{
+	pid_t pid = start_redis_as(dir, "auth.sock", "s3cret-pass");
+	ok(pid > 0, "redis: a second redis-server, with a password");
+	autofree char *address = xasprintf("unix:%s/auth.sock", dir);
+	autofree char *good = xasprintf("%s/redis.password", dir), *bad = xasprintf("%s/wrong.password", dir);
+	static const struct {
+		const char *text;
+		mode_t mode;
+	} files[] = {{"s3cret-pass\n", 0640}, {"not-it\n", 0600}};
+	const char *paths[] = {good, bad};
+	for (size_t i = 0; i < 2; i++) {
+		int fd = open(paths[i], O_WRONLY | O_CREAT | O_TRUNC, files[i].mode);
+		if (fd < 0 || write(fd, files[i].text, strlen(files[i].text)) < 0)
+			die("cannot write %s", paths[i]);
+		fchmod(fd, files[i].mode);
+		close(fd);
+	}
+	struct store_conf sc = {.backend = STORE_REDIS, .address = address, .prefix = "unit:",
+				.timeout_ms = 2000, .password_file = good};
+	struct fault f = {0};
+	bool allowed;
+	int64_t retry;
+	struct store *s = store_open(&sc, "unit", &f);
+	ok(s && store_rate_take(s, "p", 10, wall_ms(), &allowed, &retry, &f) && allowed,
+	   "redis: AUTH with the password file");
+	store_close(s);
+	sc.password_file = bad;
+	f = (struct fault){0};
+	s = store_open(&sc, "unit", &f);
+	ok(s && !store_rate_take(s, "p", 10, wall_ms(), &allowed, &retry, &f) && f.code == E_STORE_UNAVAILABLE &&
+	   strstr(f.message, "AUTH") && !strstr(f.message, "not-it"),
+	   "redis: a wrong password: store_unavailable, the password not in the message (%s)", f.message);
+	store_close(s);
+	chmod(good, 0644);
+	sc.password_file = good;
+	f = (struct fault){0};
+	ok(!store_open(&sc, "unit", &f) && f.code == E_STORE_UNAVAILABLE && strstr(f.message, "readable by anyone"),
+	   "redis: a password file anyone may read is refused (%s)", f.message);
+	stop_redis(pid);
+	unlink(good);
+	unlink(bad);
+	autofree char *sock = xasprintf("%s/auth.sock", dir);
+	unlink(sock);
+}
+
 void test_store(void)
 {
 	/* As in the worker (serve.c): a write to a Redis that went away
@@ -300,6 +366,7 @@ void test_store(void)
 	if (redis > 0) {
 		run_all(&rc, "redis");
 		restart(&rc, dir, &redis);
+		password(dir);
 	}
 	stop_redis(redis);
 	static const char *const made[] = {"store.db", "store.db-wal", "store.db-shm", "redis.sock", NULL};
