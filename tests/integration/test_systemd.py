@@ -22,7 +22,7 @@ UNITS = sorted(str(p) for p in (REPO / "deploy" / "systemd").iterdir())
 
 
 def test_units_verify_clean():
-    assert len(UNITS) == 5
+    assert len(UNITS) == 6
     out = subprocess.run(["systemd-analyze", "verify", *UNITS], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout == "" and out.stderr == "", out
 
