@@ -8,7 +8,6 @@
 #include "store_redis.h"
 
 #include <hiredis/hiredis.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,21 +21,6 @@ static struct redis_store *redis_of(struct store *s, struct fault *f)
 	if (!r)
 		fail(f, E_STORE_UNAVAILABLE, "queue mode needs store.backend redis");
 	return r;
-}
-
-/* A command of up to 16 string arguments; the reply is the caller's. */
-static redisReply *cmd(struct redis_store *r, const char *what, struct fault *f, int argc, ...)
-{
-	const char *argv[16];
-	size_t lens[16];
-	va_list ap;
-	va_start(ap, argc);
-	for (int i = 0; i < argc && i < 16; i++) {
-		argv[i] = va_arg(ap, const char *);
-		lens[i] = strlen(argv[i]);
-	}
-	va_end(ap);
-	return redis_command(r, what, argc, argv, lens, f);
 }
 
 /* P + name, or P + "job:" + id + suffix. */
@@ -59,7 +43,7 @@ static void make_group(struct redis_store *r)
 		return;
 	autofree char *q = key(r, "jobs");
 	struct fault ignored = {0};
-	redisReply *rep = cmd(r, "queue group", &ignored, 6, "XGROUP", "CREATE", q, GROUP, "0", "MKSTREAM");
+	redisReply *rep = redis_cmd(r, "queue group", &ignored, 6, "XGROUP", "CREATE", q, GROUP, "0", "MKSTREAM");
 	if (rep)
 		freeReplyObject(rep);
 	made = rep || strstr(ignored.message, "BUSYGROUP");
@@ -128,7 +112,7 @@ void queue_cancel(struct store *s, const char *job_id)
 	if (!r)
 		return;
 	autofree char *k = job_key(r, job_id, ":cancel");
-	redisReply *rep = cmd(r, "queue cancel", &ignored, 5, "SET", k, "1", "EX", "600");
+	redisReply *rep = redis_cmd(r, "queue cancel", &ignored, 5, "SET", k, "1", "EX", "600");
 	if (rep)
 		freeReplyObject(rep);
 }
@@ -140,7 +124,7 @@ bool queue_cancelled(struct store *s, const char *job_id)
 	if (!r)
 		return false;
 	autofree char *k = job_key(r, job_id, ":cancel");
-	redisReply *rep = cmd(r, "queue cancelled", &ignored, 2, "EXISTS", k);
+	redisReply *rep = redis_cmd(r, "queue cancelled", &ignored, 2, "EXISTS", k);
 	bool yes = rep && rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
 	if (rep)
 		freeReplyObject(rep);
@@ -197,7 +181,7 @@ bool queue_take(struct store *s, const char *consumer, int64_t claim_after_ms, i
 	snprintf(block, sizeof block, "%lld", (long long)block_ms);
 	if (!cursor[0])
 		snprintf(cursor, 48, "0-0");
-	redisReply *rep = cmd(r, "queue claim", f, 8, "XAUTOCLAIM", q, GROUP, consumer, idle, cursor, "COUNT", "1");
+	redisReply *rep = redis_cmd(r, "queue claim", f, 8, "XAUTOCLAIM", q, GROUP, consumer, idle, cursor, "COUNT", "1");
 	if (!rep)
 		return false;
 	if (rep->type == REDIS_REPLY_ARRAY && rep->elements >= 2 && rep->element[0]->type == REDIS_REPLY_STRING)
@@ -210,7 +194,7 @@ bool queue_take(struct store *s, const char *consumer, int64_t claim_after_ms, i
 	freeReplyObject(rep);
 	if (*got)
 		return true;
-	rep = cmd(r, "queue read", f, 11, "XREADGROUP", "GROUP", GROUP, consumer, "COUNT", "1", "BLOCK", block,
+	rep = redis_cmd(r, "queue read", f, 11, "XREADGROUP", "GROUP", GROUP, consumer, "COUNT", "1", "BLOCK", block,
 		  "STREAMS", q, ">");
 	if (!rep)
 		return false;
@@ -259,9 +243,8 @@ void queue_done(struct store *s, const char *entry)
 	struct redis_store *r = redis_of(s, &ignored);
 	struct redis_args a = {0};
 	redis_arg_str(&a, entry);
-	redisReply *rep = r ? redis_eval(r, "queue done", done_script, &a, &ignored) : NULL;
-	if (rep)
-		freeReplyObject(rep);
+	if (r)
+		redis_run(r, "queue done", done_script, &a, &ignored);
 }
 
 /* ARGV: P job attempt type data ttl */
@@ -284,10 +267,7 @@ bool queue_emit(struct store *s, const char *job_id, const char *attempt, const 
 	redis_arg_str(&a, type);
 	redis_arg(&a, len ? data : "", len);
 	redis_arg_int(&a, EVENTS_TTL_S);
-	redisReply *rep = redis_eval(r, "queue emit", emit_script, &a, &ignored);
-	if (rep)
-		freeReplyObject(rep);
-	return rep != NULL;
+	return redis_run(r, "queue emit", emit_script, &a, &ignored);
 }
 
 void queue_events_free(struct queue_event *e, size_t n)
@@ -308,7 +288,7 @@ bool queue_events(struct store *s, const char *job_id, char last[48], int64_t bl
 	autofree char *k = job_key(r, job_id, "");
 	char block[24];
 	snprintf(block, sizeof block, "%lld", (long long)block_ms);
-	redisReply *rep = cmd(r, "queue events", f, 8, "XREAD", "COUNT", "256", "BLOCK", block, "STREAMS", k, last);
+	redisReply *rep = redis_cmd(r, "queue events", f, 8, "XREAD", "COUNT", "256", "BLOCK", block, "STREAMS", k, last);
 	if (!rep)
 		return false;
 	const redisReply *entries = NULL;
@@ -347,14 +327,14 @@ bool queue_stats(struct store *s, int64_t *length, int64_t *pending, struct faul
 	if (!r)
 		return false;
 	autofree char *q = key(r, "jobs");
-	redisReply *rep = cmd(r, "queue length", f, 2, "XLEN", q);
+	redisReply *rep = redis_cmd(r, "queue length", f, 2, "XLEN", q);
 	if (!rep)
 		return false;
 	if (rep->type == REDIS_REPLY_INTEGER)
 		*length = rep->integer;
 	freeReplyObject(rep);
 	struct fault ignored = {0}; /* no group yet: none pending */
-	rep = cmd(r, "queue pending", &ignored, 3, "XPENDING", q, GROUP);
+	rep = redis_cmd(r, "queue pending", &ignored, 3, "XPENDING", q, GROUP);
 	if (rep && rep->type == REDIS_REPLY_ARRAY && rep->elements >= 1 &&
 	    rep->element[0]->type == REDIS_REPLY_INTEGER)
 		*pending = rep->element[0]->integer;

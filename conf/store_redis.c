@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <hiredis/hiredis.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,11 +211,41 @@ redisReply *redis_eval(struct redis_store *r, const char *what, const char *scri
 	return redis_command(r, what, 4 + a->n, argv, lens, f);
 }
 
+bool redis_run(struct redis_store *r, const char *what, const char *script, const struct redis_args *a,
+	       struct fault *f)
+{
+	redisReply *rep = redis_eval(r, what, script, a, f);
+	if (rep)
+		freeReplyObject(rep);
+	return rep != NULL;
+}
+
+redisReply *redis_cmd(struct redis_store *r, const char *what, struct fault *f, int argc, ...)
+{
+	const char *argv[16];
+	size_t lens[16];
+	if (argc > 16)
+		die("redis: too many command arguments");
+	va_list ap;
+	va_start(ap, argc);
+	for (int i = 0; i < argc; i++) {
+		argv[i] = va_arg(ap, const char *);
+		lens[i] = strlen(argv[i]);
+	}
+	va_end(ap);
+	return redis_command(r, what, argc, argv, lens, f);
+}
+
+bool redis_bad_reply(redisReply *rep, const char *what, struct fault *f)
+{
+	if (rep)
+		freeReplyObject(rep);
+	return fail(f, E_STORE_UNAVAILABLE, "the store failed (%s): unexpected reply", what);
+}
+
 bool redis_ping(struct redis_store *r, struct fault *f)
 {
-	const char *argv[] = {"PING"};
-	size_t lens[] = {4};
-	redisReply *rep = redis_command(r, "ping", 1, argv, lens, f);
+	redisReply *rep = redis_cmd(r, "ping", f, 1, "PING");
 	if (rep)
 		freeReplyObject(rep);
 	return rep != NULL;
@@ -225,11 +256,11 @@ static bool integer(redisReply *rep, const char *what, int64_t *out, struct faul
 {
 	if (!rep)
 		return false;
-	bool ok = rep->type == REDIS_REPLY_INTEGER;
-	if (ok)
-		*out = rep->integer;
+	if (rep->type != REDIS_REPLY_INTEGER)
+		return redis_bad_reply(rep, what, f);
+	*out = rep->integer;
 	freeReplyObject(rep);
-	return ok || fail(f, E_STORE_UNAVAILABLE, "the store failed (%s): unexpected reply", what);
+	return true;
 }
 
 /* GCRA, as in store.c, in microseconds. ARGV: P tenant now_ms per_minute.
@@ -304,17 +335,15 @@ void redis_running_release(struct redis_store *r, int64_t claim)
 	struct fault ignored = {0}; /* logged; the lease ends it anyway */
 	redis_arg_str(&a, r->host);
 	redis_arg_int(&a, claim);
-	int64_t unused;
-	integer(redis_eval(r, "release", release_script, &a, &ignored), "release", &unused, &ignored);
+	redis_run(r, "release", release_script, &a, &ignored);
 }
 
 size_t redis_running_pids(struct redis_store *r, int *pids, size_t max)
 {
 	autofree char *key = xasprintf("%sclaims:%s", r->prefix, r->host);
-	const char *argv[] = {"HVALS", key};
-	size_t lens[] = {5, strlen(key)}, n = 0;
+	size_t n = 0;
 	struct fault ignored = {0};
-	redisReply *rep = redis_command(r, "claims", 2, argv, lens, &ignored);
+	redisReply *rep = redis_cmd(r, "claims", &ignored, 2, "HVALS", key);
 	if (!rep)
 		return 0;
 	for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i < rep->elements && n < max; i++)
@@ -359,8 +388,7 @@ void redis_running_upkeep(struct redis_store *r, const int *dead, size_t n_dead,
 	redis_arg_int(&a, STORE_CLAIM_MAX_MS);
 	for (size_t i = 0; i < n_dead && a.n < REDIS_MAX_ARGS; i++)
 		redis_arg_int(&a, dead[i]);
-	int64_t unused;
-	integer(redis_eval(r, "upkeep", upkeep_script, &a, &ignored), "upkeep", &unused, &ignored);
+	redis_run(r, "upkeep", upkeep_script, &a, &ignored);
 }
 
 /* ARGV: P tenant now_ms */
@@ -431,13 +459,6 @@ static bool read_volume(redisReply **el, const char *name, struct volume *v)
 	return true;
 }
 
-static bool bad_reply(redisReply *rep, const char *what, struct fault *f)
-{
-	if (rep)
-		freeReplyObject(rep);
-	return fail(f, E_STORE_UNAVAILABLE, "the store failed (%s): unexpected reply", what);
-}
-
 /* ARGV: P tenant name */
 static const char volume_get_script[] =
 	"local r = redis.call('HMGET', ARGV[1] .. 'v:' .. ARGV[2] .. ':' .. ARGV[3], " VOLUME_FIELDS ")\n"
@@ -458,7 +479,7 @@ bool redis_volume_get(struct redis_store *r, const char *tenant, const char *nam
 		return fail(f, E_VOLUME_NOT_FOUND, "no volume %.64s", name);
 	}
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 5 || !read_volume(rep->element, name, out))
-		return bad_reply(rep, "volume get", f);
+		return redis_bad_reply(rep, "volume get", f);
 	freeReplyObject(rep);
 	return true;
 }
@@ -502,7 +523,7 @@ bool redis_volume_add(struct redis_store *r, const char *tenant, const char *nam
 	if (!rep)
 		return false;
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 1 || rep->element[0]->type != REDIS_REPLY_STRING)
-		return bad_reply(rep, "volume add", f);
+		return redis_bad_reply(rep, "volume add", f);
 	const char *what = rep->element[0]->str;
 	bool ok = false;
 	if (!strcmp(what, "ok"))
@@ -514,7 +535,7 @@ bool redis_volume_add(struct redis_store *r, const char *tenant, const char *nam
 		volume_quota_holds(tenant, rep->element[1]->integer, strtoll(rep->element[2]->str, NULL, 10),
 				   size_bytes, max_count, max_bytes, f);
 	else
-		return bad_reply(rep, "volume add", f);
+		return redis_bad_reply(rep, "volume add", f);
 	freeReplyObject(rep);
 	return ok;
 }
@@ -545,7 +566,7 @@ bool redis_volume_set_state(struct redis_store *r, const char *tenant, const cha
 		return fail(f, E_VOLUME_NOT_FOUND, "no volume %.64s", name);
 	}
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 6 || !read_volume(rep->element + 1, name, out))
-		return bad_reply(rep, "volume state", f);
+		return redis_bad_reply(rep, "volume state", f);
 	bool changed = rep->element[0]->integer == 1;
 	freeReplyObject(rep);
 	if (!changed)
@@ -578,7 +599,7 @@ bool redis_volume_list(struct redis_store *r, const char *tenant, struct volume 
 	if (!rep)
 		return false;
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements % 6)
-		return bad_reply(rep, "volume list", f);
+		return redis_bad_reply(rep, "volume list", f);
 	*out = xcalloc(rep->elements / 6 + 1, sizeof **out);
 	for (size_t i = 0; i < rep->elements; i += 6) {
 		if (rep->element[i]->type == REDIS_REPLY_STRING &&
@@ -600,6 +621,5 @@ bool redis_volume_drop(struct redis_store *r, const char *tenant, const char *na
 	struct redis_args a = {0};
 	redis_arg_str(&a, tenant);
 	redis_arg_str(&a, name);
-	int64_t unused;
-	return integer(redis_eval(r, "volume drop", volume_drop_script, &a, f), "volume drop", &unused, f);
+	return redis_run(r, "volume drop", volume_drop_script, &a, f);
 }

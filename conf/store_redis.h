@@ -78,9 +78,17 @@ void redis_arg_str(struct redis_args *a, const char *s);
 void redis_arg_int(struct redis_args *a, int64_t v);
 struct redisReply *redis_eval(struct redis_store *r, const char *what, const char *script,
 			      const struct redis_args *a, struct fault *f);
-/* One command as it is (a blocking one, which scripts cannot run). */
+/* A script run for what it does, its answer dropped: false (f says) when
+ * Redis did not answer. */
+bool redis_run(struct redis_store *r, const char *what, const char *script, const struct redis_args *a,
+	       struct fault *f);
+/* One command as it is (a blocking one, which scripts cannot run), of
+ * argc strings after f. */
 struct redisReply *redis_command(struct redis_store *r, const char *what, int argc, const char **argv,
 				 const size_t *lens, struct fault *f);
+struct redisReply *redis_cmd(struct redis_store *r, const char *what, struct fault *f, int argc, ...);
+/* A reply not of the shape asked for: freed, and f says so (false). */
+bool redis_bad_reply(struct redisReply *rep, const char *what, struct fault *f);
 /* The key prefix P. */
 const char *redis_prefix(struct redis_store *r);
 const char *redis_host(struct redis_store *r);

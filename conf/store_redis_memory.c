@@ -50,13 +50,6 @@ static void args_start(struct redis_args *a, const char *tenant, int64_t now_ms)
 	redis_arg_int(a, now_ms);
 }
 
-static bool bad_reply(redisReply *rep, const char *what, struct fault *f)
-{
-	if (rep)
-		freeReplyObject(rep);
-	return fail(f, E_STORE_UNAVAILABLE, "the store failed (%s): unexpected reply", what);
-}
-
 static bool all_strings(const redisReply *rep, size_t from, size_t to)
 {
 	for (size_t i = from; i < to; i++)
@@ -96,7 +89,7 @@ bool redis_memory_get(struct redis_store *r, const char *tenant, const char *key
 		return fail(f, E_KEY_NOT_FOUND, "no key %.100s", key);
 	}
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 6 || !all_strings(rep, 0, 6))
-		return bad_reply(rep, "memory get", f);
+		return redis_bad_reply(rep, "memory get", f);
 	out->key = xstrdup(key);
 	buf_append(&out->value, rep->element[0]->str, rep->element[0]->len);
 	read_meta(rep->element + 1, out);
@@ -194,7 +187,7 @@ bool redis_memory_put(struct redis_store *r, const char *tenant, const char *key
 	if (!rep)
 		return false;
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 2 || rep->element[0]->type != REDIS_REPLY_STRING)
-		return bad_reply(rep, "memory put", f);
+		return redis_bad_reply(rep, "memory put", f);
 	bool ok = !strcmp(rep->element[0]->str, "ok");
 	if (ok)
 		*created = rep->element[1]->integer == 1;
@@ -231,7 +224,7 @@ bool redis_memory_delete(struct redis_store *r, const char *tenant, const char *
 	if (!rep)
 		return false;
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 1 || rep->element[0]->type != REDIS_REPLY_STRING)
-		return bad_reply(rep, "memory delete", f);
+		return redis_bad_reply(rep, "memory delete", f);
 	bool ok = !strcmp(rep->element[0]->str, "ok");
 	if (!ok)
 		refused(rep, key, cond, etag, NULL, f);
@@ -284,7 +277,7 @@ bool redis_memory_list(struct redis_store *r, const char *tenant, const char *pr
 	if (!rep)
 		return false;
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements % 6 || !all_strings(rep, 0, rep->elements))
-		return bad_reply(rep, "memory list", f);
+		return redis_bad_reply(rep, "memory list", f);
 	size_t count = rep->elements / 6;
 	if ((int64_t)count > limit) {
 		*more = true;
@@ -315,7 +308,7 @@ bool redis_memory_usage(struct redis_store *r, const char *tenant, int64_t now_m
 	if (!rep)
 		return false;
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2)
-		return bad_reply(rep, "memory usage", f);
+		return redis_bad_reply(rep, "memory usage", f);
 	*bytes = rep->element[0]->integer;
 	*keys = rep->element[1]->integer;
 	freeReplyObject(rep);

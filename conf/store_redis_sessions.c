@@ -47,10 +47,8 @@ bool redis_session_claim(struct redis_store *r, const char *tenant, const char *
 	bool shaped = rep->type == REDIS_REPLY_ARRAY && rep->elements == 3;
 	for (size_t i = 0; shaped && i < 3; i++)
 		shaped = rep->element[i]->type == REDIS_REPLY_INTEGER;
-	if (!shaped) {
-		freeReplyObject(rep);
-		return fail(f, E_STORE_UNAVAILABLE, "the store failed (session claim): unexpected reply");
-	}
+	if (!shaped)
+		return redis_bad_reply(rep, "session claim", f);
 	bool claimed = rep->element[0]->integer == 1;
 	if (!claimed)
 		session_quota_holds(tenant, rep->element[1]->integer, rep->element[2]->integer, memory_bytes,
@@ -81,9 +79,7 @@ void redis_session_release(struct redis_store *r, const char *id)
 	redis_arg_str(&a, redis_host(r));
 	redis_arg_str(&a, id);
 	redis_arg_int(&a, STORE_SESSION_GRACE_MS);
-	redisReply *rep = redis_eval(r, "session release", release_script, &a, &ignored);
-	if (rep)
-		freeReplyObject(rep);
+	redis_run(r, "session release", release_script, &a, &ignored);
 }
 
 /* ARGV: P host now_ms lease_ms grace_ms, then "id tenant memory" lines.
@@ -130,8 +126,6 @@ void redis_sessions_keep(struct redis_store *r, const struct session_claim *aliv
 	redis_arg_int(&a, STORE_LEASE_MS);
 	redis_arg_int(&a, STORE_SESSION_GRACE_MS);
 	redis_arg(&a, list.len ? list.data : "", list.len);
-	redisReply *rep = redis_eval(r, "sessions keep", keep_script, &a, &ignored);
-	if (rep)
-		freeReplyObject(rep);
+	redis_run(r, "sessions keep", keep_script, &a, &ignored);
 	buf_free(&list);
 }

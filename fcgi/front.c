@@ -19,7 +19,6 @@
 #include "sse.h"
 #include "../conf/store_queue.h"
 
-#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -44,14 +43,6 @@ static bool send_buf(struct follow *fl, struct buf *b)
 	bool ok = http_write(io, b->data, b->len) && http_flush(io);
 	buf_free(b);
 	return ok;
-}
-
-/* The client left (the web server hung up on us)? */
-static bool client_gone(const struct request *rq)
-{
-	int fd = http_hangup_fd(&rq->io);
-	struct pollfd p = {.fd = fd, .events = 0};
-	return fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR));
 }
 
 static void on_started(struct follow *fl, const struct queue_event *e)
@@ -182,7 +173,7 @@ void front_execute(struct worker *w, struct request *rq)
 			break;
 		if (n)
 			heard = now_ms();
-		if (rq->result.client_gone || client_gone(rq)) {
+		if (rq->result.client_gone || fd_hung_up(http_hangup_fd(&rq->io))) {
 			queue_cancel(s, job_id);
 			queue_withdraw(s, job_id);
 			rq->result.client_gone = true;

@@ -19,7 +19,6 @@
 #include "warm.h"
 #include "workdir.h"
 
-#include <poll.h>
 #include <stdio.h>
 #include <sys/random.h>
 #include <sys/wait.h>
@@ -104,14 +103,10 @@ void sandbox_destroy(struct sandbox *sb)
 	*sb = (struct sandbox){0};
 }
 
-/* Has the caller's connection hung up? Asked with no events: a web server
- * that sends nothing more (the body is read) must not look like one. */
+/* Has the caller's connection hung up? */
 static bool caller_hung_up(const struct sandbox_sink *s)
 {
-	if (!s || s->hangup_fd < 0)
-		return false;
-	struct pollfd p = {.fd = s->hangup_fd};
-	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
+	return s && fd_hung_up(s->hangup_fd);
 }
 
 /*

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -202,4 +203,10 @@ char *path_join(const char *dir, const char *path)
 	if (path[0] == '/' || !dir || !dir[0])
 		return xstrdup(path);
 	return xasprintf("%s/%s", dir, path);
+}
+
+bool fd_hung_up(int fd)
+{
+	struct pollfd p = {.fd = fd};
+	return fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
 }

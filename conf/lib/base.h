@@ -42,6 +42,10 @@ static inline void close_fd(int *fd) { if (*fd >= 0) close(*fd); }
 #define autofree __attribute__((cleanup(free_ptr)))
 #define autoclose __attribute__((cleanup(close_fd)))
 
+/* Has the other end of this connection hung up (-1: no connection)? Asked
+ * with no events: a peer that only has nothing more to send is not gone. */
+bool fd_hung_up(int fd);
+
 /* A growable byte buffer. Always NUL-terminated after data[len]. */
 struct buf {
 	char *data;
