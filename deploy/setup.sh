@@ -7,7 +7,7 @@
 #                              the files every sandbox gets (seccomp profile,
 #                              empty resolv.conf)
 #   deploy/setup.sh --print    show what it detected
-#   deploy/setup.sh --build-deps   only the packages needed to compile
+#   deploy/setup.sh --build-deps   only the packages needed to compile and run the unit tests
 #   deploy/setup.sh --check-egress the egress self-test (deploy/egress.sh check;
 #                              the firewall itself: deploy/egress.sh install)
 #
@@ -33,7 +33,7 @@ STATE=/var/lib/isobox
 LOG=/var/log/isobox
 RUNDIR=/run/isobox
 SLICE=isobox.slice
-BUILD_PACKAGES="gcc make pkg-config libfcgi-dev libcjson-dev libyaml-dev libcap-ng-dev libsqlite3-dev libhiredis-dev libsodium-dev xxd"
+BUILD_PACKAGES="gcc make pkg-config libfcgi-dev libcjson-dev libyaml-dev libcap-ng-dev libsqlite3-dev libhiredis-dev libsodium-dev xxd redis-server"
 PACKAGES="$BUILD_PACKAGES docker.io runsc caddy spawn-fcgi debootstrap libfcgi-dev libcjson-dev
  libyaml-dev libcap-ng-dev libsqlite3-dev libhiredis-dev libsodium-dev sqlite3 redis-server pkg-config make gcc curl python3 python3-pytest
  iptables lighttpd procps clang libclang-rt-14-dev
