@@ -1,0 +1,369 @@
+"""The asyncio client: HTTP/1.1 over asyncio.open_connection (standard
+library only), one connection per request."""
+import asyncio
+import json
+import ssl
+import urllib.parse
+
+from ._core import (DEFAULT_MAX_RETRY_WAIT, DEFAULT_RETRIES, DEFAULT_TIMEOUT, IsoboxError,
+                    RetryBudget, SSEParser, check_options, error_from_answer, execute_body,
+                    quote, session_body, step_body)
+
+_LINE_LIMIT = 1 << 20   # a header line at most (asyncio's default is 64 KiB)
+
+
+class AsyncIsobox:
+    """The asyncio flavour of Isobox: the same methods, options and errors,
+    as coroutines (stream: an async generator):
+
+        box = AsyncIsobox("http://127.0.0.1:8090")
+        result = await box.execute("python", "print(1)")
+        async for event in box.stream("python", "print(1)"):
+            ...
+        async with box.session("python", "kernel") as s:
+            await s.exec("x = 1")
+
+    http:// and https:// URLs (TLS with the system's certificates, or the
+    ssl.SSLContext given as ssl_context); no HTTP proxy."""
+
+    def __init__(self, url, api_key=None, timeout=DEFAULT_TIMEOUT, retries=DEFAULT_RETRIES,
+                 max_retry_wait=DEFAULT_MAX_RETRY_WAIT, ssl_context=None):
+        check_options(timeout, retries, max_retry_wait)
+        self.url = url.rstrip("/")
+        self.api_key = api_key
+        self.timeout = timeout
+        self.retries = retries
+        self.max_retry_wait = max_retry_wait
+        parts = urllib.parse.urlsplit(self.url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"url must be http:// or https:// with a host, not {url!r}")
+        self._tls = parts.scheme == "https"
+        self._ssl = (ssl_context or ssl.create_default_context()) if self._tls else None
+        self._host = parts.hostname
+        self._port = parts.port or (443 if self._tls else 80)
+        self._authority = parts.netloc.rpartition("@")[2]
+        self._prefix = parts.path
+
+    def __repr__(self):
+        return f"<isobox.AsyncIsobox {self.url}>"
+
+    # -- public API ---------------------------------------------------------
+
+    async def execute(self, language, code=None, *, files=None, stdin=None, args=None,
+                      limits=None, network=None, version=None, outputs=None, volume=None,
+                      volume_read_only=None):
+        """Run code (or files); the result dict ({"run": {...}, ...})."""
+        return await self._json("POST", "/execute", execute_body(
+            language, code, files, stdin, args, limits, network, version, outputs, volume,
+            volume_read_only))
+
+    def stream(self, language, code=None, *, files=None, stdin=None, args=None, limits=None,
+               network=None, version=None, outputs=None, volume=None, volume_read_only=None):
+        """Run code; an async generator of events as they happen, as
+        Isobox.stream yields them."""
+        return self._stream("/execute", execute_body(
+            language, code, files, stdin, args, limits, network, version, outputs, volume,
+            volume_read_only))
+
+    async def runtimes(self):
+        """The languages, versions and aliases the server offers."""
+        return await self._json("GET", "/runtimes")
+
+    def session(self, language, type="shell", *, version=None, limits=None, network=None,
+                idle_timeout_ms=None, max_lifetime_ms=None, volume=None, volume_read_only=None):
+        """Create a session: `await box.session(...)` gives an AsyncSession,
+        and `async with box.session(...) as s:` deletes it at the end."""
+        body = session_body(language, type, version, limits, network, idle_timeout_ms,
+                            max_lifetime_ms, volume, volume_read_only)
+
+        async def start():
+            return AsyncSession(self, await self._json("POST", "/v1/sessions", body))
+        return _SessionStart(start())
+
+    async def attach(self, session_id):
+        """The AsyncSession of an existing session id."""
+        return AsyncSession(self, await self._json("GET", "/v1/sessions/" + quote(session_id)))
+
+    async def sessions(self):
+        """The live sessions, as Session JSON dicts."""
+        return (await self._json("GET", "/v1/sessions"))["sessions"]
+
+    # -- plumbing -------------------------------------------------------------
+
+    async def _json(self, method, path, body=None):
+        return json.loads(await self._call(method, path, body))
+
+    async def _call(self, method, path, body=None, *, data=None, content_type=None,
+                    accept="application/json"):
+        """The body of a 2xx answer, as bytes; else IsoboxError."""
+        answer = await self._open(method, path, body, data=data, content_type=content_type,
+                                  accept=accept)
+        try:
+            return b"".join([chunk async for chunk in answer.chunks()])
+        finally:
+            await answer.close()
+
+    async def _stream(self, path, body):
+        answer = await self._open("POST", path, body, accept="text/event-stream")
+        try:
+            parser = SSEParser()
+            buffer = b""
+            async for chunk in answer.chunks():
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    event = parser.line(line.decode("utf-8"))
+                    if event is not None:
+                        yield event
+            if buffer:
+                event = parser.line(buffer.decode("utf-8"))
+                if event is not None:
+                    yield event
+            if not parser.ended:
+                raise IsoboxError(0, "connection_failed", f"the connection to {self.url} broke during "
+                                  "the stream: it ended before its result")
+        finally:
+            await answer.close()
+
+    async def _open(self, method, path, body=None, *, data=None, content_type=None,
+                    accept="application/json"):
+        """The _Answer of a 2xx answer (sent again on a refusal the retry rule
+        allows); else IsoboxError. body: JSON to send; data: raw bytes."""
+        headers = {"Accept": accept}
+        if body is not None:
+            data = json.dumps(body).encode()
+            content_type = "application/json"
+        if content_type:
+            headers["Content-Type"] = content_type
+        if self.api_key:
+            headers["Authorization"] = "Bearer " + self.api_key
+        budget = RetryBudget(self.retries, self.max_retry_wait)
+        while True:
+            answer = await self._exchange(method, path, data, headers)
+            if 200 <= answer.status < 300:
+                return answer
+            try:
+                raw = b"".join([chunk async for chunk in answer.chunks()])
+            except IsoboxError:
+                raw = b""
+            finally:
+                await answer.close()
+            error = error_from_answer(answer.status, raw, answer.headers.get("retry-after"))
+            delay = budget.delay(error)
+            if delay is None:
+                raise error
+            await asyncio.sleep(delay)
+
+    async def _exchange(self, method, path, data, headers):
+        """Send one request; the _Answer once its status and headers came."""
+        try:
+            reader, writer = await asyncio.wait_for(asyncio.open_connection(
+                self._host, self._port, ssl=self._ssl, limit=_LINE_LIMIT,
+                server_hostname=self._host if self._tls else None), self.timeout)
+        except Exception as err:
+            raise self._unreachable(err) from err
+        answer = _Answer(self, method, reader, writer)
+        try:
+            lines = [f"{method} {self._prefix}{path} HTTP/1.1", f"Host: {self._authority}",
+                     "Connection: close", "User-Agent: isobox-python-asyncio"]
+            lines += [f"{name}: {value}" for name, value in headers.items()]
+            if data is not None:
+                lines.append(f"Content-Length: {len(data)}")
+            writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + (data or b""))
+            await self._wait(writer.drain())
+            await answer.read_head()
+        except BaseException as err:
+            await answer.close()
+            if isinstance(err, IsoboxError) or not isinstance(err, Exception):
+                raise
+            raise self._unreachable(err) from err
+        return answer
+
+    async def _wait(self, awaitable):
+        try:
+            return await asyncio.wait_for(awaitable, self.timeout)
+        except asyncio.TimeoutError:
+            raise IsoboxError(0, "timeout", f"no answer from {self.url} within {self.timeout} s") from None
+
+    def _unreachable(self, err, when=""):
+        when = " " + when if when else ""
+        if isinstance(err, IsoboxError):
+            return err
+        if isinstance(err, asyncio.TimeoutError):
+            return IsoboxError(0, "timeout", f"no answer from {self.url} within {self.timeout} s{when}")
+        if isinstance(err, (OSError, EOFError, ValueError, asyncio.LimitOverrunError)):
+            what = f"the connection to {self.url} broke{when}" if when else f"cannot reach {self.url}"
+            return IsoboxError(0, "connection_failed", f"{what}: {err or type(err).__name__}")
+        return err
+
+
+class _Answer:
+    """One HTTP/1.1 answer: status, headers (lowercase names), chunks()."""
+
+    def __init__(self, client, method, reader, writer):
+        self._client = client
+        self._method = method
+        self._reader = reader
+        self._writer = writer
+        self.status = 0
+        self.headers = {}
+
+    async def read_head(self):
+        wait = self._client._wait
+        while True:
+            line = await wait(self._reader.readline())
+            parts = line.decode("latin-1").split(None, 2)
+            if len(parts) < 2 or not parts[0].startswith("HTTP/") or not parts[1].isdigit():
+                raise ConnectionError(f"not an HTTP answer: {line[:80]!r}")
+            self.status = int(parts[1])
+            headers = {}
+            while True:
+                line = await wait(self._reader.readline())
+                if not line.endswith(b"\n"):
+                    raise ConnectionError("the connection closed in the answer's headers")
+                line = line.decode("latin-1").rstrip("\r\n")
+                if not line:
+                    break
+                name, _, value = line.partition(":")
+                name = name.strip().lower()
+                value = value.strip()
+                headers[name] = headers[name] + ", " + value if name in headers else value
+            self.headers = headers
+            if self.status >= 200 or self.status == 101:
+                return
+            # 1xx (100 Continue, 103 Early Hints): the answer is still to come.
+
+    async def chunks(self):
+        """The body's bytes as they come (chunked, Content-Length, or to the end)."""
+        client = self._client
+        wait, reader = client._wait, self._reader
+        try:
+            if self._method == "HEAD" or self.status in (204, 304):
+                return
+            if "chunked" in self.headers.get("transfer-encoding", "").lower():
+                while True:
+                    line = await wait(reader.readline())
+                    if not line.endswith(b"\n"):
+                        raise ConnectionError("the connection closed in the answer")
+                    size = int(line.split(b";")[0].strip(), 16)
+                    if size == 0:
+                        while (await wait(reader.readline())).strip():
+                            pass                                # trailers
+                        return
+                    yield await wait(reader.readexactly(size))
+                    await wait(reader.readexactly(2))
+            elif "content-length" in self.headers:
+                left = int(self.headers["content-length"])
+                while left > 0:
+                    chunk = await wait(reader.read(min(left, 1 << 16)))
+                    if not chunk:
+                        raise ConnectionError(f"the connection closed {left} bytes before the answer's end")
+                    left -= len(chunk)
+                    yield chunk
+            else:
+                while True:
+                    chunk = await wait(reader.read(1 << 16))
+                    if not chunk:
+                        return
+                    yield chunk
+        except IsoboxError:
+            raise
+        except Exception as err:
+            raise client._unreachable(err, "while reading the answer") from err
+
+    async def close(self):
+        self._writer.close()
+        try:
+            await asyncio.wait_for(self._writer.wait_closed(), 5)
+        except Exception:
+            pass
+
+
+class _SessionStart:
+    """What AsyncIsobox.session() returns: await it for the AsyncSession, or
+    use it in `async with` to have the session deleted at the end."""
+
+    def __init__(self, coro):
+        self._coro = coro
+        self._session = None
+
+    def __await__(self):
+        return self._coro.__await__()
+
+    async def __aenter__(self):
+        self._session = await self._coro
+        return self._session
+
+    async def __aexit__(self, *exc):
+        await self._session.close()
+
+
+class AsyncSession:
+    """A session on the server, for the asyncio client: the methods of
+    Session, as coroutines (stream: an async generator)."""
+
+    def __init__(self, client, info):
+        self._client = client
+        self.info = info
+        self.id = info["id"]
+        self._path = "/v1/sessions/" + quote(self.id)
+
+    def __repr__(self):
+        return f"<isobox.AsyncSession {self.id} {self.info.get('language')} {self.info.get('type')}>"
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc):
+        await self.close()
+
+    async def exec(self, code=None, *, files=None, stdin=None, args=None, limits=None):
+        """Run one step; the result dict (as Session.exec)."""
+        return await self._client._json("POST", self._path + "/exec",
+                                        step_body(code, files, stdin, args, limits))
+
+    def stream(self, code=None, *, files=None, stdin=None, args=None, limits=None):
+        """Run one step; an async generator of its events."""
+        return self._client._stream(self._path + "/exec", step_body(code, files, stdin, args, limits))
+
+    async def upload(self, path, data):
+        """Write a file (bytes, or str as UTF-8) under /workspace; {"path", "size"}."""
+        if isinstance(data, str):
+            data = data.encode()
+        return json.loads(await self._client._call("PUT", self._file(path), data=bytes(data),
+                                                   content_type="application/octet-stream"))
+
+    async def download(self, path):
+        """The bytes of the file at path under /workspace."""
+        return await self._client._call("GET", self._file(path), accept="application/octet-stream")
+
+    async def files(self, path=None):
+        """The entries of a directory under /workspace (default: itself)."""
+        query = "" if path is None else "?" + urllib.parse.urlencode({"path": path})
+        return (await self._client._json("GET", self._path + "/files" + query))["entries"]
+
+    async def remove(self, path):
+        """Delete a file, a link, or a directory with all it holds."""
+        await self._client._call("DELETE", self._file(path))
+
+    async def refresh(self):
+        """Fetch the session's state again; returns and keeps .info."""
+        self.info = await self._client._json("GET", self._path)
+        return self.info
+
+    async def close(self):
+        """Delete the session (as Session.close: 404 and 410 are fine, a
+        passing failure is tried again twice)."""
+        for attempt in range(3):
+            try:
+                await self._client._call("DELETE", self._path)
+                return
+            except IsoboxError as err:
+                if err.status in (404, 410):
+                    return
+                if err.status not in (0, 502, 503, 504) or attempt == 2:
+                    raise
+            await asyncio.sleep(0.5 * (attempt + 1))
+
+    def _file(self, path):
+        return self._path + "/files/" + quote(path)

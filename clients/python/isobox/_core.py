@@ -1,0 +1,186 @@
+"""What the blocking and the asyncio clients share: the error type, request
+bodies, the retry rule, Server-Sent Events, and succeeded()."""
+import base64
+import email.utils
+import json
+import time
+import urllib.parse
+
+DEFAULT_TIMEOUT = 120.0        # seconds without an answer (or a stream event)
+DEFAULT_RETRIES = 3            # retries of a refused request, at most
+DEFAULT_MAX_RETRY_WAIT = 30.0  # seconds of waiting between retries, at most, in all
+DEFAULT_RETRY_DELAY = 1.0      # when a retried answer has no Retry-After
+
+
+class IsoboxError(Exception):
+    """The server refused or could not run the request: .status (the HTTP
+    status), .code (the API's stable error code) and .message, as the
+    server said them; .retry_after, the seconds its Retry-After header
+    asked for (None without one).
+
+    The server could not be reached at all: .status 0 and .code
+    "connection_failed" (refused, reset, no such host, TLS, a stream cut
+    short) or "timeout" (no answer within the client's timeout)."""
+
+    def __init__(self, status, code, message, retry_after=None):
+        super().__init__(f"{status} {code}: {message}" if status else f"{code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+        self.retry_after = retry_after
+
+
+def succeeded(result):
+    """Whether a result (of execute(), a session step, or the data of a
+    stream's "result" event) is a run that went well: the program ran (so a
+    compile, if any, succeeded), exited 0, and was not stopped at a limit
+    (timedOut, oomKilled, truncated: its output was cut); for a kernel step,
+    the cell raised no exception as well. docs/API.md: "A run succeeded when
+    run is present, its exitCode is 0 and no flag is set". outputsTruncated
+    (files asked for with outputs= left out) does not count: the run itself
+    went well."""
+    if not isinstance(result, dict):
+        return False
+    run = result.get("run")
+    if not isinstance(run, dict):
+        return False
+    if run.get("exitCode") != 0 or run.get("timedOut") or run.get("oomKilled") or run.get("truncated"):
+        return False
+    kernel = result.get("kernel")
+    return not (isinstance(kernel, dict) and kernel.get("error"))
+
+
+def fields(**pairs):
+    """A JSON object of the pairs whose value is not None."""
+    return {key: value for key, value in pairs.items() if value is not None}
+
+
+def execute_body(language, code, files, stdin, args, limits, network, version, outputs, volume,
+                 volume_read_only):
+    return fields(language=language, version=version, code=code, files=files, stdin=stdin,
+                  args=args, limits=limits, network=network, outputs=outputs, volume=volume,
+                  volumeReadOnly=volume_read_only)
+
+
+def session_body(language, type, version, limits, network, idle_timeout_ms, max_lifetime_ms,
+                 volume, volume_read_only):
+    return fields(language=language, type=type, version=version, limits=limits, network=network,
+                  idleTimeoutMs=idle_timeout_ms, maxLifetimeMs=max_lifetime_ms, volume=volume,
+                  volumeReadOnly=volume_read_only)
+
+
+def step_body(code, files, stdin, args, limits):
+    return fields(code=code, files=files, stdin=stdin, args=args, limits=limits)
+
+
+def quote(path):
+    """Percent-encode each segment of a path, keeping the "/" between them."""
+    return urllib.parse.quote(path, safe="/")
+
+
+def check_options(timeout, retries, max_retry_wait):
+    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
+        raise ValueError(f"timeout must be a number of seconds above 0, not {timeout!r}")
+    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
+        raise ValueError(f"retries must be a whole number from 0, not {retries!r}")
+    if not isinstance(max_retry_wait, (int, float)) or isinstance(max_retry_wait, bool) or max_retry_wait < 0:
+        raise ValueError(f"max_retry_wait must be a number of seconds from 0, not {max_retry_wait!r}")
+
+
+def parse_retry_after(value):
+    """Retry-After as seconds from now (delta-seconds or an HTTP date), or None."""
+    if value is None:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when is None:
+            return None
+        seconds = when.timestamp() - time.time()
+    if seconds != seconds:          # NaN
+        return None
+    return max(0.0, seconds)
+
+
+def error_from_answer(status, raw, retry_after_header):
+    """The IsoboxError of a non-2xx answer: its JSON error, or its text."""
+    retry_after = parse_retry_after(retry_after_header)
+    try:
+        err = json.loads(raw)["error"]
+        return IsoboxError(status, err.get("code", "error"), err.get("message", ""), retry_after)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        text = raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw)
+        return IsoboxError(status, "http_error", text[:200], retry_after)
+
+
+def retryable(err):
+    """Answers that say the request was refused before anything ran, and
+    that a later try may pass: 429 (the tenant's rate or its running
+    programs; not too_many_sessions, which waits on a session's end), and
+    503 busy (every worker is running a program). Nothing else is retried:
+    another error may come after the program ran, or will not pass by
+    waiting."""
+    if err.status == 429:
+        return err.code != "too_many_sessions"
+    return err.status == 503 and err.code == "busy"
+
+
+class RetryBudget:
+    """How long to wait before the next try, or None for no more tries."""
+
+    def __init__(self, retries, max_wait):
+        self.left = retries
+        self.wait_left = max_wait
+
+    def delay(self, err):
+        if self.left <= 0 or not retryable(err):
+            return None
+        delay = err.retry_after if err.retry_after is not None else DEFAULT_RETRY_DELAY
+        delay = max(delay, 0.05)
+        if delay > self.wait_left:
+            return None
+        self.left -= 1
+        self.wait_left -= delay
+        return delay
+
+
+class SSEParser:
+    """Server-Sent Events, a line at a time: line() returns the event a
+    blank line completes, as {"event": name, "data": value}, else None.
+    stdout and stderr data come out as bytes (lossless: text or base64).
+    A stream that stops before its "result" (or "error") event was cut
+    short: the clients raise connection_failed then."""
+
+    def __init__(self):
+        self.name, self.data = "message", []
+        self.ended = False      # the last event came: "result" or "error"
+
+    def line(self, line):
+        line = line.rstrip("\r\n")
+        if not line:
+            name, data = self.name, self.data
+            self.name, self.data = "message", []
+            if not data:
+                return None
+            self.ended = name in ("result", "error")
+            return decode_event(name, "\n".join(data))
+        if not line.startswith(":"):
+            field, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if field == "event":
+                self.name = value
+            elif field == "data":
+                self.data.append(value)
+        return None
+
+
+def decode_event(name, data):
+    value = json.loads(data)
+    if name in ("stdout", "stderr"):
+        value = value["data"].encode() if "data" in value else base64.b64decode(value["base64"])
+    return {"event": name, "data": value}
