@@ -1,42 +1,106 @@
 // isobox client: run untrusted code through an isobox server.
 // No dependencies; Node.js 18+ and browsers (fetch, ReadableStream).
+// Install: npm install /path/to/isobox/clients/js    (types: isobox.d.ts)
 //
-//   import { Isobox } from './isobox.mjs';
+//   import { Isobox, succeeded } from 'isobox';
 //   const box = new Isobox('http://127.0.0.1:8090');
-//   const r = await box.execute('python', { code: 'print(40 + 2)' });
-//   console.log(r.run.stdout); // 42
-//   for await (const ev of box.stream('python', { code: 'print(1)' })) console.log(ev);
+//   const r = await box.execute('python', 'print(40 + 2)');
+//   console.log(r.run.stdout, succeeded(r)); // 42 true
+//   for await (const ev of box.stream('python', 'print(1)')) console.log(ev);
 //
 // Sessions keep a sandbox between steps (its /workspace; for a 'kernel'
 // session, python, a live interpreter whose variables survive):
 //
-//   const s = await box.session('python', { type: 'kernel' });
+//   const s = await box.session('python', 'kernel');
 //   try {
-//     await s.exec({ code: 'x = 41' });
-//     console.log((await s.exec({ code: 'x + 1' })).kernel.value); // 42
+//     await s.exec('x = 41');
+//     console.log((await s.exec('x + 1')).kernel.value); // 42
 //     await s.upload('data/in.bin', new Uint8Array([0, 255]));
 //     console.log(await s.download('data/in.bin'), await s.files('data'));
 //   } finally {
 //     await s.close();   // or: await using s = await box.session(...)
 //   }
 //
-// Errors from the server reject with IsoboxError (status, code, message),
-// e.g. 409 session_busy, 404 session_not_found, 410 session_expired.
+// Errors reject with IsoboxError (status, code, message, retryAfter): the
+// server's (e.g. 409 session_busy, 404 session_not_found, 410
+// session_expired), or status 0 with code 'connection_failed' or 'timeout'
+// when the server could not be reached. A request refused before it ran
+// (429, 503 busy) is sent again after the server's Retry-After, a bounded
+// number of times (retries, maxRetryWaitMs; retries: 0 turns it off).
+// An unknown option is a TypeError, before anything is sent.
 
 export class IsoboxError extends Error {
-  constructor(status, code, message) {
-    super(`${status} ${code}: ${message}`);
+  constructor(status, code, message, retryAfter = null) {
+    super(status ? `${status} ${code}: ${message}` : `${code}: ${message}`);
     this.name = 'IsoboxError';
     this.status = status;
     this.code = code;
     this.message = message;
+    this.retryAfter = retryAfter;
   }
 }
 
-const FIELDS = ['code', 'files', 'stdin', 'args', 'limits', 'network', 'version'];
-const STEP_FIELDS = ['code', 'files', 'stdin', 'args', 'limits'];
-const SESSION_FIELDS = ['version', 'limits', 'network', 'idleTimeoutMs', 'maxLifetimeMs'];
+/**
+ * Whether a result (of execute(), a session step, or the data of a
+ * stream's 'result' event) is a run that went well: the program ran (so a
+ * compile, if any, succeeded), exited 0, and was not stopped at a limit
+ * (timedOut, oomKilled, truncated); for a kernel step, the cell raised no
+ * exception as well. outputsTruncated does not count.
+ */
+export function succeeded(result) {
+  const run = result && typeof result === 'object' ? result.run : undefined;
+  if (!run || typeof run !== 'object') return false;
+  if (run.exitCode !== 0 || run.timedOut || run.oomKilled || run.truncated) return false;
+  const kernel = result.kernel;
+  return !(kernel && typeof kernel === 'object' && kernel.error);
+}
+
+const CLIENT_OPTIONS = ['apiKey', 'timeoutMs', 'retries', 'maxRetryWaitMs'];
+const EXECUTE_OPTIONS = ['code', 'files', 'stdin', 'args', 'limits', 'network', 'version', 'outputs',
+  'volume', 'volumeReadOnly'];
+const STEP_OPTIONS = ['code', 'files', 'stdin', 'args', 'limits'];
+const SESSION_OPTIONS = ['type', 'version', 'limits', 'network', 'idleTimeoutMs', 'maxLifetimeMs', 'volume',
+  'volumeReadOnly'];
+const DEFAULT_RETRY_DELAY_S = 1;
 const asyncDispose = Symbol.asyncDispose ?? Symbol.for('Symbol.asyncDispose');
+
+function absent(value) {
+  return value === undefined || value === null;
+}
+
+// The options object of a call, checked: an unknown name is a TypeError.
+function checked(what, known, options) {
+  if (absent(options)) return {};
+  if (typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError(`${what}: the options must be an object`);
+  }
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) throw new TypeError(`${what}: unknown option "${key}" (known: ${known.join(', ')})`);
+  }
+  return options;
+}
+
+// f(x, first, options) or f(x, options): `first` (code, or a session's
+// type) as a string, or in the options; never both.
+function withFirst(what, known, name, first, options) {
+  if (!absent(first) && typeof first === 'object' && options === undefined) {
+    options = first;
+    first = undefined;
+  }
+  const opts = { ...checked(what, known, options) };
+  if (!absent(first)) {
+    if (typeof first !== 'string') throw new TypeError(`${what}: ${name} must be a string`);
+    if (!absent(opts[name])) throw new TypeError(`${what}: ${name} given twice`);
+    opts[name] = first;
+  }
+  return opts;
+}
+
+// A JSON body of the options that are set (null and undefined: absent).
+function pick(fields, options, body = {}) {
+  for (const key of fields) if (!absent(options[key])) body[key] = options[key];
+  return body;
+}
 
 function decodeBase64(text) {
   const bin = atob(text);
@@ -45,17 +109,155 @@ function decodeBase64(text) {
   return out;
 }
 
-function pick(fields, options, body = {}) {
-  for (const key of fields) if (options[key] !== undefined) body[key] = options[key];
-  return body;
-}
-
 // Percent-encode each segment of a path, keeping the '/' between them.
 function quotePath(path) {
   return String(path).split('/').map(encodeURIComponent).join('/');
 }
 
-// One request; rejects with IsoboxError unless the answer is 2xx.
+// Retry-After as seconds from now (delta-seconds or an HTTP date), or null.
+function parseRetryAfter(value) {
+  if (absent(value)) return null;
+  const text = value.trim();
+  if (/^\d+(\.\d+)?$/.test(text)) return Number(text);
+  const when = Date.parse(text);
+  return Number.isNaN(when) ? null : Math.max(0, (when - Date.now()) / 1000);
+}
+
+// Answers that say the request was refused before anything ran, and that a
+// later try may pass: 429 (but too_many_sessions, which waits on a session's
+// end) and 503 busy. Nothing else is retried.
+function retryable(err) {
+  if (err.status === 429) return err.code !== 'too_many_sessions';
+  return err.status === 503 && err.code === 'busy';
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// The IsoboxError (status 0) of a failure to talk to the server.
+function unreachable(box, e, timer, when) {
+  if (e instanceof IsoboxError) return e;
+  const during = when ? ` ${when}` : '';
+  if ((timer && timer.fired) || (e && e.name === 'TimeoutError')) {
+    return new IsoboxError(0, 'timeout', `no answer from ${box.url} within ${box.timeoutMs} ms${during}`);
+  }
+  const cause = e && e.cause;
+  const reason = (cause && (cause.message || cause.code)) || (e && e.message) || String(e);
+  return new IsoboxError(0, 'connection_failed',
+    when ? `the connection to ${box.url} broke${during}: ${reason}` : `cannot reach ${box.url}: ${reason}`);
+}
+
+// Aborts the request when the server is silent for timeoutMs: armed while
+// the client waits for it (to connect and answer, for each piece of the
+// body), never while the caller holds an event.
+function idleTimer(ms, controller) {
+  let handle;
+  const timer = {
+    fired: false,
+    arm() {
+      clearTimeout(handle);
+      handle = setTimeout(() => {
+        timer.fired = true;
+        controller.abort();
+      }, ms);
+    },
+    done() {
+      clearTimeout(handle);
+    },
+  };
+  return timer;
+}
+
+// A 2xx answer, read once: json(), bytes(), or events().
+class Answer {
+  constructor(box, resp, timer) {
+    this.box = box;
+    this.resp = resp;
+    this.timer = timer;
+  }
+
+  async #read(how) {
+    this.timer.arm();
+    try {
+      return await this.resp[how]();
+    } catch (e) {
+      throw unreachable(this.box, e, this.timer, 'while reading the answer');
+    } finally {
+      this.timer.done();
+    }
+  }
+
+  async json() {
+    return JSON.parse(new TextDecoder().decode(await this.#read('arrayBuffer')));
+  }
+
+  async bytes() {
+    return new Uint8Array(await this.#read('arrayBuffer'));
+  }
+
+  // The events of a text/event-stream answer: stdout/stderr data as Uint8Array.
+  async *events() {
+    const decoder = new TextDecoder();
+    const reader = this.resp.body.getReader();
+    let buffer = '';
+    let name = 'message';
+    let data = [];
+    let finished = false;
+    let ended = false; // the last event came: 'result' or 'error'
+    try {
+      for (;;) {
+        let chunk;
+        this.timer.arm();
+        try {
+          chunk = await reader.read();
+        } catch (e) {
+          throw unreachable(this.box, e, this.timer, 'during the stream');
+        } finally {
+          this.timer.done();
+        }
+        if (chunk.done) {
+          finished = true;
+          if (!ended) {
+            throw new IsoboxError(0, 'connection_failed',
+              `the connection to ${this.box.url} broke during the stream: it ended before its result`);
+          }
+          return;
+        }
+        buffer += decoder.decode(chunk.value, { stream: true });
+        let nl;
+        while ((nl = buffer.indexOf('\n')) >= 0) {
+          const line = buffer.slice(0, nl).replace(/\r$/, '');
+          buffer = buffer.slice(nl + 1);
+          if (line === '') {
+            if (data.length) {
+              let value = JSON.parse(data.join('\n'));
+              if (name === 'stdout' || name === 'stderr') {
+                value = 'data' in value ? new TextEncoder().encode(value.data) : decodeBase64(value.base64);
+              }
+              ended = name === 'result' || name === 'error';
+              yield { event: name, data: value };
+            }
+            name = 'message';
+            data = [];
+          } else if (!line.startsWith(':')) {
+            const colon = line.indexOf(':');
+            const field = colon < 0 ? line : line.slice(0, colon);
+            let value = colon < 0 ? '' : line.slice(colon + 1);
+            if (value.startsWith(' ')) value = value.slice(1);
+            if (field === 'event') name = value;
+            else if (field === 'data') data.push(value);
+          }
+        }
+      }
+    } finally {
+      this.timer.done();
+      // Left early (break, an exception): hang up, so that the server stops the run.
+      if (!finished) await reader.cancel().catch(() => {});
+    }
+  }
+}
+
+// One request; resolves to the Answer of a 2xx, sent again on a refusal the
+// retry rule allows, else rejects with IsoboxError.
 // json: a value sent as JSON; bytes: a raw body (Uint8Array or string).
 async function request(box, method, path, { json, bytes, accept = 'application/json' } = {}) {
   const headers = { Accept: accept };
@@ -68,110 +270,122 @@ async function request(box, method, path, { json, bytes, accept = 'application/j
     body = bytes;
   }
   if (box.apiKey) headers.Authorization = `Bearer ${box.apiKey}`;
-  const resp = await fetch(box.url + path, {
-    method,
-    headers,
-    body,
-    signal: AbortSignal.timeout(box.timeoutMs),
-  });
-  if (!resp.ok) {
-    const text = await resp.text();
+  let retriesLeft = box.retries;
+  let waitLeftMs = box.maxRetryWaitMs;
+  for (;;) {
+    const controller = new AbortController();
+    const timer = idleTimer(box.timeoutMs, controller);
+    let resp;
+    timer.arm();
+    try {
+      resp = await fetch(box.url + path, { method, headers, body, signal: controller.signal });
+    } catch (e) {
+      throw unreachable(box, e, timer);
+    } finally {
+      timer.done();
+    }
+    if (resp.ok) return new Answer(box, resp, timer);
+    let text = '';
+    timer.arm();
+    try {
+      text = await resp.text();
+    } catch {
+      // the error's body is lost; its status says enough
+    } finally {
+      timer.done();
+    }
+    const retryAfter = parseRetryAfter(resp.headers.get('Retry-After'));
     let err;
     try {
       err = JSON.parse(text).error;
+      err = new IsoboxError(resp.status, err.code ?? 'error', err.message ?? '', retryAfter);
     } catch {
-      err = { code: 'http_error', message: text.slice(0, 200) };
+      err = new IsoboxError(resp.status, 'http_error', text.slice(0, 200), retryAfter);
     }
-    throw new IsoboxError(resp.status, err.code, err.message);
-  }
-  return resp;
-}
-
-// The events of a text/event-stream answer: stdout/stderr data as Uint8Array.
-async function* events(resp) {
-  const decoder = new TextDecoder();
-  let buffer = '';
-  let name = 'message';
-  let data = [];
-  for await (const chunk of resp.body) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let nl;
-    while ((nl = buffer.indexOf('\n')) >= 0) {
-      const line = buffer.slice(0, nl).replace(/\r$/, '');
-      buffer = buffer.slice(nl + 1);
-      if (line === '') {
-        if (data.length) {
-          let value = JSON.parse(data.join('\n'));
-          if (name === 'stdout' || name === 'stderr') {
-            value = 'data' in value ? new TextEncoder().encode(value.data) : decodeBase64(value.base64);
-          }
-          yield { event: name, data: value };
-        }
-        name = 'message';
-        data = [];
-      } else if (!line.startsWith(':')) {
-        const colon = line.indexOf(':');
-        const field = colon < 0 ? line : line.slice(0, colon);
-        let value = colon < 0 ? '' : line.slice(colon + 1);
-        if (value.startsWith(' ')) value = value.slice(1);
-        if (field === 'event') name = value;
-        else if (field === 'data') data.push(value);
-      }
-    }
+    const delayMs = Math.max(50, 1000 * (retryAfter ?? DEFAULT_RETRY_DELAY_S));
+    if (retriesLeft <= 0 || !retryable(err) || delayMs > waitLeftMs) throw err;
+    retriesLeft -= 1;
+    waitLeftMs -= delayMs;
+    await sleep(delayMs);
   }
 }
 
 export class Isobox {
-  constructor(url, { apiKey, timeoutMs = 120000 } = {}) {
+  /**
+   * url: where the server answers (with any path prefix). options: apiKey
+   * (sent as a Bearer token), timeoutMs (120000: to connect, for an answer,
+   * and between the events of a stream), retries (3) and maxRetryWaitMs
+   * (30000): a request refused before it ran (429 but too_many_sessions,
+   * 503 busy) is sent again after the Retry-After the server asks for (1 s
+   * without one), at most `retries` times and `maxRetryWaitMs` of waiting in
+   * all. retries: 0 never retries.
+   */
+  constructor(url, options = {}) {
+    const { apiKey, timeoutMs = 120000, retries = 3, maxRetryWaitMs = 30000 } =
+      checked('new Isobox()', CLIENT_OPTIONS, options);
+    if (typeof url !== 'string' || !/^https?:\/\//i.test(url)) {
+      throw new TypeError(`new Isobox(): url must be an http:// or https:// URL, not ${JSON.stringify(url)}`);
+    }
+    if (typeof timeoutMs !== 'number' || !(timeoutMs > 0)) throw new RangeError('timeoutMs must be a number above 0');
+    if (!Number.isInteger(retries) || retries < 0) throw new RangeError('retries must be a whole number from 0');
+    if (typeof maxRetryWaitMs !== 'number' || !(maxRetryWaitMs >= 0)) {
+      throw new RangeError('maxRetryWaitMs must be a number from 0');
+    }
     this.url = url.replace(/\/+$/, '');
     this.apiKey = apiKey;
     this.timeoutMs = timeoutMs;
-  }
-
-  /** Run code; resolves to the result object ({ run: {...}, ... }). */
-  async execute(language, options = {}) {
-    const resp = await request(this, 'POST', '/execute', { json: pick(FIELDS, options, { language }) });
-    return resp.json();
+    this.retries = retries;
+    this.maxRetryWaitMs = maxRetryWaitMs;
   }
 
   /**
-   * Run code, yielding events as they happen: { event: 'stdout'|'stderr',
-   * data: Uint8Array }, { event: 'compile', data: {...} }, and last
-   * { event: 'result', data: {...} } (or 'error').
+   * Run code: execute(language, code, options) or execute(language,
+   * { code or files, stdin, args, limits, network, version, outputs,
+   * volume, volumeReadOnly }). Resolves to the result object ({ run: {...}, ... }).
    */
-  async *stream(language, options = {}) {
-    const resp = await request(this, 'POST', '/execute',
-      { json: pick(FIELDS, options, { language }), accept: 'text/event-stream' });
-    yield* events(resp);
+  async execute(language, code, options) {
+    const opts = withFirst('execute()', EXECUTE_OPTIONS, 'code', code, options);
+    return (await request(this, 'POST', '/execute', { json: pick(EXECUTE_OPTIONS, opts, { language }) })).json();
+  }
+
+  /**
+   * Run code (arguments as execute), yielding events as they happen:
+   * { event: 'stdout'|'stderr', data: Uint8Array }, { event: 'compile',
+   * data: {...} }, and last { event: 'result', data: {...} } (or 'error').
+   */
+  async *stream(language, code, options) {
+    const opts = withFirst('stream()', EXECUTE_OPTIONS, 'code', code, options);
+    const answer = await request(this, 'POST', '/execute',
+      { json: pick(EXECUTE_OPTIONS, opts, { language }), accept: 'text/event-stream' });
+    yield* answer.events();
   }
 
   /** The languages, versions and aliases the server offers. */
   async runtimes() {
-    const resp = await request(this, 'GET', '/runtimes');
-    return resp.json();
+    return (await request(this, 'GET', '/runtimes')).json();
   }
 
   /**
-   * Create a session (POST /v1/sessions); resolves to a Session. options:
-   * type ('shell', the default, or 'kernel': python only), version,
-   * limits ({ memoryBytes, cpus, pids }), network, idleTimeoutMs, maxLifetimeMs.
+   * Create a session (POST /v1/sessions); resolves to a Session.
+   * session(language, type, options) or session(language, options); type
+   * 'shell' (the default) or 'kernel' (python only); options: version,
+   * limits ({ memoryBytes, cpus, pids }), network, idleTimeoutMs,
+   * maxLifetimeMs, volume, volumeReadOnly.
    */
-  async session(language, options = {}) {
-    const body = pick(SESSION_FIELDS, options, { language, type: options.type ?? 'shell' });
-    const resp = await request(this, 'POST', '/v1/sessions', { json: body });
-    return new Session(this, await resp.json());
+  async session(language, type, options) {
+    const opts = withFirst('session()', SESSION_OPTIONS, 'type', type, options);
+    const body = pick(SESSION_OPTIONS, opts, { language, type: opts.type ?? 'shell' });
+    return new Session(this, await (await request(this, 'POST', '/v1/sessions', { json: body })).json());
   }
 
   /** The Session of an existing session id (GET /v1/sessions/{id}). */
   async attach(id) {
-    const resp = await request(this, 'GET', `/v1/sessions/${encodeURIComponent(id)}`);
-    return new Session(this, await resp.json());
+    return new Session(this, await (await request(this, 'GET', `/v1/sessions/${encodeURIComponent(id)}`)).json());
   }
 
   /** The live sessions, as Session objects of the API (plain JSON). */
   async sessions() {
-    const resp = await request(this, 'GET', '/v1/sessions');
-    return (await resp.json()).sessions;
+    return (await (await request(this, 'GET', '/v1/sessions')).json()).sessions;
   }
 }
 
@@ -188,52 +402,48 @@ export class Session {
   }
 
   /**
-   * Run one step: options { code, files, stdin, args, limits: { wallTimeMs,
-   * outputBytes } } or just the code. Resolves to the result object, with
-   * `session` and, for a kernel, `kernel: { value, error, images, restarted }`.
+   * Run one step: exec(code, options) or exec({ code or files, stdin, args,
+   * limits: { wallTimeMs, outputBytes } }). Resolves to the result object,
+   * with `session` and, for a kernel, `kernel: { value, error, images, restarted }`.
    */
-  async exec(options = {}) {
-    const resp = await request(this.box, 'POST', `${this.path}/exec`, { json: this.#step(options) });
-    return resp.json();
+  async exec(code, options) {
+    const body = pick(STEP_OPTIONS, withFirst('exec()', STEP_OPTIONS, 'code', code, options));
+    return (await request(this.box, 'POST', `${this.path}/exec`, { json: body })).json();
   }
 
-  /** Run one step, yielding events as Isobox.stream does. */
-  async *stream(options = {}) {
-    const resp = await request(this.box, 'POST', `${this.path}/exec`,
-      { json: this.#step(options), accept: 'text/event-stream' });
-    yield* events(resp);
+  /** Run one step (arguments as exec), yielding events as Isobox.stream does. */
+  async *stream(code, options) {
+    const body = pick(STEP_OPTIONS, withFirst('stream()', STEP_OPTIONS, 'code', code, options));
+    const answer = await request(this.box, 'POST', `${this.path}/exec`, { json: body, accept: 'text/event-stream' });
+    yield* answer.events();
   }
 
   /** Write a file (Uint8Array, ArrayBuffer, or string as UTF-8) under /workspace; resolves to { path, size }. */
   async upload(path, data) {
     const bytes = typeof data === 'string' ? new TextEncoder().encode(data) :
       data instanceof ArrayBuffer ? new Uint8Array(data) : data;
-    const resp = await request(this.box, 'PUT', this.#file(path), { bytes });
-    return resp.json();
+    return (await request(this.box, 'PUT', this.#file(path), { bytes })).json();
   }
 
   /** The bytes of a file under /workspace, as a Uint8Array. */
   async download(path) {
-    const resp = await request(this.box, 'GET', this.#file(path), { accept: 'application/octet-stream' });
-    return new Uint8Array(await resp.arrayBuffer());
+    return (await request(this.box, 'GET', this.#file(path), { accept: 'application/octet-stream' })).bytes();
   }
 
   /** The entries of a directory under /workspace (default: itself): [{ name, type, size, mtime }]. */
   async files(path) {
-    const query = path === undefined ? '' : `?path=${encodeURIComponent(path)}`;
-    const resp = await request(this.box, 'GET', `${this.path}/files${query}`);
-    return (await resp.json()).entries;
+    const query = absent(path) ? '' : `?path=${encodeURIComponent(path)}`;
+    return (await (await request(this.box, 'GET', `${this.path}/files${query}`)).json()).entries;
   }
 
   /** Delete a file, a link, or a directory with all it holds. */
   async remove(path) {
-    await request(this.box, 'DELETE', this.#file(path));
+    await (await request(this.box, 'DELETE', this.#file(path))).bytes();
   }
 
   /** Fetch the session's state again; resolves to (and keeps) this.info. */
   async refresh() {
-    const resp = await request(this.box, 'GET', this.path);
-    this.info = await resp.json();
+    this.info = await (await request(this.box, 'GET', this.path)).json();
     return this.info;
   }
 
@@ -244,23 +454,19 @@ export class Session {
   async close() {
     for (let attempt = 0; ; attempt++) {
       try {
-        await request(this.box, 'DELETE', this.path);
+        await (await request(this.box, 'DELETE', this.path)).bytes();
         return;
       } catch (e) {
-        const typed = e instanceof IsoboxError;
-        if (typed && (e.status === 404 || e.status === 410)) return;
-        if ((typed && ![502, 503, 504].includes(e.status)) || attempt === 2) throw e;
+        if (!(e instanceof IsoboxError)) throw e;
+        if (e.status === 404 || e.status === 410) return;
+        if (![0, 502, 503, 504].includes(e.status) || attempt === 2) throw e;
       }
-      await new Promise((resolve) => setTimeout(resolve, 500 * (attempt + 1)));
+      await sleep(500 * (attempt + 1));
     }
   }
 
   [asyncDispose]() {
     return this.close();
-  }
-
-  #step(options) {
-    return pick(STEP_FIELDS, typeof options === 'string' ? { code: options } : options);
   }
 
   #file(path) {

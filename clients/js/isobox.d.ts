@@ -1,0 +1,247 @@
+// Types of the isobox client (isobox.mjs). The API they describe:
+// docs/API.md and docs/openapi.yaml of the isobox repository.
+
+/** Resource limits of a run, clamped by the server to its ceilings. */
+export interface Limits {
+  memoryBytes?: number;
+  cpus?: number;
+  pids?: number;
+  outputBytes?: number;
+  wallTimeMs?: number;
+  compileTimeMs?: number;
+}
+
+/** A session's limits, fixed when it starts. */
+export interface SessionLimits {
+  memoryBytes?: number;
+  cpus?: number;
+  pids?: number;
+}
+
+/** A session step's limits. */
+export interface StepLimits {
+  wallTimeMs?: number;
+  outputBytes?: number;
+}
+
+/** One file of a run; the first is the entry point. */
+export interface FileSpec {
+  name?: string;
+  content: string;
+  /** 'utf-8' (the default) or 'base64' for binary content. */
+  encoding?: 'utf-8' | 'base64';
+}
+
+export interface ExecuteOptions {
+  /** The program as one file; or files, not both. */
+  code?: string | null;
+  files?: FileSpec[] | null;
+  stdin?: string | null;
+  args?: string[] | null;
+  limits?: Limits | null;
+  /** true: firewalled egress to the public internet. */
+  network?: boolean | null;
+  /** A version pin: "3", "3.11", "3.11.2". */
+  version?: string | null;
+  /** Globs of files the program writes, returned in the result. */
+  outputs?: string[] | null;
+  /** One of the tenant's volumes, mounted at /memory. */
+  volume?: string | null;
+  volumeReadOnly?: boolean | null;
+}
+
+export interface StepOptions {
+  code?: string | null;
+  files?: FileSpec[] | null;
+  stdin?: string | null;
+  args?: string[] | null;
+  limits?: StepLimits | null;
+}
+
+export type SessionType = 'shell' | 'kernel';
+
+export interface SessionOptions {
+  /** 'shell' (the default) or 'kernel' (python only). */
+  type?: SessionType | null;
+  version?: string | null;
+  limits?: SessionLimits | null;
+  network?: boolean | null;
+  idleTimeoutMs?: number | null;
+  maxLifetimeMs?: number | null;
+  volume?: string | null;
+  volumeReadOnly?: boolean | null;
+}
+
+export interface ClientOptions {
+  /** Sent as "Authorization: Bearer ..." (none needed from loopback). */
+  apiKey?: string;
+  /** How long the server may be silent: to connect, to answer, between stream events. 120000. */
+  timeoutMs?: number;
+  /** Retries of a request refused before it ran (429 but too_many_sessions, 503 busy). 3; 0: none. */
+  retries?: number;
+  /** The most time spent waiting between retries, in all. 30000. */
+  maxRetryWaitMs?: number;
+}
+
+/** One phase (compile or run) of a program. */
+export interface Phase {
+  stdout: string;
+  stderr: string;
+  /** 128+N after signal N: 137 after a kill (the flags say which). */
+  exitCode: number;
+  timedOut: boolean;
+  oomKilled: boolean;
+  /** The output reached outputBytes: the rest was dropped and the program killed. */
+  truncated: boolean;
+  durationMs: number;
+  [more: string]: unknown;
+}
+
+export interface OutputFile {
+  name: string;
+  size: number;
+  encoding: 'utf-8' | 'base64';
+  content: string;
+}
+
+export interface KernelResult {
+  /** The repr of the cell's last bare expression, or null. */
+  value: string | null;
+  error: { name: string; value: string; traceback: string } | null;
+  images: { type: string; data: string }[];
+  restarted: boolean;
+}
+
+/** The result of a run (HTTP 200: the program ran, whatever it did). */
+export interface Result {
+  language: string;
+  version: string;
+  backend: string;
+  warm?: boolean;
+  /** Compiled languages only. */
+  compile?: Phase;
+  /** Absent when the compile failed. */
+  run?: Phase;
+  limits: Limits;
+  outputs?: OutputFile[];
+  outputsTruncated?: boolean;
+  /** Session steps: the session, and `ended` when the step ended it. */
+  session?: { id: string; type: SessionType; ended?: string };
+  /** Kernel session steps. */
+  kernel?: KernelResult;
+  [more: string]: unknown;
+}
+
+export type StreamEvent =
+  | { event: 'stdout' | 'stderr'; data: Uint8Array }
+  | { event: 'compile'; data: Phase }
+  | { event: 'result'; data: Result }
+  | { event: 'error'; data: { error: { code: string; message: string } } };
+
+export interface Runtime {
+  language: string;
+  version: string;
+  aliases: string[];
+  available?: boolean;
+  limits?: Limits;
+  [more: string]: unknown;
+}
+
+export interface Runtimes {
+  backend: string;
+  runtimes: Runtime[];
+  [more: string]: unknown;
+}
+
+/** A session as the API describes it (GET /v1/sessions/{id}). */
+export interface SessionInfo {
+  id: string;
+  language: string;
+  version: string;
+  type: SessionType;
+  limits: SessionLimits;
+  network: boolean;
+  volume?: string;
+  volumeReadOnly?: boolean;
+  state: 'idle' | 'busy';
+  memoryUsedBytes: number | null;
+  steps: number;
+  idleTimeoutMs: number;
+  maxLifetimeMs: number;
+  createdAt: string;
+  lastUsedAt: string;
+  expiresAt: string;
+  [more: string]: unknown;
+}
+
+export interface FileEntry {
+  name: string;
+  type: 'file' | 'directory' | 'link' | 'other';
+  size: number;
+  mtime: string;
+}
+
+/**
+ * The server refused the request (status, code, message as it said them;
+ * retryAfter: the seconds of its Retry-After, else null), or could not be
+ * reached: status 0, code 'connection_failed' or 'timeout'.
+ */
+export class IsoboxError extends Error {
+  constructor(status: number, code: string, message: string, retryAfter?: number | null);
+  readonly name: 'IsoboxError';
+  status: number;
+  code: string;
+  message: string;
+  retryAfter: number | null;
+}
+
+/**
+ * Whether a run went well: `run` present (a compile, if any, succeeded),
+ * exit code 0, no flag (timedOut, oomKilled, truncated), and for a kernel
+ * step no exception.
+ */
+export function succeeded(result: Result | null | undefined): boolean;
+
+export class Isobox {
+  constructor(url: string, options?: ClientOptions);
+  readonly url: string;
+  apiKey: string | undefined;
+  timeoutMs: number;
+  retries: number;
+  maxRetryWaitMs: number;
+
+  execute(language: string, code: string, options?: Omit<ExecuteOptions, 'code'>): Promise<Result>;
+  execute(language: string, options: ExecuteOptions): Promise<Result>;
+
+  stream(language: string, code: string, options?: Omit<ExecuteOptions, 'code'>): AsyncGenerator<StreamEvent, void, undefined>;
+  stream(language: string, options: ExecuteOptions): AsyncGenerator<StreamEvent, void, undefined>;
+
+  runtimes(): Promise<Runtimes>;
+
+  session(language: string, type?: SessionType, options?: Omit<SessionOptions, 'type'>): Promise<Session>;
+  session(language: string, options: SessionOptions): Promise<Session>;
+
+  attach(id: string): Promise<Session>;
+  sessions(): Promise<SessionInfo[]>;
+}
+
+export class Session {
+  constructor(box: Isobox, info: SessionInfo);
+  readonly box: Isobox;
+  readonly id: string;
+  readonly path: string;
+  info: SessionInfo;
+
+  exec(code: string, options?: Omit<StepOptions, 'code'>): Promise<Result>;
+  exec(options: StepOptions): Promise<Result>;
+
+  stream(code: string, options?: Omit<StepOptions, 'code'>): AsyncGenerator<StreamEvent, void, undefined>;
+  stream(options: StepOptions): AsyncGenerator<StreamEvent, void, undefined>;
+
+  upload(path: string, data: Uint8Array | ArrayBuffer | string): Promise<{ path: string; size: number }>;
+  download(path: string): Promise<Uint8Array>;
+  files(path?: string): Promise<FileEntry[]>;
+  remove(path: string): Promise<void>;
+  refresh(): Promise<SessionInfo>;
+  close(): Promise<void>;
+}
