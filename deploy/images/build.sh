@@ -12,6 +12,7 @@
 # built and the language version found inside it. The worker runs images by
 # that ID only and refuses an image that is not in the lock.
 set -euo pipefail
+shopt -s inherit_errexit # a failure inside $(build_one) stops the build too
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 STATE=${ISOBOX_STATE:-/var/lib/isobox}
@@ -51,7 +52,27 @@ base_tar() {
 }
 
 recipe_hash() {
-	cat "$HERE/$1.recipe" "$HERE/build.sh" | sha256sum | cut -c1-16
+	cat "$HERE/$1.recipe" "$HERE/build.sh" $(find "$HERE/lib" -type f | sort) | sha256sum | cut -c1-16
+}
+
+# What every image gets from lib/ (lib/preload.c says why): the preload
+# library, built here for the image's libc (Debian 12's, as on this host),
+# the files that registry.yaml's RUBYOPT and PERL5OPT name, and Python's
+# line-buffered stdout (Debian's sitecustomize, which every python3 reads).
+install_lib() {
+	local dir=$1 to=$1/usr/local/lib/isobox
+	install -d -m 0755 "$to" "$to/perl"
+	${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC -o "$to/preload.so" "$HERE/lib/preload.c"
+	chmod 0755 "$to/preload.so"
+	install -m 0644 "$HERE/lib/sync.rb" "$to/sync.rb"
+	install -m 0644 "$HERE/lib/perl/IsoboxSync.pm" "$to/perl/IsoboxSync.pm"
+	echo /usr/local/lib/isobox/preload.so >"$dir/etc/ld.so.preload"
+	chmod 0644 "$dir/etc/ld.so.preload"
+	local site
+	for site in "$dir"/etc/python3.*/sitecustomize.py; do
+		[ -f "$site" ] && cat "$HERE/lib/sitecustomize.py" >>"$site"
+	done
+	return 0
 }
 
 # Build one image (unless its tag exists) and print "ID VERSION".
@@ -86,6 +107,7 @@ build_one() {
 		find "$dir" -xdev -perm /6000 -type f -exec chmod ug-s {} +
 		: >"$dir/etc/resolv.conf"
 		install -d -m 0755 "$dir/box" "$dir/src"
+		install_lib "$dir"
 		say "$name: importing as $tag (version $version)"
 		tar -C "$dir" -c . | docker import \
 			--change "LABEL isobox.image=$name" \

@@ -285,3 +285,18 @@ def test_a_streamed_warm_run_is_a_proper_stream():
         conn.close()
     assert b"".join(chunk_bytes(d) for _, n, d in evs if n == "stdout") == b"late\n"
     assert evs[-1][1] == "result" and '"warm":true' in evs[-1][2].replace(" ", "")
+
+
+@pytest.mark.parametrize("language", ["python", "javascript"])
+def test_warm_lines_arrive_as_written_without_a_flush(language):
+    """The warm agent runs the program in an interpreter started with the
+    image's settings, so its lines stream as a cold run's do."""
+    import streaming
+    from conftest import URL
+    from test_runtime_behaviour import SPACED, arrivals
+    assert full()
+    resp, evs = streaming.collect({"language": language, "code": SPACED[language]}, URL)
+    assert evs[-1][1] == "result" and '"warm":true' in evs[-1][2].replace(" ", ""), evs[-1]
+    lines = arrivals(evs)
+    assert [text for _, text in lines] == ["line 0", "line 1", "line 2"], lines
+    assert all(0.6 <= g <= 2.0 for g in streaming.gaps(lines)), streaming.gaps(lines)
