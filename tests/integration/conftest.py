@@ -5,6 +5,7 @@ ISOBOX_URL (default http://127.0.0.1:8090), the spawn-fcgi pool, dockerd
 with runsc. They run as root (as `make test` does) so that they can look at
 the host: containers, cgroups, worker processes.
 """
+import fcntl
 import http.client
 import json
 import os
@@ -261,8 +262,33 @@ def set_warm(sandboxes):
     restart_pool()
 
 
+# One suite at a time on a host: each restarts the pool and rewrites its
+# conf, so a second one would pull the service from under the first.
+SUITE_LOCK = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"isobox-suite-{INSTANCE}.lock")
+SUITE_LOCK_WAIT_S = 3600
+
+
+def one_suite_at_a_time():
+    fd = os.open(SUITE_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    deadline = time.monotonic() + SUITE_LOCK_WAIT_S
+    said = False
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                os.close(fd)
+                pytest.exit(f"another test suite has held {SUITE_LOCK} for an hour", returncode=3)
+            if not said:
+                print(f"\nwaiting for the test suite that holds {SUITE_LOCK}", flush=True)
+                said = True
+            time.sleep(1)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def service_up():
+    lock = one_suite_at_a_time()
     ok = wait_until(healthy, 30)
     assert ok, f"isobox is not answering on {URL}: run `make run` first"
     # The suite counts the containers of runs, so it runs cold; the warm
@@ -274,3 +300,4 @@ def service_up():
     with open(CONF, "w") as f:
         f.write(shipped)
     restart_pool()
+    os.close(lock)
