@@ -1,6 +1,6 @@
-// Drive clients/js/isobox.mjs against a live server; print what it got.
+// Drive the installed client (npm package isobox) against a live server; print what it got.
 //   node js_check.mjs URL
-import { Isobox, IsoboxError } from '../../../clients/js/isobox.mjs';
+import { Isobox, IsoboxError, succeeded } from 'isobox';
 
 const box = new Isobox(process.argv[2]);
 const out = {};
@@ -9,9 +9,8 @@ const r = await box.execute('python', { code: 'import sys\nprint(sys.stdin.read(
 out.execute = r.run.stdout;
 const events = [];
 const start = Date.now();
-for await (const ev of box.stream('python', {
-  code: 'import time, sys\nfor i in range(2):\n    print(i, flush=True); time.sleep(1)\nsys.stdout.buffer.write(b"\\xff")',
-})) {
+for await (const ev of box.stream('python',
+  'import time, sys\nfor i in range(2):\n    print(i, flush=True); time.sleep(1)\nsys.stdout.buffer.write(b"\\xff")')) {
   events.push({ event: ev.event, at: Date.now() - start,
     data: ev.data instanceof Uint8Array ? Array.from(ev.data) : ev.data });
 }
@@ -27,4 +26,10 @@ const files = await box.execute('javascript', { files: [
   { name: 'main.js', content: "console.log(require('./lib').x)" },
   { name: 'lib.js', content: 'exports.x = 7' }] });
 out.files = files.run.stdout;
+// The code as the second argument, as the Python client takes it; options after.
+const positional = await box.execute('python', 'import sys\nprint(sys.stdin.read(), sys.argv[1:])',
+  { stdin: 'pos', args: ['x'] });
+out.positional = [positional.run.stdout, succeeded(positional)];
+const failed = await box.execute('python', 'raise SystemExit(3)');
+out.failed = [failed.run.exitCode, succeeded(failed)];
 console.log(JSON.stringify(out));

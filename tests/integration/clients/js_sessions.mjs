@@ -1,17 +1,17 @@
-// Drive the sessions of clients/js/isobox.mjs against a live server; print
+// Drive the sessions of the installed client (npm package isobox) against a live server; print
 // what it got as JSON. Every session it creates is named on stderr at once
 // ("session <id>"), so that the pytest wrapper can delete it even if this
 // script dies, and is closed here in a finally.
 //   node js_sessions.mjs URL
-import { Isobox, IsoboxError, Session } from '../../../clients/js/isobox.mjs';
+import { Isobox, IsoboxError, Session } from 'isobox';
 
 const box = new Isobox(process.argv[2]);
 const out = {};
 const open = [];
 
-async function session(language, options) {
+async function session(language, type) {
   // Short-lived if the server could not take our DELETE: idle for two minutes.
-  const s = await box.session(language, { idleTimeoutMs: 120000, ...options });
+  const s = await box.session(language, type, { idleTimeoutMs: 120000 });
   process.stderr.write(`session ${s.id}\n`);
   open.push(s);
   return s;
@@ -28,7 +28,7 @@ async function error(promise) {
 
 try {
   // A kernel: variables survive between cells; the last expression is the value.
-  const k = await session('python', { type: 'kernel' });
+  const k = await session('python', 'kernel');
   out.kernelInfo = { type: k.info.type, isSession: k instanceof Session, id: k.id };
   const first = await k.exec({ code: 'x = 41\nprint("set")' });
   const second = await k.exec('x + 1');
@@ -36,7 +36,7 @@ try {
   const failed = await k.exec('y');
   out.kernelError = failed.kernel.error && failed.kernel.error.name;
   const events = [];
-  for await (const ev of k.stream({ code: 'import time\nprint("a", flush=True)\ntime.sleep(0.3)\nx * 2' })) {
+  for await (const ev of k.stream('import time\nprint("a", flush=True)\ntime.sleep(0.3)\nx * 2')) {
     events.push({ event: ev.event, data: ev.data instanceof Uint8Array ? new TextDecoder().decode(ev.data) : ev.data });
   }
   out.stream = events.map((e) => e.event);
@@ -58,8 +58,8 @@ try {
   out.text = new TextDecoder().decode(await s.download('data/text.txt'));
   out.files = (await s.files('data')).map((e) => [e.name, e.type, e.size]).sort();
   out.top = (await s.files()).map((e) => [e.name, e.type]);
-  const seen = await s.exec({ code: "import sys\nd = open('data/all bytes #?.bin', 'rb').read()\nprint(d == bytes(range(256)), sys.argv[1:])",
-    args: ['a'] });
+  const seen = await s.exec("import sys\nd = open('data/all bytes #?.bin', 'rb').read()\nprint(d == bytes(range(256)), sys.argv[1:])",
+    { args: ['a'] });
   out.seenInside = seen.run.stdout;
   await s.remove('data/text.txt');
   out.afterRemove = (await s.files('data')).map((e) => e.name);

@@ -1,0 +1,45 @@
+// Type-checked (tsc --strict, not run) by test_clients.py against the
+// installed package's isobox.d.ts: the documented uses must compile.
+import { Isobox, IsoboxError, Session, succeeded } from 'isobox';
+import type { Result, StreamEvent, SessionInfo, FileEntry, Runtimes } from 'isobox';
+
+export async function uses(url: string): Promise<void> {
+  const box = new Isobox(url, { apiKey: 'ibx_x', timeoutMs: 5000, retries: 0, maxRetryWaitMs: 1000 });
+  const r: Result = await box.execute('python', 'print(1)', { stdin: 'x', limits: { wallTimeMs: 1000 } });
+  const r2 = await box.execute('python', { files: [{ name: 'main.py', content: 'AA==', encoding: 'base64' }] });
+  const ok: boolean = succeeded(r) && succeeded(r2);
+  const out: string | undefined = r.run?.stdout;
+  const flags: boolean[] = r.run ? [r.run.timedOut, r.run.oomKilled, r.run.truncated] : [];
+  for await (const ev of box.stream('python', 'print(1)', { network: false })) {
+    const e: StreamEvent = ev;
+    if (ev.event === 'stdout' || ev.event === 'stderr') {
+      const bytes: Uint8Array = ev.data;
+    } else if (ev.event === 'result') {
+      const code: number | undefined = ev.data.run?.exitCode;
+    } else if (ev.event === 'error') {
+      const code: string = ev.data.error.code;
+    }
+  }
+  const rt: Runtimes = await box.runtimes();
+  const names: string[] = rt.runtimes.map((x) => x.language);
+  const s: Session = await box.session('python', 'kernel', { idleTimeoutMs: 60000 });
+  const s2: Session = await box.session('python', { type: 'shell', limits: { memoryBytes: 1 << 27 } });
+  const k = await s.exec('1 + 1');
+  const value: string | null | undefined = k.kernel?.value;
+  const k2 = await s2.exec({ code: 'print(1)', args: ['a'], limits: { outputBytes: 100 } });
+  const written: { path: string; size: number } = await s.upload('a.bin', new Uint8Array([1, 2]));
+  const back: Uint8Array = await s.download('a.bin');
+  const entries: FileEntry[] = await s.files();
+  const info: SessionInfo = await s.refresh();
+  const all: SessionInfo[] = await box.sessions();
+  const again: Session = await box.attach(s.id);
+  await s.remove('a.bin');
+  await s.close();
+  try {
+    await box.runtimes();
+  } catch (e) {
+    if (e instanceof IsoboxError) {
+      const fields: [number, string, string, number | null] = [e.status, e.code, e.message, e.retryAfter];
+    }
+  }
+}
