@@ -323,9 +323,8 @@ export class Isobox {
   constructor(url, options = {}) {
     const { apiKey, timeoutMs = 120000, retries = 3, maxRetryWaitMs = 30000 } =
       checked('new Isobox()', CLIENT_OPTIONS, options);
-    if (typeof url !== 'string' || !/^https?:\/\//i.test(url)) {
-      throw new TypeError(`new Isobox(): url must be an http:// or https:// URL, not ${JSON.stringify(url)}`);
-    }
+    // A string: in a browser, '' or '/prefix' (the page's own server) is fine too.
+    if (typeof url !== 'string') throw new TypeError('new Isobox(): url must be a string');
     if (typeof timeoutMs !== 'number' || !(timeoutMs > 0)) throw new RangeError('timeoutMs must be a number above 0');
     if (!Number.isInteger(retries) || retries < 0) throw new RangeError('retries must be a whole number from 0');
     if (typeof maxRetryWaitMs !== 'number' || !(maxRetryWaitMs >= 0)) {
