@@ -3,7 +3,8 @@
 #
 #   make              build bin/isobox-fcgi
 #   make check        build, unit tests, the layer check: no root, no docker,
-#                     no apt (`make deps` as root installs the build packages)
+#                     no apt (`make deps` as root installs the build packages);
+#                     `make test` runs it as nobody too (check-unprivileged)
 #   make run          set up the host, build images, start the pool behind Caddy
 #   make test         the same set-up, then every test
 #   make integration  the integration tests against the service that runs
@@ -52,7 +53,7 @@ FUZZ_CFLAGS  := -std=c11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,
 
 export PORT POOL PREFIX
 
-.PHONY: all deps check unit asan asan-test fuzz agent-test setup images install egress start run stop cluster cluster-stop test integration clean
+.PHONY: all deps check check-unprivileged unit asan asan-test fuzz agent-test setup images install egress start run stop cluster cluster-stop test integration clean
 
 all: bin/isobox-fcgi bin/isobox-agent bin/isobox-volumed
 
@@ -89,8 +90,16 @@ deps:
 unit: bin/unit-tests
 	bin/unit-tests
 
-check: unit bin/isobox-volumed
+check: unit all
 	python3 tests/layers.py
+
+# `make check` as a user who is not root, in a copy of the tracked tree:
+# proves that building and the unit tests need no root, docker or apt.
+check-unprivileged:
+	@dir=$$(mktemp -d /tmp/isobox-check.XXXXXX) && trap 'rm -rf "$$dir"' EXIT && \
+	  git ls-files -z | xargs -0 cp --parents -t "$$dir" && chown -R nobody "$$dir" && \
+	  runuser -u nobody -- env -i PATH=/usr/bin:/bin HOME="$$dir" $(MAKE) -s -C "$$dir" check >"$$dir.log" 2>&1 && \
+	  { tail -2 "$$dir.log"; rm -f "$$dir.log"; } || { tail -40 "$$dir.log"; rm -f "$$dir.log"; exit 1; }
 
 asan:
 	$(MAKE) -B bin/unit-tests CC=clang \
@@ -171,7 +180,7 @@ cluster: run
 cluster-stop:
 	bash deploy/cluster.sh stop
 
-test: run check
+test: run check check-unprivileged
 	$(MAKE) fuzz FUZZ_SECONDS=10
 	$(MAKE) agent-test
 	$(MAKE) integration

@@ -104,7 +104,8 @@ void admin_done(struct worker *w, struct request *rq, int64_t started_ms)
 	}
 }
 
-/* The sandbox's own bound for the longest run any request may ask for. */
+/* The sandbox's own bound for the longest thing any request may ask of
+ * it: a run at the ceilings, or another call (a volume, a file). */
 int64_t admin_hang_bound_ms(const struct worker *w)
 {
 	struct limits most = w->conf.ceilings;
@@ -112,7 +113,8 @@ int64_t admin_hang_bound_ms(const struct worker *w)
 	for (size_t i = 0; i < w->reg.n; i++)
 		if (w->reg.langs[i].defaults.compile_time_ms > most.compile_time_ms)
 			most.compile_time_ms = w->reg.langs[i].defaults.compile_time_ms;
-	return sandbox_bound_ms(&w->conf, &most) + w->conf.pool.hang_margin_ms;
+	int64_t run = sandbox_bound_ms(&w->conf, &most), call = sandbox_call_bound_ms(&w->conf);
+	return (run > call ? run : call) + w->conf.pool.hang_margin_ms;
 }
 
 void admin_job_accepted(struct worker *w, const struct request *rq)

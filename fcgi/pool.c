@@ -62,7 +62,8 @@ static pid_t spawn_worker(struct worker *w, const struct shape *p, int index, co
 		 * stops it as a pool stop would (runs killed, nothing left). */
 		if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != master)
 			_exit(1);
-		sigprocmask(SIG_SETMASK, orig, NULL);
+		if (sigprocmask(SIG_SETMASK, orig, NULL) < 0)
+			_exit(1);
 		w->started_ms = now_ms();
 		w->served = 0;
 		w->slot = index;
@@ -212,7 +213,8 @@ int pool_run(struct worker *w, int workers, int status_fd)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGUSR1); /* a worker took or finished a warm sandbox */
-	sigprocmask(SIG_BLOCK, &set, &orig);
+	if (sigprocmask(SIG_BLOCK, &set, &orig) < 0)
+		die("sigprocmask: %s", strerror(errno));
 	signal(SIGPIPE, SIG_IGN);
 
 	/* Anything of this instance from before our time is an orphan. */

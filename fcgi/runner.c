@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "runner.h"
+#include "admin.h"
 #include "errors.h"
 #include "job.h"
 #include "request.h"
@@ -93,12 +94,12 @@ static void run_job(struct worker *w, struct store *s, const struct queue_job *j
 	buf_append(&rq.body, job->body.data, job->body.len);
 	struct sandbox_sink sink = {.started = on_started, .compiled = on_compiled, .output = on_output,
 				    .idle = on_idle, .idle_ms = TOUCH_EVERY_MS, .ctx = &r, .hangup_fd = -1};
-	scoreboard_busy(w->board, w->slot, now_ms() + sandbox_bound_ms(&w->conf, &w->conf.ceilings) +
-			w->conf.pool.hang_margin_ms);
+	/* Any job's bound until this one is parsed (a compile included). */
+	scoreboard_busy(w->board, w->slot, now_ms() + admin_hang_bound_ms(w));
 	/* A job queued longer ago than any front waits for it (a job that
 	 * kills its runners, re-taken again and again): nobody is there. */
 	int64_t queued_ms = strtoll(job->entry, NULL, 10);
-	int64_t too_old = w->conf.queue.wait_ms + 3 * sandbox_bound_ms(&w->conf, &w->conf.ceilings);
+	int64_t too_old = w->conf.queue.wait_ms + 3 * admin_hang_bound_ms(w);
 	bool ok = (wall_ms() - queued_ms < too_old ||
 		   fail(&rq.fault, E_SANDBOX_FAILED, "the job waited too long: it was queued %lld s ago",
 			(long long)(wall_ms() - queued_ms) / 1000)) &&

@@ -98,7 +98,8 @@ int serve_fastcgi(struct worker *w)
 	sigemptyset(&hup);
 	sigaddset(&hup, SIGHUP);
 	while (!sandbox_stop_requested && !should_recycle(w) && FCGX_Accept_r(&req) >= 0) {
-		sigprocmask(SIG_BLOCK, &hup, NULL);
+		if (sigprocmask(SIG_BLOCK, &hup, NULL) < 0) /* EINVAL/EFAULT only: a bug */
+			die("sigprocmask: %s", strerror(errno));
 		maybe_reload(w);
 		struct timeval wt = {.tv_sec = CLIENT_WRITE_TIMEOUT_S};
 		struct timeval rt = {.tv_sec = CLIENT_READ_TIMEOUT_S};
@@ -112,7 +113,8 @@ int serve_fastcgi(struct worker *w)
 		FCGX_Finish_r(&req);
 		sandbox_settle(); /* the clean-up, after the answer */
 		scoreboard_busy(w->board, w->slot, 0);
-		sigprocmask(SIG_UNBLOCK, &hup, NULL);
+		if (sigprocmask(SIG_UNBLOCK, &hup, NULL) < 0)
+			die("sigprocmask: %s", strerror(errno));
 	}
 	FCGX_Free(&req, 1);
 	if (should_recycle(w)) {

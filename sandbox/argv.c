@@ -1,6 +1,6 @@
 /* argv.c: the hardened docker argv of one run. */
 #define _GNU_SOURCE
-#include "sandbox.h"
+#include "argv.h"
 
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /*
  * deadline.c: how long each part of a run may take, and so the longest a
- * whole run can take. The constants are in internal.h; this is where they
+ * whole run can take. The constants are in deadline.h; this is where they
  * are summed, so that adding a docker call means changing one bound here
  * (and its unit test), not a hang margin elsewhere.
  */
@@ -32,4 +32,15 @@ int64_t sandbox_bound_ms(const struct conf *c, const struct limits *l)
 {
 	return c->sandbox.start_timeout_ms + l->compile_time_ms + l->wall_time_ms + START_ALLOWANCE_MS +
 	       DRAIN_AFTER_KILL_MS + COLLECT_MS + OUTPUTS_MS + REMOVE_MS;
+}
+
+int64_t file_request_ms(size_t moved)
+{
+	return FILE_REQUEST_MS + (int64_t)(moved >> 22) * FILE_REQUEST_MS_PER_4MIB;
+}
+
+int64_t sandbox_call_bound_ms(const struct conf *c)
+{
+	int64_t files = file_request_ms((size_t)c->sessions.max_file_bytes);
+	return (files > VOLUMED_MS ? files : VOLUMED_MS) + REMOVE_MS;
 }

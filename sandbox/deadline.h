@@ -5,6 +5,8 @@
 #include "decoder.h"
 #include "sandbox.h"
 
+#include <stddef.h>
+
 /*
  * Time bounds, each in one place; deadline.c sums them into the longest a
  * run can take (sandbox_bound_ms), which the pool's hang backstop uses.
@@ -22,16 +24,25 @@
 #define REMOVE_MS 10000
 /* The reaper: listing an instance's containers, and removing them. */
 #define REAP_LIST_MS 15000
+#define REAP_REMOVE_MS 30000
 /* How often the master looks for containers of sessions that are gone (a
  * removal that failed while dockerd was away, an ender that died). */
 #define SESSION_ORPHANS_EVERY_MS 10000
-#define REAP_REMOVE_MS 30000
+/* isobox-volumed's answer: formatting a large volume takes this long;
+ * nothing else it does comes near. */
+#define VOLUMED_MS 120000
+/* A file request to a session's agent, plus a second per 4 MiB it moves. */
+#define FILE_REQUEST_MS 10000
+#define FILE_REQUEST_MS_PER_4MIB 1000
 
 /* When the current exec began, came up, and entered its current phase
  * (monotonic ms; up_ms is 0 until the sandbox shows a sign of life). */
 struct exec_clock {
 	int64_t spawned_ms, up_ms, phase_ms;
 };
+
+/* How long a file request that moves this many bytes may take. */
+int64_t file_request_ms(size_t moved);
 
 /* The deadline of an exec now (monotonic ms). Pure. */
 int64_t exec_deadline(const struct conf *c, const struct limits *l, const struct decoder *d,

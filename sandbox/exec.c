@@ -9,6 +9,8 @@
  */
 #define _GNU_SOURCE
 #include "exec.h"
+#include "argv.h"
+#include "owner.h"
 #include "deadline.h"
 #include "frame.h"
 #include "decoder.h"
@@ -376,7 +378,7 @@ static bool inspect(struct exec *x, int client_status, int64_t deadline)
 	/* An exit by SIGKILL that we did not send: was it the OOM killer?
 	 * dockerd may record that after the exit, or lose it from the state
 	 * (docker_oom_seen); ask again, briefly. */
-	for (int i = 0; i < 3 && code == 137 && !oom && !x->stopped; i++) {
+	for (int i = 0; i < 3 && code == 137 && !oom && !x->stopped && now_ms() + 150 < deadline; i++) {
 		usleep(150 * 1000);
 		docker_inspect(x->c, x->sb->name, deadline, &code, &oom);
 		oom = oom || docker_oom_seen(x->c, x->sb->name, x->spawned_at, deadline);

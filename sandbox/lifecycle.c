@@ -11,6 +11,7 @@
  * labels find it, and the reaper (reap.c) removes what a dead owner left.
  */
 #define _GNU_SOURCE
+#include "lifecycle.h"
 #include "deadline.h"
 #include "docker.h"
 #include "exec.h"

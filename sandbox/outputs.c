@@ -13,6 +13,9 @@
  */
 #define _GNU_SOURCE
 #include "outputs.h"
+#include "session_files.h"
+#include "argv.h"
+#include "owner.h"
 #include "agent_io.h"
 #include "deadline.h"
 #include "exec.h"

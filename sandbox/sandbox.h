@@ -12,6 +12,8 @@
  *	                 the deadlines, the result flags (exec.c)
  *	sandbox_destroy  kill, remove the container and the code dir, always
  *
+ * (lifecycle.h; the layers above call sandbox_run and the session calls.)
+ *
  * A cold run (sandbox_run) is all three in one `docker run`. Containers and
  * code dirs carry the pool instance and their owner's identity in labels,
  * so that the reaper (reap.c) can remove what a killed worker left behind;
@@ -121,18 +123,6 @@ struct sandbox {
 	char *dir;  /* the code dir, mounted read-only at /src */
 };
 
-/* Check that the job can run here (image built, egress firewall ready) and
- * write its code dir. 5xx when it cannot. */
-bool sandbox_create(const struct conf *c, const struct sandbox_job *job, struct sandbox *sb,
-		    struct fault *f);
-/*
- * Run the job's program in sb. Returns false (with a fault, 5xx) only when
- * the sandbox could not run the program at all; whatever the program did,
- * it returns true and res says what happened.
- */
-bool sandbox_exec(struct sandbox *sb, const struct sandbox_job *job, const struct sandbox_sink *sink,
-		  struct sandbox_result *res, struct fault *f);
-void sandbox_destroy(struct sandbox *sb);
 /* sandbox_destroy starts `docker rm` and returns: wait for what it started
  * (bounded), once the answer is sent. */
 void sandbox_settle(void);
@@ -155,20 +145,12 @@ void sandbox_result_free(struct sandbox_result *res);
  */
 int64_t sandbox_bound_ms(const struct conf *c, const struct limits *l);
 
+/* The longest any other sandbox call can take (a volume's creation, a
+ * session file's upload or download). Pure. */
+int64_t sandbox_call_bound_ms(const struct conf *c);
+
 /* Is this a file name a request may use? (relative, no "..", no NUL...) */
 bool sandbox_valid_path(const char *name, size_t max_len, struct fault *f);
-
-/*
- * The docker argv for one run: every hardening flag, the image by ID, then
- * the program's argv. Pure: no I/O (unit-tested).
- */
-void sandbox_docker_argv(const struct conf *c, const struct sandbox_job *job,
-			 const char *container, const char *owner, const char *src_dir,
-			 struct strv *argv);
-
-/* The argv of a warm sandbox: the same hardening, the agent as command. Pure. */
-void sandbox_warm_argv(const struct conf *c, const struct language *l, const struct limits *lim,
-		       const char *container, const char *owner, struct strv *argv);
 
 /*
  * The warm pool (warm.c): sandboxes the pool master starts ahead, per
@@ -343,9 +325,6 @@ bool files_list(const struct conf *c, const struct files_place *p, const char *p
 		struct session_entry **out, size_t *n, struct fault *f);
 bool files_delete(const struct conf *c, const struct files_place *p, const char *path, struct fault *f);
 void session_entries_free(struct session_entry *e, size_t n);
-/* The agent's listing (frame.h) as entries, at most max. Pure. */
-bool session_parse_listing(const char *p, size_t len, size_t max, struct session_entry **out,
-			   size_t *n, struct fault *f);
 
 /* The master's duty: end idle and old sessions (*expired) and those whose
  * sandbox stopped (*died), remove what ended ones left. The ids of those
@@ -353,20 +332,6 @@ bool session_parse_listing(const char *p, size_t len, size_t max, struct session
 void session_expire(const struct conf *c, int *expired, int *died, struct strv *ended);
 /* For /metrics: sessions alive now. */
 int session_count(const struct conf *c);
-
-/* The docker argv of a session's sandbox, and of one step's command. Pure. */
-void sandbox_session_argv(const struct conf *c, const struct language *l, const struct session *s,
-			  const char *owner, struct strv *argv);
-void sandbox_step_argv(const struct sandbox_job *job, struct strv *argv);
-/* A volume's files: the agent alone, the volume at /memory. Pure. */
-void sandbox_volume_argv(const struct conf *c, const struct language *l, const char *id,
-			 const char *container, const char *owner, struct strv *argv);
-/* A cold run with outputs: the agent, not the entry script, in /box. Pure. */
-void sandbox_outputs_argv(const struct conf *c, const struct sandbox_job *job, const char *container,
-			  const char *owner, struct strv *argv);
-
-/* "PID.STARTTIME" of this process: who owns what it makes (owner.c). */
-const char *sandbox_owner_id(void);
 
 /* Remove containers and work dirs of this instance whose owner is gone. */
 void sandbox_reap(const struct conf *c);

@@ -16,6 +16,8 @@
  */
 #define _GNU_SOURCE
 #include "deadline.h"
+#include "argv.h"
+#include "owner.h"
 #include "agent_io.h"
 #include "docker.h"
 #include "exec.h"

@@ -8,7 +8,9 @@
  * reported, not followed.
  */
 #define _GNU_SOURCE
+#include "session_files.h"
 #include "agent_io.h"
+#include "deadline.h"
 #include "frame.h"
 #include "session_store.h"
 #include "volume.h"
@@ -19,9 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A file request may take this long, plus a second per 4 MiB it moves. */
-#define FILE_REQUEST_MS 10000
-
 /* Open the session, send the call, read the answer; the session ends if
  * its agent cannot answer. */
 static bool call_agent(const struct conf *c, const struct files_place *p, struct agent_call *call,
@@ -30,7 +29,7 @@ static bool call_agent(const struct conf *c, const struct files_place *p, struct
 	struct session_handle h;
 	int in_fd, out_fd;
 	const char *id = p->session;
-	int64_t deadline = now_ms() + FILE_REQUEST_MS + (int64_t)(moved >> 22) * 1000;
+	int64_t deadline = now_ms() + file_request_ms(moved);
 	if (!id)
 		return volume_agent_call(c, p->lang, p->volume, call, deadline, f);
 	if (!session_open(c, p->tenant, id, &h, f))

@@ -28,6 +28,11 @@
 
 /* How long "why it ended" is kept for 410 answers. */
 #define TOMBSTONE_MS (3600 * 1000)
+/* A session directory without a record this old was never started (its
+ * creator died before writing one). */
+#define NEVER_STARTED_MS (600 * 1000)
+/* An ending this old has lost its ender (it died half-way). */
+#define ENDING_STALE_MS (60 * 1000)
 
 /* A session's lock is an open-file-description write lock on its "lock"
  * file (fcntl, not flock) so that a look can ask whether a request holds
@@ -440,7 +445,7 @@ static const char *why_to_end(const struct conf *c, int dir, int64_t now, struct
 		struct stat st;
 		*s = (struct session){0};
 		*kind = 0;
-		return fstat(dir, &st) == 0 && now - (int64_t)st.st_mtime * 1000 > 600000 ?
+		return fstat(dir, &st) == 0 && now - (int64_t)st.st_mtime * 1000 > NEVER_STARTED_MS ?
 			"it never started" : NULL;
 	}
 	if (now >= s->created_ms + s->lifetime_ms) {
@@ -538,7 +543,7 @@ void session_expire(const struct conf *c, int *expired, int *died, struct strv *
 			unlinkat(top, n, 0);
 		} else if (len > 7 && n[0] == '.' && !strcmp(n + len - 7, ".ending") &&
 			   fstatat(top, n, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-			   now - (int64_t)st.st_mtime * 1000 > 60000) {
+			   now - (int64_t)st.st_mtime * 1000 > ENDING_STALE_MS) {
 			/* Its ender died half-way (the container is an orphan now). */
 			autofree char *path = xasprintf("%s/%s", c->sessions.dir, n);
 			workdir_remove(path);

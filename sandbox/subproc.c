@@ -83,6 +83,9 @@ fail:;
 	return -1;
 }
 
+/* The middle child only forks and exits. */
+#define MIDDLE_CHILD_MS 5000
+
 bool subproc_detach(char *const argv[], const int fds[3])
 {
 	pid_t mid = fork();
@@ -108,7 +111,7 @@ bool subproc_detach(char *const argv[], const int fds[3])
 		execve(argv[0], argv, client_env);
 		_exit(127);
 	}
-	int status = subproc_wait(mid, 5000);
+	int status = subproc_wait(mid, MIDDLE_CHILD_MS);
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 

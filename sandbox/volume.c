@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "volume.h"
+#include "argv.h"
 #include "deadline.h"
 #include "docker.h"
 #include "frame.h"
@@ -19,9 +20,6 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
-
-/* Formatting a volume takes long for a large one; nothing else does. */
-#define VOLUMED_MS 120000
 
 bool volume_ask(const struct conf *c, const char *line, char *out, size_t out_len, struct fault *f)
 {

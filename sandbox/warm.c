@@ -29,6 +29,9 @@
  */
 #define _GNU_SOURCE
 #include "warm.h"
+#include "argv.h"
+#include "owner.h"
+#include "deadline.h"
 #include "docker.h"
 #include "subproc.h"
 
@@ -439,7 +442,7 @@ void warm_destroy(struct warm_pool *wp, const struct conf *c)
 	}
 	if (rm.n > 3) {
 		struct buf ignored = {0};
-		subproc_capture(rm.v, 30000, &ignored, NULL);
+		subproc_capture(rm.v, REAP_REMOVE_MS, &ignored, NULL);
 		buf_free(&ignored);
 	}
 	strv_free(&rm);

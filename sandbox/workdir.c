@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "workdir.h"
+#include "owner.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -3,7 +3,9 @@
 conf, nothing upward; no include cycle between the modules of a folder (a
 module is foo.c with foo.h); and every header declares only its own
 module's functions, but for a folder's face (sandbox/sandbox.h,
-registry/registry.h, conf/conf.h), which may declare any of its folder's.
+registry/registry.h, conf/conf.h), which may declare any of its folder's
+that a layer above calls (what only the folder uses stays in its module's
+header, so that a call into a module is never hidden behind the face).
 
 Prints what breaks and exits 1; prints a summary and exits 0 otherwise."""
 import os
@@ -98,6 +100,13 @@ def main():
             face = mod in faces and os.path.dirname(owner) == os.path.dirname(mod)
             if not (same or face):
                 problems.append(f"{path}: declares {name}(), which {owner}.c defines")
+            if face and not same:
+                layer = layer_of(path)
+                above = LAYERS[LAYERS.index(layer) + 1:]
+                if not any(re.search(r"\b%s\(" % re.escape(name), read(f))
+                           for f in files if layer_of(f) in above):
+                    problems.append(f"{path}: declares {name}(), which no layer above "
+                                    f"{layer}/ calls: declare it in {owner}.h")
     for name, owner in sorted(defined.items()):
         header = owner + ".h"
         face = os.path.join(os.path.dirname(owner), os.path.basename(os.path.dirname(owner)))

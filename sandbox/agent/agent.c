@@ -116,7 +116,10 @@ static pid_t spawn(char **argv, const int *fds, int nfds)
 	for (int s = 1; s < NSIG; s++) /* SIGPIPE above all: the agent ignores it */
 		signal(s, SIG_DFL);
 	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0) {
+		dprintf(2, "isobox-agent: sigprocmask: %s\n", strerror(errno));
+		_exit(127);
+	}
 	execvp(argv[0], argv);
 	dprintf(2, "isobox-agent: cannot run %s: %s\n", argv[0], strerror(errno));
 	_exit(127);

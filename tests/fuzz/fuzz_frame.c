@@ -4,6 +4,7 @@
  * or one byte at a time; the parser never reads past its input. */
 #include "../../sandbox/frame.h"
 #include "../../sandbox/sandbox.h"
+#include "../../sandbox/session_files.h"
 
 #include <stdlib.h>
 #include <string.h>

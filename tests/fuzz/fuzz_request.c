@@ -6,6 +6,7 @@
 #include "../../fcgi/errors.h"
 #include "../../fcgi/piston.h"
 #include "../../fcgi/request.h"
+#include "../../sandbox/argv.h"
 
 #include <stdlib.h>
 

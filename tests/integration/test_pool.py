@@ -114,7 +114,8 @@ def test_when_busy_wait_queues_then_runs(pool_with):
 def test_hung_worker_is_killed_and_its_container_reaped(pool_with):
     # Once the request is parsed, the bound is the sandbox's for its own
     # limits (sandbox_bound_ms: wallTimeMs clamped to the ceiling, no
-    # compile, startTimeoutMs, and docker's teardown budget, 32 s) +
+    # compile, startTimeoutMs, and the teardown budget, 47 s: DRAIN_AFTER_KILL_MS
+    # + COLLECT_MS + OUTPUTS_MS + REMOVE_MS + START_ALLOWANCE_MS) +
     # hangMarginMs: small values keep this test short.
     pool_with(("  wallTimeMs: 20000", "  wallTimeMs: 3000"),
               ("startTimeoutMs: 30000", "startTimeoutMs: 5000"),

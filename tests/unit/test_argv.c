@@ -1,6 +1,7 @@
 /* The docker argv: every hardening flag, on every run. */
 #include "tap.h"
 #include "fixtures.h"
+#include "../../sandbox/argv.h"
 #include "../../sandbox/sandbox.h"
 
 static bool has(const struct strv *a, const char *arg)

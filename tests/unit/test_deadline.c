@@ -42,6 +42,15 @@ void test_deadline(void)
 	l.compile_time_ms = 0;
 	ok(sandbox_bound_ms(&c, &l) == 78000, "deadline: no compile step, no compile time");
 	l.compile_time_ms = 1000;
+	ok(file_request_ms(0) == 10000 && file_request_ms((size_t)8 << 20) == 12000,
+	   "deadline: a file request: 10 s, plus 1 s per 4 MiB it moves");
+	int64_t files = c.sessions.max_file_bytes;
+	ok(sandbox_call_bound_ms(&c) == 120000 + 10000,
+	   "deadline: other calls: volumed's 120 s (more than any file request here) + remove");
+	c.sessions.max_file_bytes = (int64_t)1 << 30;
+	ok(sandbox_call_bound_ms(&c) == 10000 + 256 * 1000 + 10000,
+	   "deadline: other calls: a 1 GiB file request outlasts volumed");
+	c.sessions.max_file_bytes = files;
 
 	struct decoder d;
 	struct exec_clock t = {.spawned_ms = 1000};

@@ -1,6 +1,7 @@
 /* Egress: address ranges, the conf's network section, the firewall text. */
 #include "tap.h"
 #include "fixtures.h"
+#include "../../sandbox/argv.h"
 #include "../../sandbox/egress.h"
 
 #include <arpa/inet.h>

@@ -180,18 +180,22 @@ static void test_error_table(void)
 	   "errors: unknown language is 404 here, 400 on the Piston route (as Piston answers)");
 }
 
-/* The hang backstop's bound: the longest run the settings allow + margin. */
+/* The hang backstop's bound: the longest thing the settings allow + margin. */
 static void test_hang_bound(void)
 {
 	struct worker w = {.slot = -1};
 	fixture_load(&w.conf, &w.reg);
 	/* sandbox_bound_ms (pinned in test_deadline.c) adds 47 s of docker
-	 * teardown, outputs and start allowance to start + compile + wall. */
-	ok(admin_hang_bound_ms(&w) == 30000 + 20000 + 47000 + 15000,
-	   "hang bound: the sandbox's bound for the ceilings + margin (no compiled language): %lld",
+	 * teardown, outputs and start allowance to start + compile + wall;
+	 * sandbox_call_bound_ms is 130 s (a volume's creation + remove). */
+	ok(admin_hang_bound_ms(&w) == 130000 + 15000,
+	   "hang bound: small ceilings: a volume's creation bounds it, + margin: %lld",
 	   (long long)admin_hang_bound_ms(&w));
+	w.conf.ceilings.wall_time_ms = 100000;
+	ok(admin_hang_bound_ms(&w) == 30000 + 100000 + 47000 + 15000,
+	   "hang bound: the sandbox's bound for the ceilings + margin (no compiled language)");
 	w.reg.langs[1].defaults.compile_time_ms = 15000;
-	ok(admin_hang_bound_ms(&w) == 30000 + 15000 + 20000 + 47000 + 15000,
+	ok(admin_hang_bound_ms(&w) == 30000 + 15000 + 100000 + 47000 + 15000,
 	   "hang bound: plus the longest compile time in the registry");
 	worker_free(&w);
 }

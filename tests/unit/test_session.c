@@ -6,8 +6,10 @@
 #include "../../fcgi/request.h"
 #include "../../sandbox/frame.h"
 #include "../../sandbox/outputs.h"
+#include "../../sandbox/argv.h"
 #include "../../sandbox/sandbox.h"
 #include "../../sandbox/session.h"
+#include "../../sandbox/session_files.h"
 #include "../../sandbox/session_store.h"
 
 #define TAG "0123456789abcdef"

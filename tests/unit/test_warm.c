@@ -1,6 +1,7 @@
 /* The warm pool's pure parts: its docker argv, the job frame, its settings. */
 #include "tap.h"
 #include "fixtures.h"
+#include "../../sandbox/argv.h"
 #include "../../sandbox/sandbox.h"
 #include "../../sandbox/warm.h"
 
