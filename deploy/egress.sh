@@ -26,7 +26,6 @@ set -euo pipefail
 PREFIX=${PREFIX:-/opt/isobox}
 BIN=$PREFIX/bin/isobox-fcgi
 CONF=$PREFIX/conf/isobox.yaml
-LOCK=/var/lib/isobox/images.lock
 DAEMON_JSON=/etc/docker/daemon.json
 WRAPPER_DIR=/usr/local/lib/isobox
 WRAPPER=$WRAPPER_DIR/runsc-egress
@@ -49,7 +48,7 @@ load_plan() {
 
 # An image to probe with: bash has /dev/tcp and is small.
 probe_image() {
-	sed -n 's/^  bash: {id: "\(sha256:[0-9a-f]*\)".*/\1/p' "$LOCK" | head -1
+	"$BIN" --conf "$CONF" --print-conf | sed -n 's/^image_bash=//p'
 }
 
 # The one place that writes /etc/docker/daemon.json: runtime NAME is PATH
@@ -315,7 +314,7 @@ install_egress() {
 		remove_egress
 		return 0
 	fi
-	[ -n "$(probe_image)" ] || die "no bash image in $LOCK: run deploy/images/build.sh"
+	[ -n "$(probe_image)" ] || die "no bash image is built (isobox-fcgi --print-conf): run deploy/images/build.sh"
 	# Without br_netfilter, traffic between sandboxes on the bridge would
 	# never meet iptables: docker's icc=false and our rules would not hold.
 	[ "$(cat /proc/sys/net/bridge/bridge-nf-call-iptables 2>/dev/null)" = 1 ] ||

@@ -38,7 +38,7 @@ PACKAGES="$BUILD_PACKAGES docker.io runsc caddy spawn-fcgi debootstrap libfcgi-d
  libyaml-dev libcap-ng-dev libsqlite3-dev libhiredis-dev libsodium-dev sqlite3 redis-server pkg-config make gcc curl python3 python3-pytest
  iptables lighttpd procps clang libclang-rt-14-dev
  libfcgi-bin systemd apache2 nginx-light gettext-base chromium prometheus iproute2
- python3-jsonschema python3-matplotlib logrotate lighttpd-modules-lua"
+ python3-jsonschema python3-matplotlib logrotate lighttpd-modules-lua node-typescript python3-venv"
 
 say() { printf 'setup: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
@@ -281,7 +281,7 @@ EOF
 	fi
 	say "cgroup parent $SLICE: memory=$mem pids=$pids cpus=$cpus$([ -f /sys/fs/cgroup/cgroup.controllers ] || echo " sockets=$sockets")"
 	if [ "$(docker info -f '{{.CgroupDriver}}')" = systemd ]; then
-		grep -q '^cgroupParent: isobox.slice' "$HERE/../conf/isobox.yaml" ||
+		[ "$(conf_value cgroup_parent)" = isobox.slice ] ||
 			say "warning: dockerd uses the systemd cgroup driver: set 'cgroupParent: isobox.slice' in conf/isobox.yaml"
 	fi
 }

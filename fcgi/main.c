@@ -181,11 +181,20 @@ static int print_egress(const struct conf *c, const char *what)
 /* For deploy/setup.sh (the runtime to configure, the cgroup parent's CPU
  * quota) and bench/ (a bare run under the same seccomp profile): KEY=VALUE
  * lines that scripts split with `read`, never evaluate. */
-static int print_conf(const struct conf *c)
+static int print_conf(const struct conf *c, const struct registry *r)
 {
 	printf("instance=%s\nruntime=%s\nceilings_cpus=%.3f\nceilings_memory_bytes=%lld\n"
-	       "seccomp_profile=%s\n", c->instance, c->runtime, c->ceilings.cpus,
-	       (long long)c->ceilings.memory_bytes, c->sandbox.seccomp_profile);
+	       "seccomp_profile=%s\ncgroup_parent=%s\n", c->instance, c->runtime, c->ceilings.cpus,
+	       (long long)c->ceilings.memory_bytes, c->sandbox.seccomp_profile,
+	       c->cgroup_parent ? c->cgroup_parent : "");
+	/* The built images, by recipe (the lock's IDs): image_bash=sha256:... */
+	for (size_t i = 0; i < r->n; i++) {
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = !strcmp(r->langs[j].image, r->langs[i].image);
+		if (!seen && r->langs[i].image_id)
+			printf("image_%s=%s\n", r->langs[i].image, r->langs[i].image_id);
+	}
 	if (c->warm.agent_dir)
 		printf("agent_dir=%s\n", c->warm.agent_dir);
 	if (c->sessions.dir)
@@ -252,7 +261,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (egress || print) {
-		status = egress ? print_egress(&w.conf, egress) : print_conf(&w.conf);
+		status = egress ? print_egress(&w.conf, egress) : print_conf(&w.conf, &w.reg);
 		goto out;
 	}
 	drop_privileges();
