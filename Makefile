@@ -31,7 +31,7 @@ WFLAGS   := -std=c11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -D_FORTIFY_SOURCE
 LDFLAGS  += -pie -Wl,-z,relro,-z,now
 LDLIBS   := -lfcgi -lcjson -lyaml -lcap-ng -lsqlite3 -lhiredis -lsodium -lm
 
-LIB_SRC  := conf/lib/base.c conf/lib/fault.c conf/lib/json.c conf/yaml_tree.c conf/limits.c conf/cidr.c conf/access.c conf/tenants.c conf/store.c conf/store_memory.c conf/store_volumes.c conf/store_rules.c conf/store_sessions.c conf/store_redis.c conf/store_redis_memory.c conf/store_redis_sessions.c conf/store_queue.c conf/conf.c \
+LIB_SRC  := conf/lib/base.c conf/lib/fault.c conf/lib/json.c conf/yaml_tree.c conf/limits.c conf/cidr.c conf/access.c conf/tenants.c conf/store.c conf/store_memory.c conf/store_volumes.c conf/store_rules.c conf/store_sessions.c conf/store_redis.c conf/store_redis_memory.c conf/store_redis_sessions.c conf/store_redis_volumes.c conf/store_queue.c conf/conf.c \
             registry/registry.c \
             sandbox/argv.c sandbox/subproc.c sandbox/workdir.c sandbox/owner.c sandbox/decoder.c sandbox/deadline.c \
             sandbox/docker.c sandbox/exec.c sandbox/lifecycle.c sandbox/reap.c sandbox/egress.c sandbox/warm.c \

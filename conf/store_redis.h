@@ -53,17 +53,6 @@ int64_t redis_running_count(struct redis_store *r, const char *tenant, int64_t n
 bool redis_host_alive(struct redis_store *r, const char *host, bool *alive, struct fault *f);
 bool redis_hosts_alive(struct redis_store *r, struct strv *out, struct fault *f);
 
-bool redis_volume_add(struct redis_store *r, const char *tenant, const char *name, int64_t size_bytes,
-		      int64_t max_count, int64_t max_bytes, int64_t now_ms, struct volume *out,
-		      struct fault *f);
-bool redis_volume_set_state(struct redis_store *r, const char *tenant, const char *name,
-			    const char *from, const char *to, struct volume *out, struct fault *f);
-bool redis_volume_get(struct redis_store *r, const char *tenant, const char *name, struct volume *out,
-		      struct fault *f);
-bool redis_volume_list(struct redis_store *r, const char *tenant, struct volume **out, size_t *n,
-		       struct fault *f);
-bool redis_volume_drop(struct redis_store *r, const char *tenant, const char *name, struct fault *f);
-
 /* For store_redis*.c: a script's arguments after P (binary-safe), and
  * running it. The reply is the caller's (freeReplyObject); NULL: f says. */
 #define REDIS_MAX_ARGS 24

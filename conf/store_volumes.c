@@ -4,7 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "store_volumes.h"
-#include "store_redis.h"
+#include "store_redis_volumes.h"
 #include "store_rules.h"
 
 #include <sqlite3.h>

@@ -1,0 +1,197 @@
+/*
+ * store_redis_volumes.c: the tenants' volume records (store_volumes.h) in
+ * Redis; store_volumes.c hands over to these when the store is Redis.
+ */
+#define _GNU_SOURCE
+#include "store_redis_volumes.h"
+#include "store_rules.h"
+
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Volumes. A record is the array id, state, size, created, host. */
+
+#define VOLUME_FIELDS "'id', 'state', 'size', 'created', 'host'"
+
+/* The 5 fields at el, of the volume called name. */
+static bool read_volume(redisReply **el, const char *name, struct volume *v)
+{
+	for (size_t i = 0; i < 5; i++)
+		if (el[i]->type != REDIS_REPLY_STRING)
+			return false;
+	*v = (struct volume){0};
+	snprintf(v->name, sizeof v->name, "%s", name);
+	snprintf(v->id, sizeof v->id, "%s", el[0]->str);
+	snprintf(v->state, sizeof v->state, "%s", el[1]->str);
+	v->size_bytes = strtoll(el[2]->str, NULL, 10);
+	v->created_ms = strtoll(el[3]->str, NULL, 10);
+	snprintf(v->host, sizeof v->host, "%s", el[4]->str);
+	return true;
+}
+
+/* ARGV: P tenant name */
+static const char volume_get_script[] =
+	"local r = redis.call('HMGET', ARGV[1] .. 'v:' .. ARGV[2] .. ':' .. ARGV[3], " VOLUME_FIELDS ")\n"
+	"if not r[1] then return false end\n"
+	"return r\n";
+
+bool redis_volume_get(struct redis_store *r, const char *tenant, const char *name, struct volume *out,
+		      struct fault *f)
+{
+	struct redis_args a = {0};
+	redis_arg_str(&a, tenant);
+	redis_arg_str(&a, name);
+	redisReply *rep = redis_eval(r, "volume get", volume_get_script, &a, f);
+	if (!rep)
+		return false;
+	if (rep->type == REDIS_REPLY_NIL) {
+		freeReplyObject(rep);
+		return fail(f, E_VOLUME_NOT_FOUND, "no volume %.64s", name);
+	}
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 5 || !read_volume(rep->element, name, out))
+		return redis_bad_reply(rep, "volume get", f);
+	freeReplyObject(rep);
+	return true;
+}
+
+/* ARGV: P tenant name size max_count max_bytes id now_ms host.
+ * {"ok"}, {"exists", state} or {"quota", count, bytes}. */
+static const char volume_add_script[] =
+	"local P, t, name = ARGV[1], ARGV[2], ARGV[3]\n"
+	"local h = P .. 'v:' .. t .. ':' .. name\n"
+	"local state = redis.call('HGET', h, 'state')\n"
+	"if state then return {'exists', state} end\n"
+	"local names = redis.call('ZRANGE', P .. 'vi:' .. t, 0, -1)\n"
+	"local bytes = 0\n"
+	"for _, n in ipairs(names) do\n"
+	"  bytes = bytes + tonumber(redis.call('HGET', P .. 'v:' .. t .. ':' .. n, 'size') or 0)\n"
+	"end\n"
+	"local size, mc, mb = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])\n"
+	"if (mc > 0 and #names >= mc) or (mb > 0 and bytes + size > mb) then\n"
+	"  return {'quota', #names, string.format('%.0f', bytes)}\n"
+	"end\n"
+	"redis.call('HSET', h, 'id', ARGV[7], 'state', 'creating', 'size', ARGV[4], 'created', ARGV[8],\n"
+	"           'host', ARGV[9])\n"
+	"redis.call('ZADD', P .. 'vi:' .. t, 0, name)\n"
+	"return {'ok'}\n";
+
+bool redis_volume_add(struct redis_store *r, const char *tenant, const char *name, int64_t size_bytes,
+		      int64_t max_count, int64_t max_bytes, int64_t now_ms, struct volume *out,
+		      struct fault *f)
+{
+	volume_new(name, size_bytes, now_ms, redis_host(r), out);
+	struct redis_args a = {0};
+	redis_arg_str(&a, tenant);
+	redis_arg_str(&a, name);
+	redis_arg_int(&a, size_bytes);
+	redis_arg_int(&a, max_count);
+	redis_arg_int(&a, max_bytes);
+	redis_arg_str(&a, out->id);
+	redis_arg_int(&a, now_ms);
+	redis_arg_str(&a, redis_host(r));
+	redisReply *rep = redis_eval(r, "volume add", volume_add_script, &a, f);
+	if (!rep)
+		return false;
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 1 || rep->element[0]->type != REDIS_REPLY_STRING)
+		return redis_bad_reply(rep, "volume add", f);
+	const char *what = rep->element[0]->str;
+	bool ok = false;
+	if (!strcmp(what, "ok"))
+		ok = true;
+	else if (!strcmp(what, "exists") && rep->elements == 2)
+		fail(f, E_VOLUME_EXISTS, "volume %s exists (%s): delete it first, or pick another name",
+		     name, rep->element[1]->str);
+	else if (!strcmp(what, "quota") && rep->elements == 3)
+		volume_quota_holds(tenant, rep->element[1]->integer, strtoll(rep->element[2]->str, NULL, 10),
+				   size_bytes, max_count, max_bytes, f);
+	else
+		return redis_bad_reply(rep, "volume add", f);
+	freeReplyObject(rep);
+	return ok;
+}
+
+/* ARGV: P tenant name from to; from "": any. 1 (changed) or 0 (it was
+ * not in state from), then the record as it is now; nil: none. */
+static const char volume_state_script[] =
+	"local h = ARGV[1] .. 'v:' .. ARGV[2] .. ':' .. ARGV[3]\n"
+	"local r = redis.call('HMGET', h, " VOLUME_FIELDS ")\n"
+	"if not r[1] then return false end\n"
+	"if ARGV[4] ~= '' and r[2] ~= ARGV[4] then return {0, r[1], r[2], r[3], r[4], r[5]} end\n"
+	"redis.call('HSET', h, 'state', ARGV[5])\n"
+	"return {1, r[1], ARGV[5], r[3], r[4], r[5]}\n";
+
+bool redis_volume_set_state(struct redis_store *r, const char *tenant, const char *name,
+			    const char *from, const char *to, struct volume *out, struct fault *f)
+{
+	struct redis_args a = {0};
+	redis_arg_str(&a, tenant);
+	redis_arg_str(&a, name);
+	redis_arg_str(&a, from ? from : "");
+	redis_arg_str(&a, to);
+	redisReply *rep = redis_eval(r, "volume state", volume_state_script, &a, f);
+	if (!rep)
+		return false;
+	if (rep->type == REDIS_REPLY_NIL) {
+		freeReplyObject(rep);
+		return fail(f, E_VOLUME_NOT_FOUND, "no volume %.64s", name);
+	}
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 6 || !read_volume(rep->element + 1, name, out))
+		return redis_bad_reply(rep, "volume state", f);
+	bool changed = rep->element[0]->integer == 1;
+	freeReplyObject(rep);
+	if (!changed)
+		return fail(f, out->state[0] == 'd' ? E_VOLUME_NOT_FOUND : E_VOLUME_BUSY,
+			    "volume %s is %s", name, out->state);
+	return true;
+}
+
+/* ARGV: P tenant. name, then the record's fields, for each, by name. */
+static const char volume_list_script[] =
+	"local P, t = ARGV[1], ARGV[2]\n"
+	"local out = {}\n"
+	"for _, n in ipairs(redis.call('ZRANGE', P .. 'vi:' .. t, 0, -1)) do\n"
+	"  local r = redis.call('HMGET', P .. 'v:' .. t .. ':' .. n, " VOLUME_FIELDS ")\n"
+	"  if r[1] then\n"
+	"    table.insert(out, n)\n"
+	"    for i = 1, 5 do table.insert(out, r[i] or '') end\n"
+	"  end\n"
+	"end\n"
+	"return out\n";
+
+bool redis_volume_list(struct redis_store *r, const char *tenant, struct volume **out, size_t *n,
+		       struct fault *f)
+{
+	*out = NULL;
+	*n = 0;
+	struct redis_args a = {0};
+	redis_arg_str(&a, tenant);
+	redisReply *rep = redis_eval(r, "volume list", volume_list_script, &a, f);
+	if (!rep)
+		return false;
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements % 6)
+		return redis_bad_reply(rep, "volume list", f);
+	*out = xcalloc(rep->elements / 6 + 1, sizeof **out);
+	for (size_t i = 0; i < rep->elements; i += 6) {
+		if (rep->element[i]->type == REDIS_REPLY_STRING &&
+		    read_volume(rep->element + i + 1, rep->element[i]->str, &(*out)[*n]))
+			(*n)++;
+	}
+	freeReplyObject(rep);
+	return true;
+}
+
+/* ARGV: P tenant name */
+static const char volume_drop_script[] =
+	"redis.call('DEL', ARGV[1] .. 'v:' .. ARGV[2] .. ':' .. ARGV[3])\n"
+	"redis.call('ZREM', ARGV[1] .. 'vi:' .. ARGV[2], ARGV[3])\n"
+	"return 0\n";
+
+bool redis_volume_drop(struct redis_store *r, const char *tenant, const char *name, struct fault *f)
+{
+	struct redis_args a = {0};
+	redis_arg_str(&a, tenant);
+	redis_arg_str(&a, name);
+	return redis_run(r, "volume drop", volume_drop_script, &a, f);
+}
