@@ -38,14 +38,15 @@ bool sandbox_valid_path(const char *name, size_t max_len, struct fault *f)
 	if (depth > MAX_DEPTH)
 		return fail(f, E_BAD_FILE_NAME, "file name \"%.64s\" is nested too deep", name);
 	/* Each component: not empty, not "." or "..", and nothing a tool could
-	 * read as an option: "-x", or "@file" (more options from a file, for
-	 * gcc, g++, rustc and javac). */
+	 * read as an option: "-x", "@file" (more options from a file, for gcc,
+	 * g++, rustc and javac), or "+x" (bash, whose run command gets the
+	 * entry file's name as it is: `bash +v` reads the script from stdin). */
 	for (const char *p = name; *p;) {
 		size_t n = strcspn(p, "/");
 		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
 			return fail(f, E_BAD_FILE_NAME,
 				    "file name \"%.64s\" has an empty, \".\" or \"..\" part", name);
-		if (p[0] == '-' || p[0] == '@')
+		if (p[0] == '-' || p[0] == '@' || p[0] == '+')
 			return fail(f, E_BAD_FILE_NAME,
 				    "file name \"%.64s\" has a part starting with '%c'", name, p[0]);
 		p += n;

@@ -73,6 +73,16 @@ def test_at_file_names_are_refused():
     assert containers() == []
 
 
+@attack("entry file named +v: `bash +v` would read the script from stdin, not the file",
+        "400 bad_file_name before anything runs (+, - and @ starts are all refused)")
+def test_plus_file_names_are_refused():
+    for name in ("+v", "+O", "d/+x"):
+        status, result = execute({"language": "bash", "files": [
+            {"name": name, "content": "echo from-the-file"}], "stdin": "echo from-stdin"})
+        assert status == 400 and result["error"]["code"] == "bad_file_name", (name, result)
+    assert containers() == []
+
+
 @attack("a source file named like an option still compiles as a file",
         "the compiler gets ./name: no option is read from a name")
 def test_compilers_get_paths_not_names():

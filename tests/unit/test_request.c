@@ -186,6 +186,8 @@ void test_request(void)
 		"an @file name (more options for gcc, rustc, javac)");
 	refused("{\"language\":\"python\",\"files\":[{\"name\":\"a.py\",\"content\":\"1\"},"
 		"{\"name\":\"d/@x\",\"content\":\"1\"}]}", 400, "bad_file_name", "an @ part inside a path");
+	refused("{\"language\":\"python\",\"files\":[{\"name\":\"+v\",\"content\":\"1\"}]}",
+		400, "bad_file_name", "a +name (bash reads +v, +x, +O as options)");
 	refused("{\"language\":\"python\",\"files\":[{\"name\":\"a//b\",\"content\":\"1\"}]}",
 		400, "bad_file_name", "empty path part");
 	refused("{\"language\":\"python\",\"files\":[{\"name\":\"dir/\",\"content\":\"1\"}]}",
