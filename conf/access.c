@@ -69,6 +69,9 @@ static bool parse_hosts(const cJSON *v, struct strv *hosts, struct fault *f)
 	struct strv items = {0};
 	bool ok = json_strings(v, "access.hosts", 256, &items, f);
 	strv_free(hosts);
+	/* An empty list would serve any Host, the way ["*"] says on purpose. */
+	if (ok && items.n == 0)
+		ok = fail(f, E_INVALID_VALUE, "access.hosts is empty: list the names to serve, or [\"*\"] for any");
 	for (size_t i = 0; ok && i < items.n; i++) {
 		char *h = items.v[i];
 		for (char *p = h; *p; p++)

@@ -159,6 +159,10 @@ void test_access(void)
 	ok(text && !conf_parse(text, strlen(text), "/base", &c, err, sizeof err) && strstr(err, "hosts"),
 	   "hosts: \"*\" only alone (%s)", err);
 	free(text);
+	text = conf_text_with("hosts: [\"localhost\", \"127.0.0.1\", \"[::1]\"]", "hosts: []");
+	ok(text && !conf_parse(text, strlen(text), "/base", &c, err, sizeof err) && strstr(err, "empty"),
+	   "hosts: an empty list is a config error, not \"any\" (%s)", err);
+	free(text);
 	text = conf_text_with("hosts: [\"localhost\", \"127.0.0.1\", \"[::1]\"]", "hosts: [\"a b\"]");
 	ok(text && !conf_parse(text, strlen(text), "/base", &c, err, sizeof err), "hosts: a bad name is a config error");
 	free(text);
