@@ -145,13 +145,17 @@ detect_platform() {
 # file, for both runtimes). --network=none: no network stack at all in the
 # sandbox (loopback only), whatever docker sets up; egress runs use a
 # runtime of their own. --oci-seccomp: runsc applies the seccomp profile
-# the worker passes to the sandboxed program (no new user namespaces).
+# the worker passes to the sandboxed program (no new user namespaces); a
+# runsc without it is refused (fail closed) unless the operator says
+# ISOBOX_ALLOW_USERNS=1, knowing what it gives back (docs/THREAT_MODEL.md).
 configure_docker() {
 	local platform=$1 seccomp=""
 	if runsc --oci-seccomp --version >/dev/null 2>&1; then
 		seccomp=--oci-seccomp
+	elif [ "${ISOBOX_ALLOW_USERNS:-}" = 1 ]; then
+		say "warning: this runsc has no --oci-seccomp: sandboxed code can make user namespaces (ISOBOX_ALLOW_USERNS=1)"
 	else
-		say "warning: this runsc has no --oci-seccomp: sandboxed code can make user namespaces (docs/THREAT_MODEL.md)"
+		die "this runsc has no --oci-seccomp, so sandboxed code could make user namespaces (raw sockets, TUN): upgrade runsc, or set ISOBOX_ALLOW_USERNS=1 to accept that (docs/THREAT_MODEL.md)"
 	fi
 	bash "$HERE/egress.sh" runtime "$RUNTIME" "$(command -v runsc)" \
 		"--platform=$platform" --network=none ${seccomp:+"$seccomp"}
