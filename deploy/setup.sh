@@ -253,6 +253,10 @@ CPUWeight=50
 EOF
 		systemctl daemon-reload
 		systemctl start $SLICE
+		# systemd has no setting for it: on cgroup v1 the slice-wide cap
+		# on egress runs' socket buffers is written as below.
+		d=/sys/fs/cgroup/memory/$SLICE
+		[ ! -f "$d/memory.kmem.tcp.limit_in_bytes" ] || echo "$sockets" >"$d/memory.kmem.tcp.limit_in_bytes"
 	elif [ -f /sys/fs/cgroup/cgroup.controllers ]; then
 		d=/sys/fs/cgroup/$SLICE
 		mkdir -p "$d"
