@@ -26,6 +26,12 @@ SOCKET=$RUN/isobox.sock
 # never runs a program; its directory gives it the web server's group.
 STATUS_SOCKET=$RUN/status/isobox.sock
 
+# The logs' rotation (deploy/logrotate/isobox, installed by make install):
+# where no cron daemon or systemd runs logrotate, pool.sh runs it, at start
+# and every ISOBOX_LOGROTATE_EVERY seconds, in a loop it starts and stops.
+LOGROTATE_CONF=/etc/logrotate.d/$(basename "$LOG")
+LOGROTATE_EVERY=${ISOBOX_LOGROTATE_EVERY:-3600}
+
 say() { printf 'pool: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
 
@@ -73,6 +79,7 @@ start() {
 		echo $! >$RUN/pool.pid
 		say "pool of $POOL workers started (log: $LOG/isobox.log)"
 	fi
+	start_log_keeper
 	[ "$WEB" != none ] || return 0
 	if ! alive $RUN/caddy.pid caddy; then
 		install -d -m 0750 -o caddy -g caddy /var/lib/caddy
@@ -91,12 +98,38 @@ start() {
 	wait_http || die "no answer on http://$BIND:$PORT/healthz; see $LOG/"
 }
 
+# Does something on this host run logrotate already? (systemd's timer, or
+# a cron daemon: Debian's logrotate package puts itself in cron.daily.)
+scheduled_elsewhere() {
+	[ "$(cat /proc/1/comm 2>/dev/null)" = systemd ] && return 0
+	local c
+	for c in /proc/[0-9]*/comm; do
+		case "$(cat "$c" 2>/dev/null)" in cron | crond | anacron) return 0 ;; esac
+	done
+	return 1
+}
+
+start_log_keeper() {
+	[ -f "$LOGROTATE_CONF" ] && command -v logrotate >/dev/null || return 0
+	scheduled_elsewhere && return 0
+	alive $RUN/logs.pid bash isobox-log-keeper && return 0
+	# Its sleep is waited for, not run in the foreground, so that SIGTERM
+	# (stop_pid) ends the loop and its sleep together.
+	setsid bash -c 'trap "kill \$s 2>/dev/null; exit 0" TERM
+		while :; do logrotate -s "$1" "$2"; sleep "$3" & s=$!; wait $s; done' isobox-log-keeper \
+		"$RUN/logrotate.state" "$LOGROTATE_CONF" "$LOGROTATE_EVERY" \
+		>>"$LOG/isobox.log" 2>&1 </dev/null 9>&- &
+	echo $! >$RUN/logs.pid
+	say "logrotate $LOGROTATE_CONF every ${LOGROTATE_EVERY}s (no cron or systemd here)"
+}
+
 stop() {
 	# The pool first: it kills runs in flight and answers them, so that
 	# Caddy's graceful shutdown has nothing left to wait for.
 	stop_pid $RUN/pool.pid "isobox pool" isobox-fcgi
 	stop_pid $RUN/caddy.pid caddy caddy
 	stop_pid $RUN/volumed.pid isobox-volumed isobox-volumed
+	stop_pid $RUN/logs.pid "the log keeper" bash isobox-log-keeper
 	rm -f "$SOCKET" "$STATUS_SOCKET"
 }
 
@@ -116,6 +149,8 @@ status)
 	alive $RUN/caddy.pid caddy && echo "caddy: running ($(cat $RUN/caddy.pid))" || echo "caddy: stopped"
 	alive $RUN/volumed.pid isobox-volumed && echo "isobox-volumed: running ($(cat $RUN/volumed.pid))" ||
 		echo "isobox-volumed: stopped"
+	alive $RUN/logs.pid bash isobox-log-keeper && echo "log keeper: running ($(cat $RUN/logs.pid))" ||
+		echo "log keeper: not running"
 	;;
 *) die "usage: $0 start|stop|restart|status" ;;
 esac

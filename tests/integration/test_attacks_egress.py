@@ -19,7 +19,7 @@ import uuid
 
 import pytest
 
-from conftest import containers, execute, healthy, request, run_ok, wait_until
+from conftest import INSTANCE, containers, execute, healthy, request, run_ok, wait_until
 
 attack = pytest.mark.attack
 MIB = 1 << 20
@@ -312,12 +312,14 @@ srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(1)
 c = socket.create_connection(srv.getsockname(), timeout=3)
 a, _ = srv.accept(); c.sendall(b"own")
 out["own loopback"] = a.recv(3).decode()
+out["hostname"] = socket.gethostname()
 print(json.dumps(out))
 '''
 
 
 @attack("egress: docker's embedded DNS (127.0.0.11:53 and its DNATed ports, TCP and UDP): PTR of a concurrent sandbox",
-        "nothing connects or answers (the listeners exist: checked from the host); the sandbox's own 127.0.0.1 works")
+        "nothing connects or answers (the listeners exist: checked from the host); the sandbox's own 127.0.0.1 works; "
+        "names carry no host pid (isobox-<instance>-<16 random hex>, hostname isobox)")
 def test_embedded_dns_unreachable():
     egress_available()
     a_marker, b_marker = f"a-{uuid.uuid4().hex}.txt", f"b-{uuid.uuid4().hex}.txt"
@@ -331,6 +333,9 @@ def test_embedded_dns_unreachable():
                   a_id).stdout.strip()
         a_name = sh("docker", "inspect", "-f", "{{.Name}}", a_id).stdout.strip().lstrip("/")
         assert a_ip and a_name, (a_ip, a_name)
+        # What a name could reveal, if anything ever resolved one: nothing
+        # of the host (the owner's pid is in a label the sandbox cannot read).
+        assert re.fullmatch(rf"isobox-{INSTANCE}-[0-9a-f]{{16}}", a_name), a_name
         tb, rb = in_background({"language": "python", "network": True, "limits": {"wallTimeMs": 20000},
                                 "files": [{"name": "main.py", "content": DNS_PROBE},
                                           {"name": b_marker, "content": ""}]})
@@ -364,6 +369,7 @@ def test_embedded_dns_unreachable():
     assert all(v in ("PermissionError", "TimeoutError") for v in out["udp"].values()), out
     assert not out["tcp_answer"] and a_name not in body["run"]["stdout"], out
     assert out["own loopback"] == "own", out
+    assert out["hostname"] == "isobox", out
     assert ra["r"][0] == 200, ra["r"]
 
 

@@ -75,6 +75,7 @@ def test_piston_trailing_data():
     status, _, answer = post_raw("/api/v2/execute", '{"language": "python", "version": "*", '
                                  '"files": [{"content": "print(1)"}]} trailing')
     assert status == 400 and answer["error"]["code"] == "bad_json", answer
+    assert containers() == []
 
 
 @attack("Piston base64 file that goes on after '=' (it used to be cut there and run)",
@@ -84,6 +85,7 @@ def test_piston_base64_must_be_exact(content):
     status, _, answer = post_raw("/api/v2/execute", json.dumps({
         "language": "python", "version": "*", "files": [{"content": content, "encoding": "base64"}]}))
     assert status == 400 and answer["error"]["code"] == "invalid_value", answer
+    assert containers() == []
 
 
 @attack("a 3.6 MiB body of \"args\": [0,0,...] (it grew a worker by 162 MiB, 319 MiB via Piston)",
@@ -97,7 +99,10 @@ def test_many_small_values_cost_the_worker_little(path):
     else:
         body = '{"language": "python", "version": "*", "files": [{"content": "1"}], "args": [' + args + ']}'
     status, _, answer = post_raw(path, body)
+    # Refused by the count taken before cJSON builds anything (the old
+    # code refused too, but only after building the whole tree).
     assert status == 400 and answer["error"]["code"] == "too_many", answer
+    assert "JSON values" in answer["error"]["message"], answer
     grown = {pid: high_water_kib(pid) - kib for pid, kib in before.items()
              if high_water_kib(pid)}
     assert max(grown.values()) < 32 * 1024, f"a worker's peak memory grew by {grown} KiB"

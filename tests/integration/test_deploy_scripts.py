@@ -41,6 +41,8 @@ def alive(pid):
         return False
 
 
+@pytest.mark.attack("a host with other gVisor sandboxes and look-alike processes: does any script kill by pattern?",
+                    "no pkill, killall or kill by a command-line match in any script")
 def test_no_script_kills_by_pattern():
     files = subprocess.run(["git", "-C", REPO, "ls-files"], check=True, capture_output=True,
                            text=True).stdout.split()
@@ -68,6 +70,8 @@ sleep 312
 """
 
 
+@pytest.mark.attack("re-running setup.sh's platform probe while another gVisor sandbox and a decoy run the same runsc",
+                    "the hung probe's own process tree is killed; the sandbox and the decoy survive")
 def test_platform_probe_kills_only_its_own_processes(tmp_path):
     """A hung `runsc do` probe is killed with its whole tree, and a sandbox
     running the same runsc next to it is left alone."""
@@ -103,6 +107,8 @@ def test_platform_probe_kills_only_its_own_processes(tmp_path):
     assert status == 200 and body["run"]["stdout"] == "done\n" and body["run"]["exitCode"] == 0, body
 
 
+@pytest.mark.attack("an aborted egress probe next to processes whose command lines contain or resemble its container id",
+                    "only the processes naming its exact 64-hex container id are killed")
 def test_mode_probe_kills_only_processes_naming_its_container():
     """egress.sh kills what an aborted egress probe left by its container id:
     an argv element that is the id or has it as a path component, nothing

@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from conftest import CONF, LOG_DIR, children, request, wait_until, workers
+from conftest import CONF, LOG_DIR, URL, children, request, wait_until, workers
 from tenants_util import KEYS, SECRET, call, new_key, reload_pool, revoke_key, tenants_file
 
 attack = pytest.mark.attack
@@ -214,6 +214,27 @@ def test_concurrent_executions_are_held_to_the_share(keys):
         status, _, done = first.result(timeout=60)
     assert status == 200 and done["run"]["stdout"] == "done\n", done
     assert call("POST", "/execute", PY, key=keys["alpha"])[0] == 200   # its place is free again
+
+
+@attack("tenants: a client sends a long run and leaves at once, again and again (Caddy 2.6 does not pass a departure on)",
+        "the left run keeps its tenant's one place until its wall time: the tenant's next program gets 429, "
+        "so a client that leaves cannot run more than its share")
+def test_a_run_whose_client_left_holds_its_tenants_place(keys):
+    import json
+    import socket
+    import urllib.parse
+    u = urllib.parse.urlparse(URL)
+    body = json.dumps({"language": "python", "code": "import time; time.sleep(4)"}).encode()
+    head = (f"POST /execute HTTP/1.1\r\nHost: {u.hostname}:{u.port}\r\nContent-Type: application/json\r\n"
+            f"Authorization: Bearer {keys['alpha']}\r\nContent-Length: {len(body)}\r\n\r\n").encode()
+    with socket.create_connection((u.hostname, u.port), source_address=("127.0.0.2", 0)) as s:
+        s.sendall(head + body)
+    # Gone before any answer. The run starts anyway, and holds the place.
+    assert wait_until(lambda: any(children(p) for p in workers()), 10)
+    status, _, refused = call("POST", "/execute", PY, key=keys["alpha"])
+    assert status == 429 and refused["error"]["code"] == "too_many_executions", refused
+    # Once it has run its course, the place is free again.
+    assert wait_until(lambda: call("POST", "/execute", PY, key=keys["alpha"])[0] == 200, 30)
 
 
 @attack("tenants: the worker holding a tenant's only place is SIGKILLed", "the master forgets its claim: the tenant runs again")
