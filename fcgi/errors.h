@@ -1,5 +1,5 @@
 /*
- * errors.h: what each fault code (conf/fault.h) means over HTTP. The one
+ * errors.h: what each fault code (conf/lib/fault.h) means over HTTP. The one
  * place where a status is chosen: lower layers report a code, fcgi/ answers.
  */
 #ifndef ISOBOX_ERRORS_H
