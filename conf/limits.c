@@ -2,25 +2,52 @@
 #include "limits.h"
 #include "lib/json.h"
 
+#include <math.h>
 #include <stdio.h>
 
 #define HUGE_LIMIT ((int64_t)1 << 53) /* largest integer a double holds exactly */
+#define MOST_CPUS 1024.0              /* more than any host has */
+
+/*
+ * The one rule for a limit, wherever it is written (a request, a session,
+ * the conf's ceilings; docs/API.md "Limits" states it): a positive number,
+ * whole for all but cpus. Any such value is taken and then clamped into
+ * the server's floor and ceiling, so a large one is never refused; one too
+ * large to hold first saturates at MOST (no conversion can overflow).
+ * Zero, negatives, fractions of whole-number limits and non-numbers are
+ * refused.
+ */
+static bool positive(const cJSON *v, const char *name, bool whole, double most, double *out,
+		     struct fault *f)
+{
+	double d = 0;
+	if (!json_number(v, name, &d, f))
+		return false;
+	if (!(d > 0))
+		return fail(f, E_INVALID_VALUE, "%s must be above 0", name);
+	if (whole && d != floor(d))
+		return fail(f, E_INVALID_VALUE, "%s must be a whole number", name);
+	*out = d < most ? d : most;
+	return true;
+}
 
 bool limits_parse(const cJSON *obj, const char *what, struct limits *out, unsigned *set, struct fault *f)
 {
 	static const char *const known[] = {"memoryBytes", "cpus", "pids", "outputBytes", "wallTimeMs",
 		"compileTimeMs", NULL};
 	char name[96];
+	double d;
 	*set = 0;
 	if (!json_object(obj, what, f) || !json_known_keys(obj, known, what, f))
 		return false;
 	const cJSON *v;
-#define FIELD(key, flag, dst)                                                   \
-	if ((v = cJSON_GetObjectItemCaseSensitive(obj, key))) {                 \
-		snprintf(name, sizeof name, "%s.%s", what, key);                \
-		if (!json_int(v, name, 1, HUGE_LIMIT, &out->dst, f))            \
-			return false;                                           \
-		*set |= flag;                                                   \
+#define FIELD(key, flag, dst)                                                        \
+	if ((v = cJSON_GetObjectItemCaseSensitive(obj, key))) {                      \
+		snprintf(name, sizeof name, "%s.%s", what, key);                     \
+		if (!positive(v, name, true, (double)HUGE_LIMIT, &d, f))             \
+			return false;                                                \
+		out->dst = (int64_t)d;                                               \
+		*set |= flag;                                                        \
 	}
 	FIELD("memoryBytes", LIMIT_MEMORY, memory_bytes)
 	FIELD("pids", LIMIT_PIDS, pids)
@@ -30,10 +57,8 @@ bool limits_parse(const cJSON *obj, const char *what, struct limits *out, unsign
 #undef FIELD
 	if ((v = cJSON_GetObjectItemCaseSensitive(obj, "cpus"))) {
 		snprintf(name, sizeof name, "%s.cpus", what);
-		if (!json_number(v, name, &out->cpus, f))
+		if (!positive(v, name, false, MOST_CPUS, &out->cpus, f))
 			return false;
-		if (!(out->cpus > 0) || out->cpus > 1024)
-			return fail(f, E_INVALID_VALUE, "%s must be above 0", name);
 		*set |= LIMIT_CPUS;
 	}
 	return true;

@@ -83,6 +83,19 @@ void test_request(void)
 	   rq.job.limits.pids == 256 && rq.job.limits.output_bytes == 256 << 10 &&
 	   rq.job.limits.wall_time_ms == 20000, "request: ...and clamped to every ceiling");
 	request_free(&rq);
+	ok(parse(&rq, "{\"language\":\"python\",\"code\":\"1\",\"limits\":{\"memoryBytes\":1e300,"
+		      "\"cpus\":2000,\"pids\":9007199254740993,\"outputBytes\":1e308,\"wallTimeMs\":1e20}}") &&
+	   rq.job.limits.memory_bytes == 512 << 20 && rq.job.limits.cpus == 2.0 && rq.job.limits.pids == 256 &&
+	   rq.job.limits.output_bytes == 256 << 10 && rq.job.limits.wall_time_ms == 20000,
+	   "request: absurd limits (cpus 2000, 1e300, past 2^53) are clamped too, never refused (%s)",
+	   rq.fault.message);
+	request_free(&rq);
+	refused("{\"language\":\"python\",\"code\":\"1\",\"limits\":{\"cpus\":0}}", 400, "invalid_value",
+		"cpus 0: a limit must be above 0");
+	refused("{\"language\":\"python\",\"code\":\"1\",\"limits\":{\"memoryBytes\":-5}}", 400,
+		"invalid_value", "a negative limit");
+	refused("{\"language\":\"python\",\"code\":\"1\",\"limits\":{\"pids\":1.5}}", 400, "invalid_value",
+		"a fraction of a whole-number limit");
 	ok(parse(&rq, "{\"language\":\"python\",\"code\":\"1\",\"limits\":{\"memoryBytes\":1,"
 		      "\"cpus\":0.001,\"pids\":1,\"wallTimeMs\":1}}"), "request: tiny limits accepted");
 	ok(rq.job.limits.memory_bytes == 32 << 20 && rq.job.limits.cpus == 0.05 &&
