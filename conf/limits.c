@@ -42,7 +42,7 @@ bool limits_parse(const cJSON *obj, const char *what, struct limits *out, unsign
 		return false;
 	const cJSON *v;
 #define FIELD(key, flag, dst)                                                        \
-	if ((v = cJSON_GetObjectItemCaseSensitive(obj, key))) {                      \
+	if ((v = json_field(obj, key))) {                                         \
 		snprintf(name, sizeof name, "%s.%s", what, key);                     \
 		if (!positive(v, name, true, (double)HUGE_LIMIT, &d, f))             \
 			return false;                                                \
@@ -55,7 +55,7 @@ bool limits_parse(const cJSON *obj, const char *what, struct limits *out, unsign
 	FIELD("wallTimeMs", LIMIT_WALL, wall_time_ms)
 	FIELD("compileTimeMs", LIMIT_COMPILE, compile_time_ms)
 #undef FIELD
-	if ((v = cJSON_GetObjectItemCaseSensitive(obj, "cpus"))) {
+	if ((v = json_field(obj, "cpus"))) {
 		snprintf(name, sizeof name, "%s.cpus", what);
 		if (!positive(v, name, false, MOST_CPUS, &out->cpus, f))
 			return false;

@@ -157,14 +157,14 @@ static bool parse_files(struct request *rq, const cJSON *arr, const struct conf 
 		snprintf(what, sizeof what, "files[%zu]", i);
 		if (!json_object(o, what, f) || !json_known_keys(o, known, what, f))
 			return false;
-		const cJSON *nv = cJSON_GetObjectItemCaseSensitive(o, "name");
+		const cJSON *nv = json_field(o, "name");
 		snprintf(what, sizeof what, "files[%zu].name", i);
 		if (!nv && i == 0)
 			name = rq->lang->file; /* the entry point may go unnamed */
 		else if (!json_string(nv, what, &name, f))
 			return false;
 		snprintf(what, sizeof what, "files[%zu].content", i);
-		if (!json_string(cJSON_GetObjectItemCaseSensitive(o, "content"), what, &content, f))
+		if (!json_string(json_field(o, "content"), what, &content, f))
 			return false;
 		if (!sandbox_valid_path(name, (size_t)c->request.max_path_bytes, f) ||
 		    !check_name_clash(rq->files, i, name, f))
@@ -172,9 +172,9 @@ static bool parse_files(struct request *rq, const cJSON *arr, const struct conf 
 		size_t len = strlen(content);
 		/* Binary files (NUL included) come base64-encoded. */
 		const char *encoding = "utf-8";
-		const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "encoding");
+		const cJSON *ev = json_field(o, "encoding");
 		snprintf(what, sizeof what, "files[%zu].encoding", i);
-		if (ev && !cJSON_IsNull(ev) && !json_string(ev, what, &encoding, f))
+		if (ev && !json_string(ev, what, &encoding, f))
 			return false;
 		if (strcmp(encoding, "utf-8") && strcmp(encoding, "base64"))
 			return fail(f, E_INVALID_VALUE, "%s must be \"utf-8\" or \"base64\"", what);
@@ -205,11 +205,11 @@ bool request_parse_language(struct request *rq, const cJSON *root, const struct 
 	struct fault *f = &rq->fault;
 	const char *language, *version = NULL;
 	const cJSON *v;
-	if (!(v = cJSON_GetObjectItemCaseSensitive(root, "language")))
+	if (!(v = json_field(root, "language")))
 		return fail(f, E_MISSING_FIELD, "language is required");
 	if (!json_string(v, "language", &language, f))
 		return false;
-	if ((v = cJSON_GetObjectItemCaseSensitive(root, "version")) && !cJSON_IsNull(v) &&
+	if ((v = json_field(root, "version")) &&
 	    !json_string(v, "version", &version, f))
 		return false;
 	return (rq->lang = registry_find(reg, language, version, f)) != NULL;
@@ -218,9 +218,9 @@ bool request_parse_language(struct request *rq, const cJSON *root, const struct 
 /* "outputs": globs of the files to return, inside the work dir. */
 static bool parse_outputs(struct request *rq, const struct conf *c, const cJSON *root)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "outputs");
+	const cJSON *v = json_field(root, "outputs");
 	struct fault *f = &rq->fault;
-	if (!v || cJSON_IsNull(v))
+	if (!v)
 		return true;
 	if (!json_strings(v, "outputs", 16, &rq->outputs, f))
 		return false;
@@ -250,12 +250,12 @@ bool request_network_allowed(const struct request *rq, const struct conf *c, str
 
 bool request_parse_volume(struct request *rq, const cJSON *root)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "volume");
-	const cJSON *ro = cJSON_GetObjectItemCaseSensitive(root, "volumeReadOnly");
+	const cJSON *v = json_field(root, "volume");
+	const cJSON *ro = json_field(root, "volumeReadOnly");
 	const char *name;
-	if (ro && !cJSON_IsNull(ro) && !json_bool(ro, "volumeReadOnly", &rq->job.volume_ro, &rq->fault))
+	if (ro && !json_bool(ro, "volumeReadOnly", &rq->job.volume_ro, &rq->fault))
 		return false;
-	if (!v || cJSON_IsNull(v)) {
+	if (!v) {
 		if (rq->job.volume_ro)
 			return fail(&rq->fault, E_INVALID_REQUEST, "volumeReadOnly without a volume");
 		return true;
@@ -292,12 +292,12 @@ bool request_parse_execute(struct request *rq, const struct conf *c, const struc
 
 	struct limits asked = {0};
 	unsigned set = 0;
-	if ((v = cJSON_GetObjectItemCaseSensitive(root, "limits")) && !cJSON_IsNull(v) &&
+	if ((v = json_field(root, "limits")) &&
 	    !limits_parse(v, "limits", &asked, &set, f))
 		return false;
 	rq->job.limits = limits_apply(&rq->lang->defaults, &asked, set, &c->floors, &c->ceilings);
 
-	if ((v = cJSON_GetObjectItemCaseSensitive(root, "network")) && !cJSON_IsNull(v) &&
+	if ((v = json_field(root, "network")) &&
 	    !json_bool(v, "network", &rq->network, f))
 		return false;
 	if (!request_network_allowed(rq, c, f))
@@ -322,7 +322,7 @@ bool request_parse_step(struct request *rq, const struct conf *c, const struct l
 		return false;
 	struct limits asked = {0};
 	unsigned set = 0;
-	if ((v = cJSON_GetObjectItemCaseSensitive(rq->json, "limits")) && !cJSON_IsNull(v) &&
+	if ((v = json_field(rq->json, "limits")) &&
 	    !limits_parse(v, "limits", &asked, &set, f))
 		return false;
 	if (set & (LIMIT_MEMORY | LIMIT_CPUS | LIMIT_PIDS))
@@ -342,8 +342,8 @@ static bool parse_program(struct request *rq, const struct conf *c, const cJSON 
 	struct fault *f = &rq->fault;
 	const char *code = NULL, *stdin_data = "";
 	const cJSON *v;
-	const cJSON *code_v = cJSON_GetObjectItemCaseSensitive(root, "code");
-	const cJSON *files_v = cJSON_GetObjectItemCaseSensitive(root, "files");
+	const cJSON *code_v = json_field(root, "code");
+	const cJSON *files_v = json_field(root, "files");
 	if (code_v && files_v)
 		return fail(f, E_INVALID_REQUEST, "send code or files, not both");
 	if (!code_v && !files_v)
@@ -365,7 +365,7 @@ static bool parse_program(struct request *rq, const struct conf *c, const cJSON 
 	}
 	rq->job.files = rq->files;
 
-	if ((v = cJSON_GetObjectItemCaseSensitive(root, "stdin")) && !cJSON_IsNull(v) &&
+	if ((v = json_field(root, "stdin")) &&
 	    !json_string(v, "stdin", &stdin_data, f))
 		return false;
 	rq->job.stdin_data = stdin_data;
@@ -374,7 +374,7 @@ static bool parse_program(struct request *rq, const struct conf *c, const cJSON 
 		return fail(f, E_STDIN_TOO_LARGE, "stdin is over %lld bytes",
 			    (long long)c->request.max_stdin_bytes);
 
-	if ((v = cJSON_GetObjectItemCaseSensitive(root, "args")) && !cJSON_IsNull(v) &&
+	if ((v = json_field(root, "args")) &&
 	    !json_strings(v, "args", (size_t)c->request.max_args, &rq->args, f))
 		return false;
 	for (size_t i = 0; i < rq->args.n; i++)

@@ -67,9 +67,9 @@ static bool read_json(struct worker *w, struct request *rq)
 static bool get_timeout(const cJSON *root, const char *key, int64_t dflt, int64_t max, int64_t *out,
 			struct fault *f)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+	const cJSON *v = json_field(root, key);
 	*out = dflt;
-	return !v || cJSON_IsNull(v) || json_int(v, key, 1000, max, out, f);
+	return !v || json_int(v, key, 1000, max, out, f);
 }
 
 /* The body of POST /v1/sessions, checked. */
@@ -88,7 +88,7 @@ static bool parse_create(struct worker *w, struct request *rq, enum session_type
 	const cJSON *root = rq->json;
 	if (!request_parse_language(rq, root, &w->reg))
 		return false;
-	if ((v = cJSON_GetObjectItemCaseSensitive(root, "type")) && !cJSON_IsNull(v) &&
+	if ((v = json_field(root, "type")) &&
 	    !json_string(v, "type", &kind, f))
 		return false;
 	if (strcmp(kind, "shell") && strcmp(kind, "kernel"))
@@ -98,7 +98,7 @@ static bool parse_create(struct worker *w, struct request *rq, enum session_type
 		return fail(f, E_INVALID_VALUE, "%s has no kernel sessions; use type \"shell\"", rq->lang->name);
 	struct limits asked = {0}, ceiling = c->ceilings;
 	unsigned set = 0;
-	if ((v = cJSON_GetObjectItemCaseSensitive(root, "limits")) && !cJSON_IsNull(v) &&
+	if ((v = json_field(root, "limits")) &&
 	    !limits_parse(v, "limits", &asked, &set, f))
 		return false;
 	if (set & (LIMIT_OUTPUT | LIMIT_WALL))
@@ -109,7 +109,7 @@ static bool parse_create(struct worker *w, struct request *rq, enum session_type
 		ceiling.memory_bytes = c->sessions.memory_bytes;
 	*lim = limits_apply(&rq->lang->defaults, &asked, set, &c->floors, &ceiling);
 	rq->job.limits = *lim; /* the bound of this request: a start */
-	if ((v = cJSON_GetObjectItemCaseSensitive(root, "network")) && !cJSON_IsNull(v) &&
+	if ((v = json_field(root, "network")) &&
 	    !json_bool(v, "network", &rq->network, f))
 		return false;
 	if (!request_network_allowed(rq, c, f) || !request_parse_volume(rq, root))
@@ -237,7 +237,7 @@ void sessions_exec(struct worker *w, struct request *rq)
 		respond_fault(rq, "");
 		return;
 	}
-	if (rq->session.type == SESSION_KERNEL && (cJSON_GetObjectItemCaseSensitive(rq->json, "files") ||
+	if (rq->session.type == SESSION_KERNEL && (json_field(rq->json, "files") ||
 						     rq->job.n_args)) {
 		fail(f, E_INVALID_REQUEST, "a kernel step is a cell: send code and stdin, no files or args "
 		     "(files go in with PUT /v1/sessions/{id}/files/{path})");

@@ -84,10 +84,10 @@ void volumes_create(struct worker *w, struct request *rq)
 		  json_parse_strict(rq->body.data, rq->body.len, 100, &rq->json, f) &&
 		  json_object(rq->json, "the request body", f) && json_known_keys(rq->json, known, "a volume", f);
 	for (size_t i = 0; ok && known[i]; i++)
-		if (!cJSON_GetObjectItemCaseSensitive(rq->json, known[i]))
+		if (!json_field(rq->json, known[i]))
 			ok = fail(f, E_MISSING_FIELD, "a volume needs \"%s\"", known[i]);
-	ok = ok && json_string(cJSON_GetObjectItemCaseSensitive(rq->json, "name"), "name", &name, f) &&
-		  json_int(cJSON_GetObjectItemCaseSensitive(rq->json, "sizeBytes"), "sizeBytes",
+	ok = ok && json_string(json_field(rq->json, "name"), "name", &name, f) &&
+		  json_int(json_field(rq->json, "sizeBytes"), "sizeBytes",
 			   c->volumes.min_bytes, c->volumes.max_bytes, &size, f);
 	if (ok && !volume_name_valid(name))
 		ok = fail(f, E_INVALID_VALUE, "volume names are [a-z0-9][a-z0-9_.-]*, at most %d", VOLUME_NAME_MAX);

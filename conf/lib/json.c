@@ -26,6 +26,12 @@ bool json_object(const cJSON *v, const char *what, struct fault *f)
 	return true;
 }
 
+const cJSON *json_field(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	return cJSON_IsNull(v) ? NULL : v;
+}
+
 bool json_string(const cJSON *v, const char *what, const char **out, struct fault *f)
 {
 	if (!cJSON_IsString(v))

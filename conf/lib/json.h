@@ -13,6 +13,10 @@
 /* Every key of obj is in known (NULL-terminated); else 400 unknown_field. */
 bool json_known_keys(const cJSON *obj, const char *const known[], const char *what, struct fault *f);
 bool json_object(const cJSON *v, const char *what, struct fault *f);
+/* A member of an object, or NULL when it is absent or JSON null: typed
+ * clients (pydantic, TypeScript) send null for the fields they leave out,
+ * so in a request an optional field that is null is absent. */
+const cJSON *json_field(const cJSON *obj, const char *key);
 bool json_string(const cJSON *v, const char *what, const char **out, struct fault *f);
 bool json_bool(const cJSON *v, const char *what, bool *out, struct fault *f);
 /* An integral number in [min, max]. */

@@ -232,3 +232,28 @@ def test_runtimes_lists_languages_versions_aliases():
 def test_healthz():
     status, _, body = request("GET", "/healthz")
     assert status == 200 and body["status"] == "ok"
+
+
+def test_null_is_absent_for_every_optional_field():
+    """Typed clients (pydantic, TypeScript) send null for the fields they
+    leave out: /execute and /v1/sessions take null as absent."""
+    status, r = execute({"language": "python", "version": None, "code": None,
+                         "files": [{"name": None, "content": "import sys; print(sys.argv[1:], sys.stdin.read())",
+                                    "encoding": None}],
+                         "stdin": None, "args": None, "network": None, "outputs": None,
+                         "volume": None, "volumeReadOnly": None,
+                         "limits": {"cpus": None, "memoryBytes": None, "wallTimeMs": 5000}})
+    assert status == 200, r
+    assert r["run"]["stdout"] == "[] \n" and r["limits"]["wallTimeMs"] == 5000 and r["limits"]["cpus"] == 1, r
+    status, _, s = request("POST", "/v1/sessions", {"language": "python", "type": None, "version": None,
+                                                     "limits": None, "network": None, "idleTimeoutMs": None,
+                                                     "maxLifetimeMs": None, "volume": None,
+                                                     "volumeReadOnly": None})
+    assert status == 201, s
+    try:
+        status, _, step = request("POST", f"/v1/sessions/{s['id']}/exec",
+                                  {"code": "print('in a session')", "files": None, "stdin": None,
+                                   "args": None, "limits": None})
+        assert status == 200 and step["run"]["stdout"] == "in a session\n", step
+    finally:
+        assert request("DELETE", f"/v1/sessions/{s['id']}")[0] in (200, 204)

@@ -90,6 +90,17 @@ void test_request(void)
 	   "request: absurd limits (cpus 2000, 1e300, past 2^53) are clamped too, never refused (%s)",
 	   rq.fault.message);
 	request_free(&rq);
+	ok(parse(&rq, "{\"language\":\"python\",\"version\":null,\"code\":null,\"files\":[{\"name\":null,"
+		      "\"content\":\"print(1)\",\"encoding\":null}],\"stdin\":null,\"args\":null,\"limits\":"
+		      "{\"cpus\":null,\"wallTimeMs\":5000},\"network\":null,\"outputs\":null,\"volume\":null,"
+		      "\"volumeReadOnly\":null}") &&
+	   !strcmp(rq.job.files[0].name, "main.py") && rq.job.limits.wall_time_ms == 5000 &&
+	   rq.job.limits.cpus == 1 && !rq.job.network,
+	   "request: null is absent for every optional field, nested too (%s)", rq.fault.message);
+	request_free(&rq);
+	refused("{\"language\":null,\"code\":\"1\"}", 400, "missing_field", "a null language is a missing one");
+	refused("{\"language\":\"python\",\"code\":null,\"files\":null}", 400, "missing_field",
+		"null code and null files: neither is sent");
 	refused("{\"language\":\"python\",\"code\":\"1\",\"limits\":{\"cpus\":0}}", 400, "invalid_value",
 		"cpus 0: a limit must be above 0");
 	refused("{\"language\":\"python\",\"code\":\"1\",\"limits\":{\"memoryBytes\":-5}}", 400,
