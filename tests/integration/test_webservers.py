@@ -43,6 +43,16 @@ def test_healthz(server):
     assert body["status"] == "ok" and body["languages"] > 0
 
 
+def test_no_cgi_status_header_reaches_the_client(server):
+    """CGI's Status line sets the response's status, and is not a header of
+    it (Caddy 2.6 passed it on as one, on every response)."""
+    for method, path in (("GET", "/healthz"), ("GET", "/runtimes"), ("GET", "/nope")):
+        status, headers, _ = request(method, path, url=server.url)
+        assert status in (200, 404) and "Status" not in headers, (path, dict(headers))
+    status, headers, _ = request("POST", "/execute", {"language": "python", "code": "print(1)"}, url=server.url)
+    assert status == 200 and "Status" not in headers, dict(headers)
+
+
 def test_routes_on_the_path(server):
     status, _, body = request("GET", "/runtimes", url=server.url)
     assert status == 200 and any(r["language"] == "python" for r in body["runtimes"]), body
