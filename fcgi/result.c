@@ -12,6 +12,8 @@ cJSON *language_to_json(const struct language *l)
 	cJSON *aliases = cJSON_AddArrayToObject(r, "aliases");
 	for (size_t j = 0; j < l->aliases.n; j++)
 		cJSON_AddItemToArray(aliases, cJSON_CreateString(l->aliases.v[j]));
+	if (l->note)
+		cJSON_AddStringToObject(r, "note", l->note);
 	return r;
 }
 

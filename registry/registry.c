@@ -63,7 +63,7 @@ static bool name_taken(const struct registry *r, size_t count, const char *s)
 static bool parse_language(const cJSON *o, const char *what, struct registry *r, struct fault *f)
 {
 	static const char *const known[] = {"name", "aliases", "version", "image", "file", "compile",
-		"compileTimeMs", "run", "env", "limits", "agent", "preload", "kernel", NULL};
+		"compileTimeMs", "run", "env", "limits", "agent", "preload", "kernel", "note", NULL};
 	struct language *l = &r->langs[r->n];
 	const char *s;
 	char name[128];
@@ -109,6 +109,10 @@ static bool parse_language(const cJSON *o, const char *what, struct registry *r,
 	    !s[0] || strchr(s, '/') || !strcmp(s, ".") || !strcmp(s, ".."))
 		return fail(f, E_INVALID_VALUE, "%s: file must be a plain file name", name);
 	l->file = xstrdup(s);
+	const cJSON *note = cJSON_GetObjectItemCaseSensitive(o, "note");
+	if (note && (!json_string(note, "note", &s, f) || !s[0] || strlen(s) > 400))
+		return f->code ? false : fail(f, E_INVALID_VALUE, "%s: note must be 1-400 characters", name);
+	l->note = note ? xstrdup(s) : NULL;
 	if (!json_strings(cJSON_GetObjectItemCaseSensitive(o, "run"), "run", 64, &l->run, f))
 		return false;
 	if (l->run.n == 0)
@@ -278,6 +282,7 @@ void registry_free(struct registry *r)
 		free(l->image_id);
 		free(l->full_version);
 		free(l->file);
+		free(l->note);
 		strv_free(&l->compile);
 		strv_free(&l->run);
 		strv_free(&l->env);

@@ -21,6 +21,7 @@ struct language {
 	char *image_id;     /* "sha256:<64 hex>" from the lock; NULL if not built */
 	char *full_version; /* found in the image, e.g. "3.11.2"; else = version */
 	char *file;         /* entry file name for "code" */
+	char *note;         /* what a user should know, shown by /runtimes; or NULL */
 	struct strv compile; /* argv template of the compile step; empty if none */
 	struct strv run;    /* argv template; see argv.c for the placeholders */
 	struct strv env;    /* "KEY=value" */

@@ -218,3 +218,14 @@ def test_aliases_execute(alias, name):
     status, result = execute({"language": alias, "code": PROGRAMS[name][0]}, timeout=120)
     assert status == 200 and result["language"] == name
     assert result["run"]["stdout"] == "hello\n"
+
+
+def test_typescript_says_its_types_are_not_checked():
+    """esbuild strips types without checking them: /runtimes says so, and a
+    type error indeed runs."""
+    status, _, body = request("GET", "/runtimes")
+    ts = next(r for r in body["runtimes"] if r["language"] == "typescript")
+    assert "not checked" in ts["note"], ts
+    assert all("note" not in r for r in body["runtimes"] if r["language"] != "typescript"), body
+    r = run("typescript", 'const n: number = "not a number";\nconsole.log(n)')
+    assert r["run"]["stdout"] == "not a number\n" and r["run"]["exitCode"] == 0, r

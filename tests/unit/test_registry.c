@@ -44,6 +44,12 @@ void test_registry(void)
 	   "registry: the shipped registry.yaml loads without a lock (%s)", err);
 	ok(registry_find(&r, "py", NULL, &f) && registry_find(&r, "python-slim", NULL, &f),
 	   "registry: shipped registry has python and python-slim");
+	const struct language *ts = registry_find(&r, "ts", NULL, &f);
+	ok(ts && ts->note && strstr(ts->note, "not checked") && !registry_find(&r, "python", NULL, &f)->note,
+	   "registry: typescript carries a note (types are not checked); python none");
+	registry_free(&r);
+	ok(!reg_from(LANG("    note: \"\"\n"), NULL, &r, err, sizeof err) && strstr(err, "note"),
+	   "registry: an empty note is refused (%s)", err);
 	registry_free(&r);
 
 	ok(reg_from(LANG(""), NULL, &r, err, sizeof err), "registry: minimal entry loads (%s)", err);
