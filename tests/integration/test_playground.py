@@ -89,3 +89,15 @@ def test_playground_api_key_field():
     api = [r for r in after if r[1] != "/"]
     assert api and all(r[2] == "good" for r in api[:-1]) and api[-1][2] == "none", api
     assert report["keyInUrl"] == [] and report["foreignRequests"] == [] and report["pageErrors"] == []
+
+
+def test_playground_editor_tab_kept_code_and_layout():
+    """Tab indents (Esc, Tab leaves), the code is kept per language across a
+    reload, and a narrow window shows the output right under the editor."""
+    report = drive("editor")
+    names = {c["name"] for c in report["checks"] if c["ok"]}
+    for name in ("Tab inserts an indent in the code box", "a reload keeps the language and its code",
+                 "narrow: the output right under the editor, above the limits",
+                 "wide: the output beside the editor", "Escape, then Tab, leaves the box"):
+        assert name in names, (name, report["checks"])
+    assert report["foreignRequests"] == [] and report["pageErrors"] == []

@@ -1,6 +1,7 @@
 // Drives the playground (GET /) in Debian's chromium, headless, and prints
 // what it saw as JSON. Usage: node playground.mjs http://127.0.0.1:8090 [once|session|key]
-// "once" (the default) checks the Run once mode, "session" the notebook of
+// "once" (the default) checks the Run once mode, "editor" the code box (Tab,
+// kept code, the layout at two widths), "session" the notebook of
 // session mode, "key" the API key field (the keys in ISOBOX_KEY, a valid one,
 // and ISOBOX_WRONG_KEY; they never go into the report); every session the
 // page starts is deleted at the end, even when a check fails. Exit status 0 only if every check passed; the pytest
@@ -48,6 +49,7 @@ try {
     check("python is chosen with a sample", (await page.inputValue("#code")).includes("print"),
           await page.inputValue("#code"));
     if (mode === "session") await sessionChecks(page);
+    else if (mode === "editor") await editorChecks(page);
     else await onceChecks(page);
   }
 
@@ -82,13 +84,16 @@ async function keyChecks(page) {
     report.requests.push([r.method(), url.slice(base.length), which(r.headers()["authorization"])]);
   });
   const answer = (p) => page.waitForResponse((r) => r.url() === base + "/" + p);
-  const status = () => page.evaluate(() => {
+  const status = () => page.evaluate((key) => {
     const s = document.getElementById("status");
     return { text: s.textContent, state: s.dataset.state, output: document.getElementById("output").textContent,
              focused: document.activeElement ? document.activeElement.id : null,
              stored: sessionStorage.getItem("isobox.apiKey") === null ? "none" : "some",
-             localItems: localStorage.length, href: location.href.slice(location.origin.length) };
-  });
+             // localStorage keeps code and the language, never the key.
+             localItems: Object.keys(localStorage).filter((k) => !/^isobox\.(code\.[a-z0-9+#._-]+|language)$/.test(k) ||
+               (key && localStorage.getItem(k).includes(key))).length,
+             href: location.href.slice(location.origin.length) };
+  }, good || wrong);
   const keyText = (t) => t.includes("API key") && t.includes("isobox-fcgi --new-key");
 
   // Keyless from 127.0.0.1 (anonymous): the languages are listed.
@@ -167,6 +172,60 @@ async function keyChecks(page) {
   check("an emptied field sends no key and keeps none", r.status() === 200 && sent(r) === "none" &&
         s.stored === "none" && s.localItems === 0, [r.status(), sent(r), s]);
   check("no key in any URL", report.keyInUrl.length === 0, report.keyInUrl);
+}
+
+async function editorChecks(page) {
+  const code = () => page.inputValue("#code");
+  const focused = () => page.evaluate(() => document.activeElement && document.activeElement.id);
+  // 1. Tab indents in the code box; the text does not land in stdin.
+  await page.selectOption("#language", "python");
+  await page.fill("#code", "if True:\n");
+  await page.focus("#code");
+  await page.evaluate(() => { const c = document.getElementById("code"); c.selectionStart = c.selectionEnd = c.value.length; });
+  await page.keyboard.press("Tab");
+  await page.keyboard.type("print(1)");
+  check("Tab inserts an indent in the code box", await code() === "if True:\n    print(1)" &&
+        await focused() === "code" && await page.inputValue("#stdin") === "", [await code(), await focused()]);
+  await page.keyboard.press("Shift+Tab");
+  check("Shift+Tab takes the indent back", await code() === "if True:\nprint(1)", await code());
+  await page.evaluate(() => document.getElementById("code").select());
+  await page.keyboard.press("Tab");
+  check("Tab indents every selected line", await code() === "    if True:\n    print(1)", await code());
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("Tab");
+  check("Escape, then Tab, leaves the box", await focused() !== "code" &&
+        await code() === "    if True:\n    print(1)", [await focused(), await code()]);
+  // 2. The code is kept per language, across a reload.
+  await page.fill("#code", "print('kept for python')\n");
+  await page.selectOption("#language", "ruby");
+  check("another language shows its own sample", (await code()).includes("puts"), await code());
+  await page.fill("#code", "puts 'kept for ruby'\n");
+  await page.reload();
+  await page.waitForSelector("#language:not([disabled]) option[value=python]", { state: "attached" });
+  check("a reload keeps the language and its code", await page.inputValue("#language") === "ruby" &&
+        await code() === "puts 'kept for ruby'\n", [await page.inputValue("#language"), await code()]);
+  await page.selectOption("#language", "python");
+  check("...and each language's own code", await code() === "print('kept for python')\n", await code());
+  await page.selectOption("#language", "c");
+  await page.fill("#code", "int main(void)\n{\n}\n");
+  await page.evaluate(() => { const c = document.getElementById("code"); c.selectionStart = c.selectionEnd = 15; });
+  await page.keyboard.press("Tab");
+  check("C indents with a tab", await code() === "int main(void)\n\t{\n}\n", await code());
+  // 3. Where the output sits: beside the editor when wide; right under it
+  // (above the limits) when narrow.
+  const boxes = () => page.evaluate(() => Object.fromEntries(["code", "output"].map((id) => {
+    const r = document.getElementById(id).getBoundingClientRect();
+    return [id, { left: r.left, top: r.top, bottom: r.bottom }];
+  }).concat([["limits", (() => { const r = document.querySelector(".limits-box").getBoundingClientRect();
+    return { left: r.left, top: r.top, bottom: r.bottom }; })()]])));
+  await page.setViewportSize({ width: 1280, height: 900 });
+  let b = await boxes();
+  check("wide: the output beside the editor", b.output.left > b.code.left + 300 && b.output.top < b.code.bottom, b);
+  await page.setViewportSize({ width: 800, height: 900 });
+  b = await boxes();
+  check("narrow: the output right under the editor, above the limits",
+        b.output.top >= b.code.bottom && b.output.top < b.limits.top && Math.abs(b.output.left - b.code.left) < 40, b);
+  report.layout = b;
 }
 
 async function onceChecks(page) {
