@@ -44,5 +44,6 @@ void test_decoder(void);
 void test_deadline(void);
 void test_tenants(void);
 void test_store(void);
+void test_semver(void);
 
 #endif
