@@ -35,7 +35,7 @@ static bool read_request(struct worker *w, struct request *rq)
 		return false;
 	if (piston) {
 		struct buf body = {0};
-		if (!piston_translate(&rq->body, (size_t)w->conf.request.max_json_values, &body,
+		if (!piston_translate(&rq->body, &w->reg, (size_t)w->conf.request.max_json_values, &body,
 				      &rq->fault)) {
 			buf_free(&body);
 			return false;
