@@ -140,22 +140,32 @@ static bool check_files(const cJSON *files, struct fault *f)
 }
 
 /* The entry first (Piston's: the first utf8 file; none: the first file),
- * then the others in their order. */
+ * then the others in their order. One pass each: a body may hold
+ * thousands of files until ours refuses more than request.maxFiles. */
 static bool translate_files(const cJSON *files, cJSON *o, struct fault *f)
 {
-	int n = cJSON_GetArraySize(files), entry = 0;
-	if (n == 0)
+	const cJSON *file, *entry = NULL;
+	int i = 0, entry_at = 0;
+	cJSON_ArrayForEach(file, files) {
+		if (!entry && is_utf8(file)) {
+			entry = file;
+			entry_at = i;
+		}
+		i++;
+	}
+	if (i == 0)
 		return fail(f, E_EMPTY_CODE, "files must include at least one utf8 encoded file");
-	while (entry < n && !is_utf8(cJSON_GetArrayItem(files, entry)))
-		entry++;
-	if (entry == n)
-		entry = 0;
+	if (!entry)
+		entry = files->child;
 	cJSON *ofiles = cJSON_AddArrayToObject(o, "files");
-	if (!add_file(ofiles, cJSON_GetArrayItem(files, entry), entry, true, f))
+	if (!add_file(ofiles, entry, entry_at, true, f))
 		return false;
-	for (int i = 0; i < n; i++)
-		if (i != entry && !add_file(ofiles, cJSON_GetArrayItem(files, i), i, false, f))
+	i = 0;
+	cJSON_ArrayForEach(file, files) {
+		if (file != entry && !add_file(ofiles, file, i, false, f))
 			return false;
+		i++;
+	}
 	return true;
 }
 
