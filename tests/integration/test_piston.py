@@ -219,8 +219,9 @@ def test_piston_segfault_is_sigsegv():
 @pytest.mark.parametrize("name,number", [("ABRT", 6), ("TERM", 15), ("HUP", 1)])
 def test_piston_death_by_signal_is_named(name, number):
     """A child killed by a signal, its status passed on by the script: the
-    exit status 128 + N reads as signal N (a program is the sandbox's first
-    process, which a signal it sends itself does not end)."""
+    exit status 128 + N reads as signal N. (A child, not the program itself:
+    the program is the sandbox's first process, and how a first process
+    takes a signal it sends itself is not what this tests.)"""
     run = ran({"language": "bash", "version": "*", "files": [{"content": f"sh -c 'kill -{name} $$'\nexit $?"}]})
     assert (run["code"], run["signal"], run["status"], run["message"]) == \
         (None, f"SIG{name}", "SG", f"Caught fatal signal {number}"), run
