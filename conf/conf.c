@@ -396,11 +396,31 @@ static bool parse_volumes(const cJSON *o, const char *base_dir, struct conf_volu
 	return true;
 }
 
+/*
+ * piston: the Piston-compatible route. Optional; acceptTextPlain is off
+ * unless set: a browser sends a text/plain body to any site without asking
+ * first (no CORS preflight), so reading one as JSON lets web pages start
+ * runs (docs/API.md, Piston-compatible API). The npm piston-client sends
+ * no Content-Type, which its fetch makes text/plain.
+ */
+static bool parse_piston(const cJSON *o, struct conf_piston *p, struct fault *f)
+{
+	static const char *const keys[] = {"acceptTextPlain", NULL};
+	*p = (struct conf_piston){.accept_text_plain = false};
+	if (!o)
+		return true;
+	if (!json_object(o, "piston", f) || !json_known_keys(o, keys, "piston", f))
+		return false;
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "acceptTextPlain");
+	return !v || json_bool(v, "piston.acceptTextPlain", &p->accept_text_plain, f);
+}
+
 static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struct fault *f)
 {
 	static const char *const top[] = {"instance", "registry", "imagesLock", "workDir", "docker",
 		"runtime", "cgroupParent", "pool", "ceilings", "floors", "request", "sandbox", "access",
-		"network", "warm", "sessions", "auth", "tenants", "store", "memory", "volumes", "queue", NULL};
+		"network", "warm", "sessions", "auth", "tenants", "store", "memory", "volumes", "queue",
+		"piston", NULL};
 	static const char *const request_keys[] = {"maxBodyBytes", "maxFiles", "maxFileBytes",
 		"maxPathBytes", "maxArgs", "maxArgBytes", "maxStdinBytes", "maxJsonValues",
 		"maxOutputFiles", "maxOutputBytes", NULL};
@@ -473,6 +493,7 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 	if (c->sandbox.seccomp_profile[0] != '/')
 		return fail(f, E_INVALID_VALUE, "sandbox.seccompProfile must be an absolute path");
 	return get_network(root, &c->network, f) &&
+	       parse_piston(cJSON_GetObjectItemCaseSensitive(root, "piston"), &c->piston, f) &&
 	       parse_warm(cJSON_GetObjectItemCaseSensitive(root, "warm"), base_dir, &c->warm, f) &&
 	       parse_sessions(cJSON_GetObjectItemCaseSensitive(root, "sessions"), base_dir, &c->sessions, f) &&
 	       parse_volumes(cJSON_GetObjectItemCaseSensitive(root, "volumes"), base_dir, &c->volumes, f) &&

@@ -86,6 +86,10 @@ struct conf {
 		int64_t claim_after_ms; /* a job whose runner showed no life this long is re-run */
 		int64_t wait_ms;        /* a front gives up on a job no runner started by then */
 	} queue;
+	/* The Piston-compatible route (fcgi/piston.c). */
+	struct conf_piston {
+		bool accept_text_plain; /* read a text/plain body as JSON (piston-client) */
+	} piston;
 	struct conf_network {
 		bool enabled;          /* may a request ask for "network": true? */
 		char *docker_network;  /* the egress bridge network's docker name */

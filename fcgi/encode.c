@@ -135,6 +135,31 @@ bool base64_decode(const char *in, struct buf *out)
 	return (acc & ((1u << bits) - 1)) == 0;
 }
 
+static int hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))
+		return (c | 0x20) - 'a' + 10;
+	return -1;
+}
+
+bool hex_decode(const char *in, struct buf *out)
+{
+	size_t n = strlen(in);
+	if (n % 2)
+		return false;
+	buf_append(out, "", 0);
+	for (size_t i = 0; i < n; i += 2) {
+		int hi = hex_value(in[i]), lo = hex_value(in[i + 1]);
+		if (hi < 0 || lo < 0)
+			return false;
+		char c = (char)(hi << 4 | lo);
+		buf_append(out, &c, 1);
+	}
+	return true;
+}
+
 char *base64_encode(const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;

@@ -33,5 +33,8 @@ size_t utf8_incomplete_tail(const char *p, size_t n);
 char *base64_encode(const char *p, size_t n);
 /* The bytes of a base64 text into *out; false unless it is exact RFC 4648 base64. */
 bool base64_decode(const char *text, struct buf *out);
+/* The bytes of a hex text ("00ff", either case) into *out; false unless it
+ * is pairs of hex digits and nothing else. */
+bool hex_decode(const char *text, struct buf *out);
 
 #endif

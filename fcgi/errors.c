@@ -34,6 +34,9 @@ static const struct error_info table[E_COUNT] = {
 	ROW(E_FORBIDDEN, "forbidden", 403, 0, false),
 	ROW(E_NETWORK_DISABLED, "network_disabled", 403, 0, false),
 	ROW(E_CLIENT_GONE, "client_gone", 499, 0, false),
+	/* A route of Piston's that isobox does not offer, by design: a 4xx,
+	 * for a 5xx here means that the server failed. */
+	ROW(E_NOT_SUPPORTED, "not_supported", 404, 0, false),
 	ROW(E_BUSY, "busy", 503, 0, false),
 	ROW(E_SESSIONS_OFF, "sessions_disabled", 403, 0, false),
 	ROW(E_SESSION_NOT_FOUND, "session_not_found", 404, 0, false),

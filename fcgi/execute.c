@@ -19,12 +19,15 @@
  * The body, as an isobox request. JSON only, on both routes: a browser
  * sends text/plain, forms and multipart cross-site without asking first
  * (no CORS preflight), so accepting them would let any web page run code
- * here. Real Piston refuses them too (415).
+ * here. Real Piston refuses them too (415). The operator may let the
+ * Piston route read text/plain as JSON, for the npm piston-client, which
+ * sends that (conf piston.acceptTextPlain, and the risk it says).
  */
 static bool read_request(struct worker *w, struct request *rq)
 {
 	bool piston = request_is_piston(rq);
-	if (!http_is_json(&rq->io))
+	bool text_ok = piston && w->conf.piston.accept_text_plain && http_is_type(&rq->io, "text/plain");
+	if (!http_is_json(&rq->io) && !text_ok)
 		return fail(&rq->fault, E_UNSUPPORTED_MEDIA_TYPE,
 			    piston ? "requests must be of type application/json"
 				   : "send the request as Content-Type: application/json");
@@ -32,7 +35,7 @@ static bool read_request(struct worker *w, struct request *rq)
 		return false;
 	if (piston) {
 		struct buf body = {0};
-		if (!piston_translate(&rq->body, (size_t)w->conf.request.max_json_values, &body,
+		if (!piston_translate(&rq->body, &w->reg, (size_t)w->conf.request.max_json_values, &body,
 				      &rq->fault)) {
 			buf_free(&body);
 			return false;

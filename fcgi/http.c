@@ -106,13 +106,18 @@ bool http_read_body(struct http_io *io, size_t max, struct buf *body, struct fau
 	return true;
 }
 
-bool http_is_json(const struct http_io *io)
+bool http_is_type(const struct http_io *io, const char *type)
 {
 	const char *content_type = http_param(io, "CONTENT_TYPE");
 	size_t n = strcspn(content_type, ";");
 	while (n > 0 && content_type[n - 1] == ' ')
 		n--;
-	return n == 16 && !strncasecmp(content_type, "application/json", 16);
+	return n == strlen(type) && !strncasecmp(content_type, type, n);
+}
+
+bool http_is_json(const struct http_io *io)
+{
+	return http_is_type(io, "application/json");
 }
 
 bool http_read_json_body(struct http_io *io, size_t max, struct buf *body, struct fault *f)

@@ -35,7 +35,9 @@ int http_hangup_fd(const struct http_io *io);
  */
 bool http_read_body(struct http_io *io, size_t max, struct buf *body, struct fault *f);
 
-/* Is the body application/json (parameters allowed)? */
+/* Is the body of this media type ("text/plain"; parameters allowed)? */
+bool http_is_type(const struct http_io *io, const char *type);
+/* Is the body application/json? */
 bool http_is_json(const struct http_io *io);
 /* The body of a JSON route: 415 unless it is application/json, then as
  * http_read_body. */

@@ -5,7 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "job.h"
-#include "piston.h"
+#include "piston_result.h"
 #include "request.h"
 #include "result.h"
 

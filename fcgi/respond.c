@@ -21,7 +21,7 @@ void respond_fault(struct request *rq, const char *extra_headers)
 	cJSON *body = fault_to_json(&rq->fault);
 	/* Piston clients read {"message": ...}; ours read {"error": {...}}. */
 	if (piston)
-		cJSON_AddStringToObject(body, "message", rq->fault.message);
+		json_add_bytes(body, "message", rq->fault.message, strlen(rq->fault.message));
 	http_send_json(&rq->io, error_status(rq->fault.code, piston), extra_headers, body);
 	cJSON_Delete(body);
 }

@@ -42,6 +42,7 @@ enum fault_code {
 	E_FORBIDDEN,
 	E_NETWORK_DISABLED,
 	E_CLIENT_GONE,          /* the caller left before anything ran */
+	E_NOT_SUPPORTED,        /* a route of Piston's API that isobox does not offer */
 	E_BUSY,
 	/* Sessions. */
 	E_SESSIONS_OFF,

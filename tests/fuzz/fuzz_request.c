@@ -57,7 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct buf in = {0}, out = {0};
 	struct fault f = {0};
 	buf_append(&in, data, size);
-	if (piston_translate(&in, (size_t)conf.request.max_json_values, &out, &f))
+	if (piston_translate(&in, &reg, (size_t)conf.request.max_json_values, &out, &f))
 		check(out.data, out.len);
 	else
 		refused_4xx(&f);

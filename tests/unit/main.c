@@ -24,6 +24,8 @@ int main(void)
 	test_deadline();
 	test_tenants();
 	test_store();
+	test_semver();
+	test_piston();
 	printf("1..%d\n", tap_passed + tap_failed);
 	printf("%d passed, %d failed\n", tap_passed, tap_failed);
 	return tap_failed ? 1 : 0;

@@ -44,5 +44,7 @@ void test_decoder(void);
 void test_deadline(void);
 void test_tenants(void);
 void test_store(void);
+void test_semver(void);
+void test_piston(void);
 
 #endif

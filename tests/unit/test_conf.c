@@ -105,6 +105,28 @@ void test_conf(void)
 	ok(t && !conf_from(t, &c, err, sizeof err) && strstr(err, "sqlite or redis"),
 	   "conf: an unknown store backend refused (%s)", err);
 	free(t);
+	/* piston.acceptTextPlain: off unless the operator says so. */
+	ok(conf_load("conf/isobox.yaml", &c, err, sizeof err) && !c.piston.accept_text_plain,
+	   "conf: the Piston route refuses text/plain by default");
+	conf_free(&c);
+	t = conf_variant("  acceptTextPlain: false\n", "  acceptTextPlain: true\n");
+	ok(t && conf_from(t, &c, err, sizeof err) && c.piston.accept_text_plain,
+	   "conf: piston.acceptTextPlain: true is read (%s)", err);
+	conf_free(&c);
+	free(t);
+	t = conf_variant("piston:\n  acceptTextPlain: false\n", "");
+	ok(t && conf_from(t, &c, err, sizeof err) && !c.piston.accept_text_plain,
+	   "conf: no piston section: text/plain refused (%s)", err);
+	conf_free(&c);
+	free(t);
+	t = conf_variant("  acceptTextPlain: false\n", "  acceptTextPlain: \"yes\"\n");
+	ok(t && !conf_from(t, &c, err, sizeof err) && strstr(err, "piston.acceptTextPlain"),
+	   "conf: a piston.acceptTextPlain that is not a boolean refused (%s)", err);
+	free(t);
+	t = conf_variant("  acceptTextPlain: false\n", "  acceptTextplain: true\n");
+	ok(t && !conf_from(t, &c, err, sizeof err) && strstr(err, "acceptTextplain"),
+	   "conf: a misspelt piston key refused (%s)", err);
+	free(t);
 	ok(!conf_load("/nonexistent/isobox.yaml", &c, err, sizeof err) && strstr(err, "No such file"),
 	   "conf: missing file reported (%s)", err);
 }
