@@ -7,6 +7,8 @@
 #                              the files every sandbox gets (seccomp profile,
 #                              empty resolv.conf)
 #   deploy/setup.sh --print    show what it detected
+#   deploy/setup.sh --backends which sandbox backends this host can run
+#                              (gVisor; hardened runc; Firecracker needs KVM)
 #   deploy/setup.sh --build-deps   only the packages needed to compile and run the unit tests
 #   deploy/setup.sh --check-egress the egress self-test (deploy/egress.sh check;
 #                              the firewall itself: deploy/egress.sh install)
@@ -23,6 +25,8 @@
 #                        (cgroup v1; default: half of the host's TCP "low"
 #                        threshold, net.ipv4.tcp_mem[0], so that sandboxes
 #                        alone never put the host's TCP under pressure)
+#   ISOBOX_ALLOW_USERNS  1: accept a runsc without --oci-seccomp (user
+#                        namespaces inside gVisor come back; refused otherwise)
 #   PREFIX               where `make install` puts isobox (/opt/isobox): its
 #                        binary reads the conf for the values above
 set -euo pipefail
@@ -312,6 +316,32 @@ setup_user() {
 	install -d -m 0755 -o root -g root "$LOG"
 }
 
+# Which sandbox backends this host can run (docs/BACKENDS.md): gVisor with
+# the platform found; hardened runc needs nothing more (a weaker boundary,
+# the host kernel); Firecracker needs KVM, which a cloud VM has only with
+# nested virtualisation. Printed, so that an operator knows the choice.
+# KVM works if a VM can be made (KVM_GET_API_VERSION is 12, KVM_CREATE_VM
+# succeeds): a /dev/kvm that is there is not always one that works.
+kvm_works() {
+	[ -c /dev/kvm ] && python3 -c '
+import fcntl, os
+fd = os.open("/dev/kvm", os.O_RDWR | os.O_CLOEXEC)
+assert fcntl.ioctl(fd, 0xAE00) == 12
+os.close(fcntl.ioctl(fd, 0xAE01, 0))' 2>/dev/null
+}
+
+backends() {
+	local platform=$1 kvm=no
+	kvm_works && kvm=yes
+	echo "gvisor: yes (runsc, platform $platform)"
+	echo "runc: $(command -v runc >/dev/null && echo "possible (not built yet; docs/BACKENDS.md)" || echo "no runc")"
+	if [ "$kvm" = yes ]; then
+		echo "firecracker: KVM works here (a VM can be made); the backend is designed, not built (docs/BACKENDS.md)"
+	else
+		echo "firecracker: no (KVM does not work here: no /dev/kvm, or no nested virtualisation in this VM)"
+	fi
+}
+
 main() {
 	local platform changed
 	if [ "${1:-}" = --build-deps ]; then
@@ -324,6 +354,10 @@ main() {
 	fi
 	if [ "${1:-}" = --print ]; then
 		echo "platform=$(detect_platform) systemd_pid1=$(systemd_pid1 && echo yes || echo no)"
+		exit 0
+	fi
+	if [ "${1:-}" = --backends ]; then
+		backends "$(detect_platform)"
 		exit 0
 	fi
 	install_packages $PACKAGES
@@ -340,6 +374,7 @@ main() {
 	setup_user
 	sandbox_files
 	setup_slice
+	backends "$platform" | while read -r line; do say "backend $line"; done
 	say "done"
 }
 

@@ -213,3 +213,23 @@ def test_egress_runs_use_the_wrapper():
     name = re.search(r"^runtime=(\S+)$", conf, re.M).group(1)
     assert runtimes[name]["path"] == "/usr/local/lib/isobox/runsc-egress", runtimes[name]
     assert run_ok("print('ok')", network=True)["stdout"] == "ok\n"
+
+
+def test_setup_says_which_backends_this_host_can_run():
+    """setup.sh detects KVM by making a VM, as Firecracker would need to;
+    the test asks the kernel the same question itself."""
+    import fcntl
+    out = bash(f"source {SETUP}; backends ptrace").stdout
+    lines = dict(line.split(": ", 1) for line in out.splitlines())
+    assert set(lines) == {"gvisor", "runc", "firecracker"}, out
+    assert lines["gvisor"] == "yes (runsc, platform ptrace)", out
+    try:
+        fd = os.open("/dev/kvm", os.O_RDWR)
+        try:
+            kvm = fcntl.ioctl(fd, 0xAE00) == 12      # KVM_GET_API_VERSION
+            os.close(fcntl.ioctl(fd, 0xAE01, 0))     # KVM_CREATE_VM
+        finally:
+            os.close(fd)
+    except OSError:
+        kvm = False
+    assert lines["firecracker"].startswith("KVM works here" if kvm else "no (KVM does not work here"), out
