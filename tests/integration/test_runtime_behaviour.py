@@ -173,6 +173,19 @@ def test_everyday_tools_in_bash():
     check_lines(r["run"]["stdout"])
 
 
+def test_the_36_tools_under_python_subprocess():
+    """The whole list again, started by python's subprocess (an agent's
+    usual way), so that each tool is python's grandchild."""
+    code = ("import subprocess, sys\n"
+            "p = subprocess.run(['bash', '-c', sys.stdin.read()], capture_output=True, text=True)\n"
+            "sys.stdout.write(p.stdout); sys.stderr.write(p.stderr); sys.exit(p.returncode)\n")
+    status, r = execute({"language": "python", "code": code, "stdin": TOOLS_SCRIPT.replace(
+        "ls -la /box | grep -c ' main.sh$'", "ls -la /box | grep -c ' main.py$'")})
+    assert status == 200, r
+    assert r["run"]["stderr"] == "" and r["run"]["exitCode"] == 0, r["run"]
+    check_lines(r["run"]["stdout"])
+
+
 def test_everyday_tools_through_python_subprocess():
     """The same script's commands, each run by python's subprocess with an
     argv (no shell between), the way agents' tools call them."""
