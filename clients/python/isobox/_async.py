@@ -7,7 +7,7 @@ import urllib.parse
 
 from ._core import (DEFAULT_MAX_RETRY_WAIT, DEFAULT_RETRIES, DEFAULT_TIMEOUT, IsoboxError,
                     RetryBudget, SSEParser, check_options, error_from_answer, execute_body,
-                    quote, session_body, step_body)
+                    quote, request_parts, session_body, step_body)
 
 _LINE_LIMIT = 1 << 20   # a header line at most (asyncio's default is 64 KiB)
 
@@ -129,14 +129,7 @@ class AsyncIsobox:
                     accept="application/json"):
         """The _Answer of a 2xx answer (sent again on a refusal the retry rule
         allows); else IsoboxError. body: JSON to send; data: raw bytes."""
-        headers = {"Accept": accept}
-        if body is not None:
-            data = json.dumps(body).encode()
-            content_type = "application/json"
-        if content_type:
-            headers["Content-Type"] = content_type
-        if self.api_key:
-            headers["Authorization"] = "Bearer " + self.api_key
+        data, headers = request_parts(self.api_key, body, data, content_type, accept)
         budget = RetryBudget(self.retries, self.max_retry_wait)
         while True:
             answer = await self._exchange(method, path, data, headers)

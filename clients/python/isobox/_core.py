@@ -73,6 +73,20 @@ def step_body(code, files, stdin, args, limits):
     return fields(code=code, files=files, stdin=stdin, args=args, limits=limits)
 
 
+def request_parts(api_key, body, data, content_type, accept):
+    """(bytes to send, headers) of one request. body: JSON to send; data:
+    raw bytes."""
+    headers = {"Accept": accept}
+    if body is not None:
+        data = json.dumps(body).encode()
+        content_type = "application/json"
+    if content_type:
+        headers["Content-Type"] = content_type
+    if api_key:
+        headers["Authorization"] = "Bearer " + api_key
+    return data, headers
+
+
 def quote(path):
     """Percent-encode each segment of a path, keeping the "/" between them."""
     return urllib.parse.quote(path, safe="/")

@@ -9,7 +9,7 @@ import urllib.request
 
 from ._core import (DEFAULT_MAX_RETRY_WAIT, DEFAULT_RETRIES, DEFAULT_TIMEOUT, IsoboxError,
                     RetryBudget, SSEParser, check_options, error_from_answer, execute_body,
-                    quote, session_body, step_body)
+                    quote, request_parts, session_body, step_body)
 
 
 class Isobox:
@@ -117,14 +117,7 @@ class Isobox:
               accept="application/json"):
         """The response of a 2xx answer (sent again on a refusal the retry
         rule allows); else IsoboxError. body: JSON to send; data: raw bytes."""
-        headers = {"Accept": accept}
-        if body is not None:
-            data = json.dumps(body).encode()
-            content_type = "application/json"
-        if content_type:
-            headers["Content-Type"] = content_type
-        if self.api_key:
-            headers["Authorization"] = "Bearer " + self.api_key
+        data, headers = request_parts(self.api_key, body, data, content_type, accept)
         budget = RetryBudget(self.retries, self.max_retry_wait)
         while True:
             req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
