@@ -192,7 +192,7 @@ agent-test:
 integration:
 	cd tests/integration/sse && npm install --no-audit --no-fund --silent
 	cd tests/integration/js && npm install --no-audit --no-fund --silent
-	/usr/bin/python3 -m pytest -q tests/integration
+	/usr/bin/python3 -m pytest -q --durations=25 tests/integration
 
 clean:
 	rm -rf bin

@@ -282,13 +282,15 @@ int pool_run(struct worker *w, int workers, int status_fd)
 			return 0;
 		}
 		if (sig == SIGHUP) {
+			/* The workers first: each reloads before its next request,
+			 * which should not wait for the master's own load. */
+			signal_all(w->board, SIGHUP);
 			char err[512];
 			if (worker_load(w, err, sizeof err)) {
 				log_msg("reloaded %s", w->conf_path);
 				sandbox_egress_log(&w->conf);
 			} else
 				log_msg("reload failed, keeping the previous config: %s", err);
-			signal_all(w->board, SIGHUP);
 		}
 		kill_hung(w->board);
 		if (collect(w) || now_ms() >= next_reap) {

@@ -2,6 +2,7 @@
 program writes its lines (no flush by hand), and everyday tools that work
 (`ls -la`, `stat`, `cp -a`...: coreutils asks statx for AT_NO_AUTOMOUNT,
 which this runsc refuses; deploy/images/lib/preload.c answers it)."""
+import concurrent.futures
 import json
 import re
 
@@ -47,17 +48,24 @@ def arrivals(evs, name="stdout"):
     return out
 
 
-@pytest.mark.parametrize("language", sorted(SPACED))
-def test_lines_arrive_as_written_without_a_flush(language):
+def streamed_lines(language):
+    """The stream of one language's SPACED program: (result, lines)."""
     resp, evs = streaming.collect({"language": language, "code": SPACED[language],
                                    "limits": {"wallTimeMs": 15000}}, URL)
-    result = json.loads(evs[-1][2])
-    assert evs[-1][1] == "result" and result["run"]["exitCode"] == 0, result
-    lines = arrivals(evs)
-    assert [text for _, text in lines] == ["line 0", "line 1", "line 2"], lines
-    # Buffered output would come as one event at the exit: gaps of ~0 s.
-    gaps = streaming.gaps(lines)
-    assert all(0.6 <= g <= 2.0 for g in gaps), (language, gaps)
+    return json.loads(evs[-1][2]) if evs[-1][1] == "result" else evs[-1], arrivals(evs)
+
+
+def test_lines_arrive_as_written_without_a_flush():
+    """Every language, two at a time (the spacing is the programs' own
+    sleep, not CPU: a compile next door does not bunch the lines)."""
+    with concurrent.futures.ThreadPoolExecutor(2) as ex:
+        got = dict(zip(sorted(SPACED), ex.map(streamed_lines, sorted(SPACED))))
+    for language, (result, lines) in got.items():
+        assert "run" in result and result["run"]["exitCode"] == 0, (language, result)
+        assert [text for _, text in lines] == ["line 0", "line 1", "line 2"], (language, lines)
+        # Buffered output would come as one event at the exit: gaps of ~0 s.
+        gaps = streaming.gaps(lines)
+        assert all(0.6 <= g <= 2.0 for g in gaps), (language, gaps)
 
 
 def test_stdout_and_stderr_keep_the_order_written():
@@ -242,12 +250,18 @@ LIST_BOX = {
 }
 
 
-@pytest.mark.parametrize("language", sorted(LIST_BOX))
-def test_ls_la_works_in_every_image(language):
-    status, r = execute({"language": language, "code": LIST_BOX[language]}, timeout=120)
-    assert status == 200, r
-    run = r["run"]
-    assert run["exitCode"] == 0 and "Invalid argument" not in run["stderr"], run
-    lines = run["stdout"].splitlines()
-    assert re.fullmatch(r"total \d+", lines[0]) and re.match(r"d\S+ +\d+ root +root .* \.$", lines[1]), lines
-    assert any(line.endswith(" ..") for line in lines), lines
+def list_box(language):
+    return execute({"language": language, "code": LIST_BOX[language]}, timeout=120)
+
+
+def test_ls_la_works_in_every_image():
+    with concurrent.futures.ThreadPoolExecutor(4) as ex:
+        got = dict(zip(sorted(LIST_BOX), ex.map(list_box, sorted(LIST_BOX))))
+    for language, (status, r) in got.items():
+        assert status == 200, (language, r)
+        run = r["run"]
+        assert run["exitCode"] == 0 and "Invalid argument" not in run["stderr"], (language, run)
+        lines = run["stdout"].splitlines()
+        assert re.fullmatch(r"total \d+", lines[0]) and re.match(r"d\S+ +\d+ root +root .* \.$", lines[1]), \
+            (language, lines)
+        assert any(line.endswith(" ..") for line in lines), (language, lines)
