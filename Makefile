@@ -46,6 +46,7 @@ HEADERS  := $(wildcard conf/*.h conf/lib/*.h registry/*.h sandbox/*.h fcgi/*.h t
 # Served by the worker from inside its binary (fcgi/assets.c).
 ASSETS   := fcgi/www/index.html docs/openapi.yaml docs/llms.txt
 
+comma        := ,
 FUZZERS      := request config output decoder frame semver
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS  := -std=c11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
@@ -118,9 +119,15 @@ asan-test: run
 	  if grep -E 'Sanitizer|runtime error' /var/log/isobox/isobox.log; then status=1; fi; \
 	  $(MAKE) -B bin/isobox-fcgi && $(MAKE) install start; exit $$status
 
-bin/fuzz-%: tests/fuzz/fuzz_%.c tests/unit/fixtures.c $(LIB_SRC) $(HEADERS)
-	@mkdir -p bin
-	clang $(FUZZ_CFLAGS) -o $@ $< tests/unit/fixtures.c $(LIB_SRC) $(LDLIBS)
+# The library is compiled once for all the fuzzers (instrumented, without
+# libFuzzer's main), then each fuzzer is its own file linked to it.
+FUZZ_OBJ := $(patsubst %.c,bin/fuzzobj/%.o,$(LIB_SRC) tests/unit/fixtures.c)
+bin/fuzzobj/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	clang $(subst -fsanitize=fuzzer$(comma),-fsanitize=fuzzer-no-link$(comma),$(FUZZ_CFLAGS)) -c -o $@ $<
+
+bin/fuzz-%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
+	clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_OBJ) $(LDLIBS)
 
 # Each fuzzer starts from the seed corpus in the tree and keeps what it
 # finds in bin/corpus-NAME; a crash stops make with the input saved in bin/.
@@ -181,7 +188,7 @@ cluster-stop:
 	bash deploy/cluster.sh stop
 
 test: run check check-unprivileged
-	$(MAKE) fuzz FUZZ_SECONDS=10
+	$(MAKE) -j2 fuzz FUZZ_SECONDS=10
 	$(MAKE) agent-test
 	$(MAKE) integration
 
