@@ -69,8 +69,8 @@ static const struct language *find_language(const struct registry *reg, const ch
 /* A utf8 file: Piston's code files are these, and its entry the first. */
 static bool is_utf8(const cJSON *file)
 {
-	const cJSON *enc = cJSON_GetObjectItemCaseSensitive(file, "encoding");
-	return !enc || cJSON_IsNull(enc) || (cJSON_IsString(enc) && !strcmp(enc->valuestring, "utf8"));
+	const cJSON *enc = json_field(file, "encoding");
+	return !enc || (cJSON_IsString(enc) && !strcmp(enc->valuestring, "utf8"));
 }
 
 /* files[i] (first: the entry) into ours: named, content decoded as ours
@@ -82,14 +82,14 @@ static bool add_file(cJSON *ofiles, const cJSON *file, int i, bool entry, struct
 	snprintf(what, sizeof what, "files[%d]", i);
 	if (!json_known_keys(file, known, what, f))
 		return false;
-	const cJSON *name = cJSON_GetObjectItemCaseSensitive(file, "name");
+	const cJSON *name = json_field(file, "name");
 	const cJSON *content = cJSON_GetObjectItemCaseSensitive(file, "content");
 	const cJSON *enc = cJSON_GetObjectItemCaseSensitive(file, "encoding");
 	cJSON *of = cJSON_CreateObject();
 	cJSON_AddItemToArray(ofiles, of);
 	/* Piston names a nameless file file${i}.code. The entry keeps our name
 	 * for it (main.py): our compile and run steps find files by extension. */
-	bool nameless = !name || cJSON_IsNull(name) || (cJSON_IsString(name) && !name->valuestring[0]);
+	bool nameless = !name || (cJSON_IsString(name) && !name->valuestring[0]);
 	if (!nameless) {
 		cJSON_AddItemToObject(of, "name", cJSON_Duplicate(name, true));
 	} else if (!entry) {
@@ -129,7 +129,7 @@ static bool check_files(const cJSON *files, struct fault *f)
 	const cJSON *file;
 	int i = 0;
 	if (!cJSON_IsArray(files))
-		return fail(f, files && !cJSON_IsNull(files) ? E_INVALID_TYPE : E_MISSING_FIELD,
+		return fail(f, files ? E_INVALID_TYPE : E_MISSING_FIELD,
 			    "files is required as an array");
 	cJSON_ArrayForEach(file, files) {
 		if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(file, "content")))
@@ -178,8 +178,8 @@ static bool translate_files(const cJSON *files, cJSON *o, struct fault *f)
 static bool translate_limit(const cJSON *in, const char *from, cJSON *limits, const char *to,
 			    struct fault *f)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(in, from);
-	if (!v || cJSON_IsNull(v))
+	const cJSON *v = json_field(in, from);
+	if (!v)
 		return true;
 	if (!cJSON_IsNumber(v))
 		return fail(f, E_INVALID_TYPE, "If specified, %s must be a number", from);
@@ -196,8 +196,8 @@ static bool translate_limit(const cJSON *in, const char *from, cJSON *limits, co
 /* stdin as Piston gives it: with a newline at the end ("" included). */
 static bool translate_stdin(const cJSON *in, cJSON *o, struct fault *f)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(in, "stdin");
-	if (v && !cJSON_IsNull(v) && !cJSON_IsString(v))
+	const cJSON *v = json_field(in, "stdin");
+	if (v && !cJSON_IsString(v))
 		return fail(f, E_INVALID_TYPE, "stdin must be a string");
 	const char *s = cJSON_IsString(v) ? v->valuestring : "";
 	size_t n = strlen(s);
@@ -211,15 +211,16 @@ static bool translate_stdin(const cJSON *in, cJSON *o, struct fault *f)
  * and its messages where its checks are ours too. */
 static bool translate(const cJSON *in, const struct registry *reg, cJSON *o, struct fault *f)
 {
-	const cJSON *language = cJSON_GetObjectItemCaseSensitive(in, "language");
-	const cJSON *version = cJSON_GetObjectItemCaseSensitive(in, "version");
-	const cJSON *files = cJSON_GetObjectItemCaseSensitive(in, "files");
-	const cJSON *args = cJSON_GetObjectItemCaseSensitive(in, "args");
+	/* null is absent, as in every request body (json_field). */
+	const cJSON *language = json_field(in, "language");
+	const cJSON *version = json_field(in, "version");
+	const cJSON *files = json_field(in, "files");
+	const cJSON *args = json_field(in, "args");
 	if (!cJSON_IsString(language) || !language->valuestring[0]) {
-		bool absent = !language || cJSON_IsNull(language) || cJSON_IsString(language);
+		bool absent = !language || cJSON_IsString(language);
 		return fail(f, absent ? E_MISSING_FIELD : E_INVALID_TYPE, "language is required as a string");
 	}
-	if (version && !cJSON_IsNull(version) && !cJSON_IsString(version))
+	if (version && !cJSON_IsString(version))
 		return fail(f, E_INVALID_TYPE, "version is required as a string");
 	if (!check_files(files, f))
 		return false;
@@ -232,7 +233,7 @@ static bool translate(const cJSON *in, const struct registry *reg, cJSON *o, str
 	cJSON_AddStringToObject(o, "language", l->name);
 	if (!translate_files(files, o, f) || !translate_stdin(in, o, f))
 		return false;
-	if (args && !cJSON_IsNull(args))
+	if (args)
 		cJSON_AddItemToObject(o, "args", cJSON_Duplicate(args, true));
 	cJSON *limits = cJSON_AddObjectToObject(o, "limits");
 	return translate_limit(in, "compile_memory_limit", limits, NULL, f) && /* one sandbox for both */
