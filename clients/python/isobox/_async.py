@@ -6,13 +6,14 @@ import ssl
 import urllib.parse
 
 from ._core import (DEFAULT_MAX_RETRY_WAIT, DEFAULT_RETRIES, DEFAULT_TIMEOUT, IsoboxError,
-                    RetryBudget, SSEParser, check_options, error_from_answer, execute_body,
-                    quote, request_parts, session_body, step_body)
+                    CLOSE_BACKOFF, CLOSE_TRIES, ClientBase, RetryBudget, SessionBase, SSEParser,
+                    close_is_done, error_from_answer, execute_body, quote, request_parts,
+                    session_body, step_body)
 
 _LINE_LIMIT = 1 << 20   # a header line at most (asyncio's default is 64 KiB)
 
 
-class AsyncIsobox:
+class AsyncIsobox(ClientBase):
     """The asyncio flavour of Isobox: the same methods, options and errors,
     as coroutines (stream: an async generator):
 
@@ -28,12 +29,7 @@ class AsyncIsobox:
 
     def __init__(self, url, api_key=None, timeout=DEFAULT_TIMEOUT, retries=DEFAULT_RETRIES,
                  max_retry_wait=DEFAULT_MAX_RETRY_WAIT, ssl_context=None):
-        check_options(timeout, retries, max_retry_wait)
-        self.url = url.rstrip("/")
-        self.api_key = api_key
-        self.timeout = timeout
-        self.retries = retries
-        self.max_retry_wait = max_retry_wait
+        super().__init__(url, api_key, timeout, retries, max_retry_wait)
         parts = urllib.parse.urlsplit(self.url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"url must be http:// or https:// with a host, not {url!r}")
@@ -43,9 +39,6 @@ class AsyncIsobox:
         self._port = parts.port or (443 if self._tls else 80)
         self._authority = parts.netloc.rpartition("@")[2]
         self._prefix = parts.path
-
-    def __repr__(self):
-        return f"<isobox.AsyncIsobox {self.url}>"
 
     # -- public API ---------------------------------------------------------
 
@@ -291,18 +284,9 @@ class _SessionStart:
         await self._session.close()
 
 
-class AsyncSession:
+class AsyncSession(SessionBase):
     """A session on the server, for the asyncio client: the methods of
     Session, as coroutines (stream: an async generator)."""
-
-    def __init__(self, client, info):
-        self._client = client
-        self.info = info
-        self.id = info["id"]
-        self._path = "/v1/sessions/" + quote(self.id)
-
-    def __repr__(self):
-        return f"<isobox.AsyncSession {self.id} {self.info.get('language')} {self.info.get('type')}>"
 
     async def __aenter__(self):
         return self
@@ -332,8 +316,7 @@ class AsyncSession:
 
     async def files(self, path=None):
         """The entries of a directory under /workspace (default: itself)."""
-        query = "" if path is None else "?" + urllib.parse.urlencode({"path": path})
-        return (await self._client._json("GET", self._path + "/files" + query))["entries"]
+        return (await self._client._json("GET", self._listing(path)))["entries"]
 
     async def remove(self, path):
         """Delete a file, a link, or a directory with all it holds."""
@@ -347,16 +330,11 @@ class AsyncSession:
     async def close(self):
         """Delete the session (as Session.close: 404 and 410 are fine, a
         passing failure is tried again twice)."""
-        for attempt in range(3):
+        for attempt in range(CLOSE_TRIES):
             try:
                 await self._client._call("DELETE", self._path)
                 return
             except IsoboxError as err:
-                if err.status in (404, 410):
+                if close_is_done(err, attempt):
                     return
-                if err.status not in (0, 502, 503, 504) or attempt == 2:
-                    raise
-            await asyncio.sleep(0.5 * (attempt + 1))
-
-    def _file(self, path):
-        return self._path + "/files/" + quote(path)
+            await asyncio.sleep(CLOSE_BACKOFF * (attempt + 1))

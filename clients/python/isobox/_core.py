@@ -73,6 +73,60 @@ def step_body(code, files, stdin, args, limits):
     return fields(code=code, files=files, stdin=stdin, args=args, limits=limits)
 
 
+class ClientBase:
+    """What both clients keep: the server, the key and the retry settings
+    (checked here once)."""
+
+    def __init__(self, url, api_key, timeout, retries, max_retry_wait):
+        check_options(timeout, retries, max_retry_wait)
+        self.url = url.rstrip("/")
+        self.api_key = api_key
+        self.timeout = timeout
+        self.retries = retries
+        self.max_retry_wait = max_retry_wait
+
+    def __repr__(self):
+        return f"<isobox.{type(self).__name__} {self.url}>"
+
+
+class SessionBase:
+    """What both clients' sessions keep: the server's record and the paths."""
+
+    def __init__(self, client, info):
+        self._client = client
+        self.info = info
+        self.id = info["id"]
+        self._path = "/v1/sessions/" + quote(self.id)
+
+    def __repr__(self):
+        return f"<isobox.{type(self).__name__} {self.id} {self.info.get('language')} {self.info.get('type')}>"
+
+    def _file(self, path):
+        return self._path + "/files/" + quote(path)
+
+    def _listing(self, path):
+        query = "" if path is None else "?" + urllib.parse.urlencode({"path": path})
+        return self._path + "/files" + query
+
+
+# Closing a session: a passing failure (no answer, 502, 503, 504) is tried
+# again, CLOSE_TRIES in all, CLOSE_BACKOFF * the try's number apart.
+CLOSE_TRIES = 3
+CLOSE_BACKOFF = 0.5
+
+
+def close_is_done(err, attempt):
+    """After try `attempt` (from 0) of a session's DELETE failed with err:
+    True if the session is gone anyway (404, 410: closing twice is fine),
+    False to try again; err is raised when it will not pass or no try is
+    left."""
+    if err.status in (404, 410):
+        return True
+    if err.status not in (0, 502, 503, 504) or attempt == CLOSE_TRIES - 1:
+        raise err
+    return False
+
+
 def request_parts(api_key, body, data, content_type, accept):
     """(bytes to send, headers) of one request. body: JSON to send; data:
     raw bytes."""

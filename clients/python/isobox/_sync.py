@@ -4,15 +4,15 @@ import json
 import socket
 import time
 import urllib.error
-import urllib.parse
 import urllib.request
 
 from ._core import (DEFAULT_MAX_RETRY_WAIT, DEFAULT_RETRIES, DEFAULT_TIMEOUT, IsoboxError,
-                    RetryBudget, SSEParser, check_options, error_from_answer, execute_body,
-                    quote, request_parts, session_body, step_body)
+                    CLOSE_BACKOFF, CLOSE_TRIES, ClientBase, RetryBudget, SessionBase, SSEParser,
+                    close_is_done, error_from_answer, execute_body, quote, request_parts,
+                    session_body, step_body)
 
 
-class Isobox:
+class Isobox(ClientBase):
     """A client of one isobox server.
 
     url: where it answers (with any path prefix), e.g. "http://127.0.0.1:8090".
@@ -28,15 +28,7 @@ class Isobox:
 
     def __init__(self, url, api_key=None, timeout=DEFAULT_TIMEOUT, retries=DEFAULT_RETRIES,
                  max_retry_wait=DEFAULT_MAX_RETRY_WAIT):
-        check_options(timeout, retries, max_retry_wait)
-        self.url = url.rstrip("/")
-        self.api_key = api_key
-        self.timeout = timeout
-        self.retries = retries
-        self.max_retry_wait = max_retry_wait
-
-    def __repr__(self):
-        return f"<isobox.Isobox {self.url}>"
+        super().__init__(url, api_key, timeout, retries, max_retry_wait)
 
     # -- public API ---------------------------------------------------------
 
@@ -149,18 +141,9 @@ class Isobox:
         raise err
 
 
-class Session:
+class Session(SessionBase):
     """A session on the server: one sandbox kept between steps. Made by
     Isobox.session(); close() (or leaving a `with` block) deletes it."""
-
-    def __init__(self, client, info):
-        self._client = client
-        self.info = info
-        self.id = info["id"]
-        self._path = "/v1/sessions/" + quote(self.id)
-
-    def __repr__(self):
-        return f"<isobox.Session {self.id} {self.info.get('language')} {self.info.get('type')}>"
 
     def __enter__(self):
         return self
@@ -194,8 +177,7 @@ class Session:
     def files(self, path=None):
         """The entries of a directory under /workspace (default: itself):
         [{"name", "type": "file"|"directory"|"link"|"other", "size", "mtime"}]."""
-        query = "" if path is None else "?" + urllib.parse.urlencode({"path": path})
-        return self._client._json("GET", self._path + "/files" + query)["entries"]
+        return self._client._json("GET", self._listing(path))["entries"]
 
     def remove(self, path):
         """Delete a file, a link, or a directory with all it holds."""
@@ -210,16 +192,11 @@ class Session:
         """Delete the session and its sandbox. A session already gone (404,
         410) is not an error: closing twice is fine. A passing failure (no
         answer, 502, 503, 504) is tried again twice before it raises."""
-        for attempt in range(3):
+        for attempt in range(CLOSE_TRIES):
             try:
                 self._client._call("DELETE", self._path)
                 return
             except IsoboxError as err:
-                if err.status in (404, 410):
+                if close_is_done(err, attempt):
                     return
-                if err.status not in (0, 502, 503, 504) or attempt == 2:
-                    raise
-            time.sleep(0.5 * (attempt + 1))
-
-    def _file(self, path):
-        return self._path + "/files/" + quote(path)
+            time.sleep(CLOSE_BACKOFF * (attempt + 1))
