@@ -9,7 +9,8 @@
 #   make test         the same set-up, then every test
 #   make integration  the integration tests against the service that runs
 #                     (ISOBOX_URL, PREFIX, ...: tests/integration/conftest.py),
-#                     without installing or restarting anything
+#                     without installing or restarting anything; then the
+#                     attacks again with the warm pool on (--sandbox-path=warm)
 #   make stop         stop what `make run` started
 #   make cluster      the set-up, then a cluster on this machine: Redis, three
 #                     isobox hosts and a balancer (deploy/cluster.sh); its URL last
@@ -200,6 +201,9 @@ integration:
 	cd tests/integration/sse && npm install --no-audit --no-fund --silent
 	cd tests/integration/js && npm install --no-audit --no-fund --silent
 	/usr/bin/python3 -m pytest -q --durations=25 tests/integration
+	@# The attacks again on the warm path: those whose runs a warm sandbox
+	@# can take, by the record of the pass above (docs/AUDIT.md, warm column).
+	/usr/bin/python3 -m pytest -q --sandbox-path=warm tests/integration
 
 clean:
 	rm -rf bin

@@ -44,20 +44,29 @@ def request(method, path, body=None, headers=None, url=URL, timeout=60):
             status, rheaders, raw = resp.status, resp.headers, resp.read()
     except urllib.error.HTTPError as err:
         status, rheaders, raw = err.code, err.headers, err.read()
+    note_request(path, body)
     try:
-        return status, rheaders, json.loads(raw)
+        answer = json.loads(raw)
     except ValueError:
         return status, rheaders, raw.decode(errors="replace")
+    note_result(answer)
+    return status, rheaders, answer
 
 
 def raw_request(method, path, body=None, headers=None, url=URL, timeout=60):
     """One exchange with raw bytes both ways: (status, headers, body bytes)."""
+    note_request(path, body)
     u = urllib.parse.urlparse(url)
     conn = http.client.HTTPConnection(u.hostname, u.port, timeout=timeout)
     try:
         conn.request(method, path, body=body, headers=headers or {})
         resp = conn.getresponse()
-        return resp.status, resp.headers, resp.read()
+        status, headers, raw = resp.status, resp.headers, resp.read()
+        try:
+            note_result(json.loads(raw))
+        except ValueError:
+            pass
+        return status, headers, raw
     finally:
         conn.close()
 
@@ -94,22 +103,43 @@ def run_ok(code, language="python", **extra):
 
 
 def containers(instance=INSTANCE):
-    """IDs of isobox containers of an instance, running or not."""
+    """IDs of isobox containers of an instance, running or not. On the warm
+    path (--sandbox-path=warm) the pool's ready and booting sandboxes are not
+    counted: they are the master's, waiting for a request. The rest of the
+    warm ones (taken by a run, or done and not yet removed) are, oldest
+    first: a take dequeues the oldest ready one."""
+    if SUITE["path"] == "cold" or instance != INSTANCE:
+        out = subprocess.run(
+            ["docker", "ps", "-aq", "--filter", f"label=isobox.instance={instance}"],
+            check=True, capture_output=True, text=True).stdout
+        return out.split()
+    listed = docker_containers(instance)  # before the counts: see warm_waiting
+    warm = [cid for cid, kind in listed if kind == "warm"]
+    return ([cid for cid, kind in listed if kind != "warm"] +
+            warm[:max(0, len(warm) - warm_waiting())])
+
+
+def docker_containers(instance=INSTANCE):
+    """(ID, isobox.kind) of an instance's containers, oldest first."""
     out = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", f"label=isobox.instance={instance}"],
+        ["docker", "ps", "-a", "--filter", f"label=isobox.instance={instance}",
+         "--format", '{{.ID}} {{.Label "isobox.kind"}}'],
         check=True, capture_output=True, text=True).stdout
-    return out.split()
+    return [tuple((line + " ").split(" ")[:2]) for line in reversed(out.splitlines())]
+
+
+def warm_waiting():
+    """Warm sandboxes ready or booting, from /metrics. Read after listing the
+    containers, so that one which booted in between is not taken for a run's."""
+    _, _, text = request("GET", "/metrics", timeout=10)
+    return sum(int(float(line.rsplit(" ", 1)[1])) for line in text.splitlines()
+               if line.startswith(("isobox_warm_ready{", "isobox_warm_starting{")))
 
 
 def run_containers(instance=INSTANCE):
     """containers() but the warm pool's and the sessions' (isobox.kind=warm,
     session), which stay on purpose."""
-    out = subprocess.run(
-        ["docker", "ps", "-a", "--filter", f"label=isobox.instance={instance}",
-         "--format", '{{.ID}} {{.Label "isobox.kind"}}'],
-        check=True, capture_output=True, text=True).stdout
-    return [line.split()[0] for line in out.splitlines()
-            if not line.endswith(" warm") and not line.endswith(" session")]
+    return [cid for cid, kind in docker_containers(instance) if kind not in ("warm", "session")]
 
 
 @pytest.fixture(autouse=True)
@@ -118,6 +148,8 @@ def quiet_host():
     goes out just before `docker rm` (sandbox_settle), so a test that looks
     at once may still see the container of the request before it."""
     wait_until(lambda: not run_containers(), 10, step=0.05)
+    if SUITE["path"] == "warm":  # and for the pool to refill: each run warm
+        wait_until(lambda: not containers() and warm_full(), 30, step=0.05)
 
 
 def work_dirs(instance=INSTANCE):
@@ -178,12 +210,60 @@ def healthy(url=URL):
 # The audit: every test marked @pytest.mark.attack(name, outcome) is listed
 # in docs/AUDIT.md with the result of this run (written by the suite). The
 # attacks live in the test_attacks*.py files (and test_egress.py, and the
-# tenant, memory and volume files); the table
-# is rewritten only by a run that includes all the test_attacks*.py files,
-# without -k.
+# tenant, memory and volume files). `make test` runs them twice:
+#  - cold (the default): the whole suite with the warm pool off. It writes
+#    the table, and records in AUDIT_RECORD each attack's result and whether
+#    it sent a run that a warm sandbox could take (can_be_warm);
+#  - --sandbox-path=warm: those attacks again, with python and javascript
+#    sandboxes started ahead so that each such run takes one. It adds the
+#    warm column, with how many of each attack's runs were warm.
+# Only a run of every attack file without -k writes; the warm pass needs the
+# cold pass's record.
 AUDIT = []
 HERE = os.path.dirname(os.path.abspath(__file__))
 AUDIT_PATH = os.path.join(os.path.dirname(os.path.dirname(HERE)), "docs", "AUDIT.md")
+AUDIT_RECORD = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"isobox-audit-{INSTANCE}.json")
+SUITE = {"path": "cold"}         # --sandbox-path
+WARM_SUITE = "{python: 2, javascript: 2}"  # warm.sandboxes of the warm pass
+WARM_LANGUAGES = {"python", "py", "py3", "python3", "javascript", "js", "node", "nodejs"}
+RUNS = {"can_be_warm": 0, "seen": 0, "warm": 0}  # this test's runs, counted by the helpers
+
+
+def can_be_warm(path, body):
+    """Whether a request is one a warm sandbox could serve (sandbox/warm.c
+    warm_take): a run of a language the warm pass keeps, with no network,
+    outputs or volume, and no memory, cpus or pids of its own (the pool's
+    sandboxes have the defaults)."""
+    limits = body.get("limits") if isinstance(body, dict) else None
+    return (isinstance(body, dict) and path.split("?")[0] in ("/execute", "/api/v2/piston/execute",
+                                                              "/api/v2/execute")
+            and body.get("language") in WARM_LANGUAGES
+            and not body.get("network") and not body.get("outputs") and not body.get("volume")
+            and not (isinstance(limits, dict) and {"memoryBytes", "cpus", "pids"} & set(limits)))
+
+
+def note_request(path, body):
+    if isinstance(body, (bytes, str)):
+        try:
+            body = json.loads(body)
+        except ValueError:
+            return
+    RUNS["can_be_warm"] += can_be_warm(path, body)
+
+
+def note_result(answer):
+    """Count a run's result (of /execute, or a stream's result event)."""
+    if isinstance(answer, dict) and isinstance(answer.get("warm"), bool):
+        RUNS["seen"] += 1
+        RUNS["warm"] += answer["warm"]
+
+
+def warm_full():
+    _, _, text = request("GET", "/metrics", timeout=10)
+    values = dict(line.rsplit(" ", 1) for line in text.splitlines()
+                  if line.startswith(("isobox_warm_ready{", "isobox_warm_target{")))
+    return all(float(values.get(k.replace("target", "ready"), 0)) >= float(v)
+               for k, v in values.items() if k.startswith("isobox_warm_target{"))
 
 
 # Modules that must run last, in this order (the rest keep pytest's order):
@@ -192,15 +272,51 @@ AUDIT_PATH = os.path.join(os.path.dirname(os.path.dirname(HERE)), "docs", "AUDIT
 LAST = ["test_faults.py", "test_nothing_left.py"]
 
 
+def pytest_addoption(parser):
+    parser.addoption("--sandbox-path", choices=("cold", "warm"), default="cold",
+                     help="warm: run the attacks whose runs a warm sandbox can take, "
+                          "with the warm pool on (after a cold run: see AUDIT_RECORD)")
+
+
 def pytest_collection_modifyitems(session, config, items):
     def rank(item):
         name = item.path.name
         return LAST.index(name) + 1 if name in LAST else 0
     items.sort(key=rank)  # stable: the others keep their order
+    if SUITE["path"] == "warm":
+        record = read_record()
+        keep = [i for i in items if i.get_closest_marker("attack") and
+                (record is None or warm_candidate(record.get(audit_key(i))))]
+        config.hook.pytest_deselected(items=[i for i in items if i not in keep])
+        items[:] = keep
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "attack(name, outcome): an attack listed in docs/AUDIT.md")
+    SUITE["path"] = config.getoption("--sandbox-path")
+
+
+def warm_candidate(cold):
+    """An attack for the warm pass: on the cold one it sent a run that a warm
+    sandbox could take, and a run came of it (not refused before any)."""
+    return bool(cold and cold["can_be_warm"] and cold["seen"])
+
+
+def audit_key(item):
+    return item.path.name + "::" + item.name
+
+
+def read_record():
+    try:
+        with open(AUDIT_RECORD) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+@pytest.fixture(autouse=True)
+def count_runs():
+    RUNS.update(can_be_warm=0, seen=0, warm=0)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -212,28 +328,64 @@ def pytest_runtest_makereport(item, call):
         result = report.outcome
         if hasattr(report, "wasxfail"):  # a known weakness: the test says what fails
             result = "xfail: " + report.wasxfail
-        AUDIT.append((marker.args[0], marker.args[1], result, item.name, item.path.name))
+        AUDIT.append({"name": marker.args[0], "outcome": marker.args[1], "result": result,
+                      "test": item.name, "file": item.path.name, "key": audit_key(item),
+                      **RUNS})
 
 
 def pytest_sessionfinish(session, exitstatus):
     files = sorted(f for f in os.listdir(HERE) if f.startswith("test_attacks") and f.endswith(".py"))
-    ran = sorted({a[4] for a in AUDIT})
-    if not AUDIT or session.config.getoption("-k") or not set(files) <= set(ran):
-        return  # only a full run of every attack file rewrites the audit
-    passed = sum(1 for a in AUDIT if a[2] == "passed")
-    lines = ["# Audit: attacks run against isobox", "",
-             "Generated by `make test` (tests/integration/" + ", ".join(ran) + "); do not edit.",
-             f"Last run: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
-             f"{passed} of {len(AUDIT)} attacks held.", "",
-             "| # | attack | outcome asserted | result |", "|---|---|---|---|"]
+    ran = sorted({a["file"] for a in AUDIT})
+    if not AUDIT or session.config.getoption("-k"):
+        return
+    if SUITE["path"] == "cold" and set(files) <= set(ran):
+        with open(AUDIT_RECORD, "w") as f:
+            json.dump({a["key"]: a for a in AUDIT}, f)
+        write_audit(AUDIT, None)
+    elif SUITE["path"] == "warm" and read_record():
+        write_audit(list(read_record().values()), {a["key"]: a for a in AUDIT})
+
+
+def write_audit(cold, warm):
+    """docs/AUDIT.md: the cold pass's rows, and the warm pass's beside them."""
+    def held(result):
+        if result == "passed":
+            return "held"
+        if result.startswith("xfail: "):
+            return "**DOES NOT HOLD** (known, " + cell(result) + ")"
+        return f"**{result.upper()}**"
+
     def cell(text):
         return text.replace("|", "\\|")
 
-    for i, (name, want, result, test, path) in enumerate(AUDIT, 1):
-        mark = "held" if result == "passed" else f"**{result.upper()}**"
-        if result.startswith("xfail: "):
-            mark = "**DOES NOT HOLD** (known, " + cell(result) + ")"
-        lines.append(f"| {i} | {cell(name)} | {cell(want)} | {mark} (`{path}::{test}`) |")
+    def warm_cell(a):
+        w = warm.get(a["key"])
+        if not warm_candidate(a):
+            return "cold only (no run a warm sandbox takes)"
+        if w is None:
+            return "**NOT RUN**"
+        return f"{held(w['result'])}, {w['warm']} of {w['seen']} runs warm"
+
+    passed = sum(1 for a in cold if a["result"] == "passed")
+    lines = ["# Audit: attacks run against isobox", "",
+             "Generated by `make test` (tests/integration/" +
+             ", ".join(sorted({a["file"] for a in cold})) + "); do not edit.",
+             f"Last run: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+             f"{passed} of {len(cold)} attacks held on the cold path."]
+    if warm is not None:
+        ran = [a for a in cold if a["key"] in warm]
+        lines.append(f"The warm pass ran again, with python and javascript sandboxes started ahead, "
+                     f"the {len(ran)} attacks that send a run a warm sandbox can take (python or "
+                     f"javascript with the default memory, cpus and pids, no network, outputs or "
+                     f"volume): {sum(warm[a['key']]['result'] == 'passed' for a in ran)} held, with "
+                     f"{sum(warm[a['key']]['warm'] for a in ran)} of "
+                     f"{sum(warm[a['key']]['seen'] for a in ran)} runs warm (the others were runs "
+                     "of other kinds in the same attack, or came in a burst larger than the pool).")
+    lines += ["", "| # | attack | outcome asserted | cold |" + (" warm |" if warm is not None else ""),
+              "|---|---|---|---|" + ("---|" if warm is not None else "")]
+    for i, a in enumerate(cold, 1):
+        row = f"| {i} | {cell(a['name'])} | {cell(a['outcome'])} | {held(a['result'])} (`{a['file']}::{a['test']}`) |"
+        lines.append(row + (f" {warm_cell(a)} |" if warm is not None else ""))
     with open(AUDIT_PATH, "w") as f:
         f.write("\n".join(lines) + "\n")
 
@@ -250,8 +402,11 @@ def restart_pool(pool=POOL):
     assert wait_until(healthy, 30), "the pool did not come back"
 
 
-def set_warm(sandboxes):
-    """Restart the pool with warm.sandboxes set to this YAML map ("{}": none)."""
+def set_warm(sandboxes=None):
+    """Restart the pool with warm.sandboxes set to this YAML map ("{}": none;
+    None: the suite's own, which is none but on the warm pass)."""
+    if sandboxes is None:
+        sandboxes = WARM_SUITE if SUITE["path"] == "warm" else "{}"
     with open(CONF) as f:
         text = f.read()
     new, n = re.subn(r"(?m)^(warm:\n(?:  #.*\n)*)  sandboxes: \{[^}\n]*\}",
@@ -291,11 +446,13 @@ def service_up():
     lock = one_suite_at_a_time()
     ok = wait_until(healthy, 30)
     assert ok, f"isobox is not answering on {URL}: run `make run` first"
-    # The suite counts the containers of runs, so it runs cold; the warm
-    # pool's tests (test_warm*.py, test_attacks_warm.py) turn it on.
+    # The suite runs cold but on the warm pass; the warm pool's own tests
+    # (test_warm*.py, test_attacks_warm.py) turn it on.
     with open(CONF) as f:
         shipped = f.read()
-    set_warm("{}")
+    set_warm()
+    if SUITE["path"] == "warm":
+        assert wait_until(warm_full, 60), "the warm pool did not fill"
     yield
     with open(CONF, "w") as f:
         f.write(shipped)

@@ -7,10 +7,13 @@ import re
 import time
 from urllib.parse import urlparse
 
+import conftest  # the audit counts the runs of streams too
+
 
 def open_stream(body, url, path="/execute", timeout=60):
     """POST body as JSON with Accept: text/event-stream; return (connection,
     response) with the headers read and the body not yet."""
+    conftest.note_request(path, body)
     u = urlparse(url)
     conn = http.client.HTTPConnection(u.hostname, u.port, timeout=timeout)
     conn.request("POST", u.path.rstrip("/") + path, body=json.dumps(body),
@@ -51,6 +54,8 @@ def events(resp):
         if not line:
             return
         event = parser.feed(line.decode().rstrip("\r\n"))
+        if event and event[0] == "result":
+            conftest.note_result(json.loads(event[1]))
         if event:
             yield (time.monotonic(), *event)
 
@@ -60,6 +65,9 @@ def parse(text):
     ([(name, data), ...], last event id)."""
     parser = Parser()
     out = [e for e in map(parser.feed, re.split(r"\r\n|\r|\n", text)) if e]
+    for name, data in out:
+        if name == "result":
+            conftest.note_result(json.loads(data))
     return out, parser.last_id
 
 

@@ -17,7 +17,7 @@ from urllib.parse import urlparse
 import pytest
 
 import streaming
-from conftest import POOL, URL, containers, execute, wait_until
+from conftest import POOL, URL, containers, execute, note_request, wait_until
 
 attack = pytest.mark.attack
 
@@ -40,6 +40,7 @@ class SmallWindow(http.client.HTTPConnection):
 
 
 def open_stream(body, conn_class=http.client.HTTPConnection):
+    note_request("/execute", body)
     u = urlparse(URL)
     conn = conn_class(u.hostname, u.port, timeout=120)
     conn.request("POST", "/execute", body=json.dumps(body),

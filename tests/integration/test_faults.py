@@ -109,7 +109,7 @@ def test_dockerd_restarted_the_warm_pool_refills():
         status, result = execute({"language": "python", "code": "print('back')"})
         assert status == 200 and result["warm"] and result["run"]["stdout"] == "back\n", result
     finally:
-        set_warm("{}")
+        set_warm()
 
 
 def test_dockerd_restarted_sessions_are_reported_gone():

@@ -45,7 +45,7 @@ def warm_pool():
     set_warm("{python: %d, javascript: %d}" % (WARM, WARM_JS))
     assert full(), "the warm pool did not fill"
     yield
-    set_warm("{}")
+    set_warm()
 
 
 def both(code, language="python", **extra):
