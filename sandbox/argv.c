@@ -37,6 +37,13 @@
 static const char entry_script[] = COPY_CODE ENTRY_STEPS;
 /* A session step: the agent wrote the files into /workspace already. */
 static const char step_script[] = ENTRY_STEPS;
+/*
+ * A warm sandbox's agent starts through the same shell: dash exports PWD
+ * and orders the environment its own way, and the program the agent runs
+ * must find the environment block (/proc/self/environ, /proc/1/environ)
+ * that a cold run's gets.
+ */
+static const char warm_script[] = "exec \"$@\"\n";
 
 /* The entry file's name without directories and extension ("Main"). */
 static char *base_name(const char *path)
@@ -212,6 +219,10 @@ void sandbox_warm_argv(const struct conf *c, const struct language *l, const str
 	strv_pushf(a, "--mount=type=bind,src=%s,dst=/isobox-agent,readonly", c->warm.agent_dir);
 	strv_push(a, "--entrypoint=");
 	strv_push(a, l->image_id);
+	strv_push(a, "/bin/sh");
+	strv_push(a, "-c");
+	strv_push(a, warm_script);
+	strv_push(a, "isobox"); /* $0, as a cold run's */
 	for (size_t i = 0; i < l->agent.n; i++)
 		strv_push(a, l->agent.v[i]);
 	/* The agent ends by itself if nobody takes it well after its age. */

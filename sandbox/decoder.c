@@ -10,6 +10,16 @@ void decoder_init(struct decoder *d, bool compiles)
 	*d = (struct decoder){.compiles = compiles, .stage = DEC_STARTING};
 }
 
+void decoder_expect_end(struct decoder *d, const char *nonce)
+{
+	size_t n = strlen(nonce);
+	if (n > DEC_NONCE_MAX)
+		n = DEC_NONCE_MAX;
+	d->end_mark[0] = RS;
+	memcpy(d->end_mark + 1, nonce, n);
+	d->end_mark_len = n + 1;
+}
+
 bool decoder_compiling(const struct decoder *d)
 {
 	return d->stage == DEC_COMPILING || d->stage == DEC_HEADER || d->stage == DEC_BODY;
@@ -58,6 +68,82 @@ static bool parse_header(struct decoder *d, int *rc)
 	return true;
 }
 
+/* After an end mark, up to LF: "" on stdout, " rc" on stderr. */
+static size_t feed_end_tail(struct decoder *d, int fd, const char *p, size_t n, struct dec_event *ev)
+{
+	const char *lf = memchr(p, '\n', n);
+	size_t take = lf ? (size_t)(lf - p) : n;
+	if (d->end_tail_len[fd] + take >= sizeof d->end_tail[fd])
+		return garbled(d, ev, "a garbled end mark", n);
+	memcpy(d->end_tail[fd] + d->end_tail_len[fd], p, take);
+	d->end_tail_len[fd] += take;
+	if (!lf)
+		return take;
+	d->end_tail[fd][d->end_tail_len[fd]] = '\0';
+	const char *s = d->end_tail[fd];
+	unsigned long long rc = 0;
+	bool good = fd == 1 ? *s == '\0' : *s++ == ' ' && number(&s, &rc) && !*s && rc <= 255;
+	if (!good)
+		return garbled(d, ev, "a garbled end mark", n);
+	d->end[fd] = END_SEEN;
+	if (fd == 2)
+		d->end_rc = (int)rc;
+	if (d->end[1] == END_SEEN && d->end[2] == END_SEEN) {
+		ev->kind = DEC_PROGRAM_ENDED;
+		ev->rc = d->end_rc;
+	}
+	return take + 1;
+}
+
+/* The program's output on fd, watched for the agent's end mark. */
+static size_t feed_program(struct decoder *d, int fd, const char *p, size_t n, struct dec_event *ev)
+{
+	if (n == 0)
+		return 0;
+	if (!d->end_mark_len)
+		return report(ev, DEC_OUTPUT, fd, p, n);
+	if (d->end[fd] == END_SEEN)
+		return n; /* after the agent's last word: nothing of the program's */
+	if (d->end[fd] == END_TAIL)
+		return feed_end_tail(d, fd, p, n, ev);
+	size_t *held = &d->end_held[fd];
+	if (*held == 0) {
+		const char *rs = memchr(p, RS, n);
+		if (rs != p)
+			return report(ev, DEC_OUTPUT, fd, p, rs ? (size_t)(rs - p) : n);
+	}
+	size_t k = 0;
+	while (k < n && *held + k < d->end_mark_len && p[k] == d->end_mark[*held + k])
+		k++;
+	if (*held + k == d->end_mark_len) {
+		*held = 0;
+		d->end[fd] = END_TAIL;
+		d->end_tail_len[fd] = 0;
+		return k;
+	}
+	if (k == n) { /* all of it may be a mark's start: hold it */
+		*held += k;
+		return k;
+	}
+	if (*held == 0) /* an RS that begins no mark */
+		return report(ev, DEC_OUTPUT, fd, p, 1);
+	/* What was held was output after all. It equals the mark's start, and
+	 * no later part of that holds an RS (the nonce is hex): look at p again
+	 * from the beginning. */
+	*ev = (struct dec_event){.kind = DEC_OUTPUT, .fd = fd, .data = d->end_mark, .len = *held};
+	*held = 0;
+	return 0;
+}
+
+void decoder_flush(struct decoder *d, int fd, struct dec_event *ev)
+{
+	*ev = (struct dec_event){.kind = DEC_MORE};
+	if ((fd == 1 || fd == 2) && d->end_held[fd] && !d->garbled) {
+		*ev = (struct dec_event){.kind = DEC_OUTPUT, .fd = fd, .data = d->end_mark, .len = d->end_held[fd]};
+		d->end_held[fd] = 0;
+	}
+}
+
 /* stdout: only the program writes there. */
 static size_t feed_stdout(struct decoder *d, const char *p, size_t n, struct dec_event *ev)
 {
@@ -67,7 +153,7 @@ static size_t feed_stdout(struct decoder *d, const char *p, size_t n, struct dec
 		d->program_started = true;
 		return report(ev, DEC_PROGRAM_STARTED, 0, NULL, 0);
 	}
-	return report(ev, DEC_OUTPUT, 1, p, n);
+	return feed_program(d, 1, p, n, ev);
 }
 
 /* Waiting for an RS: before the sandbox is up, during the compile step,
@@ -158,5 +244,5 @@ size_t decoder_feed(struct decoder *d, int fd, const char *p, size_t n, struct d
 	case DEC_RUNNING:
 		break;
 	}
-	return n ? report(ev, DEC_OUTPUT, 2, p, n) : 0;
+	return feed_program(d, 2, p, n, ev);
 }

@@ -12,6 +12,17 @@
  * Only the program writes to stdout, so stdout data means it has started,
  * whatever stderr has shown so far (the two pipes keep no common order).
  *
+ * A warm sandbox's agent (sandbox/agent/) also says when the program has
+ * ended, on both pipes, so that the worker need not wait for the sandbox's
+ * teardown to see them close. Each mark carries the job's nonce N, which
+ * only the agent was given (decoder_expect_end):
+ *   stdout: RS N LF
+ *   stderr: RS N " rc" LF       rc: the program's exit status
+ * A program that digs N out of its agent can end its own output early and
+ * choose its exit status, which it can anyway; the sandbox is removed after
+ * it like after any other. Bytes that could begin a mark are held back
+ * until they are known not to, and given as output then.
+ *
  * The decoder is pure: bytes in, events out. It starts nothing, kills
  * nothing and keeps no clock; the supervisor (exec.c) acts on what it
  * reports. Nothing here is trusted for time: code that runs during a
@@ -32,6 +43,7 @@ enum dec_kind {
 	DEC_COMPILE_DONE,    /* all of the compile step's output has been given */
 	DEC_PROGRAM_STARTED, /* the program runs (the sandbox is up) */
 	DEC_OUTPUT,          /* fd, data, len: the program's output */
+	DEC_PROGRAM_ENDED,   /* rc: both end marks came (decoder_expect_end) */
 	DEC_GARBLED,         /* the protocol was broken: stop the sandbox (reason) */
 };
 
@@ -43,6 +55,8 @@ struct dec_event {
 	size_t len;
 	const char *reason;
 };
+
+#define DEC_NONCE_MAX 64
 
 /* Where the stderr protocol stands. */
 enum dec_stage {
@@ -63,6 +77,14 @@ struct decoder {
 	char header[64];
 	size_t header_len;
 	size_t body_out, body_err; /* compile output bytes still to come */
+	/* End marks (decoder_expect_end), per pipe (index 1, 2). */
+	char end_mark[DEC_NONCE_MAX + 2]; /* RS N */
+	size_t end_mark_len;               /* 0: none expected (a cold run) */
+	size_t end_held[3];                /* bytes held back: the mark's first ones */
+	enum { END_NO, END_TAIL, END_SEEN } end[3];
+	char end_tail[3][8];               /* after the mark, up to LF */
+	size_t end_tail_len[3];
+	int end_rc;
 };
 
 void decoder_init(struct decoder *d, bool compiles);
@@ -82,6 +104,17 @@ void decoder_init(struct decoder *d, bool compiles);
  * arrives in more pieces.
  */
 size_t decoder_feed(struct decoder *d, int fd, const char *p, size_t n, struct dec_event *ev);
+
+/* Expect a warm agent's end marks with this nonce (hex, at most
+ * DEC_NONCE_MAX characters). */
+void decoder_expect_end(struct decoder *d, const char *nonce);
+
+/*
+ * fd (1 or 2) has closed, or nothing more will be read from it: the bytes
+ * held back as the possible start of an end mark are output after all.
+ * Reports them (DEC_OUTPUT, data points into the decoder) or DEC_MORE.
+ */
+void decoder_flush(struct decoder *d, int fd, struct dec_event *ev);
 
 /* Has the compile step begun and not yet handed over its result? */
 bool decoder_compiling(const struct decoder *d);

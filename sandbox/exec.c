@@ -22,6 +22,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/wait.h>
 
 volatile int sandbox_stop_requested;
@@ -50,6 +51,7 @@ struct exec {
 	bool compile_told;       /* the sink heard the compile result */
 	bool up_told;            /* the sink heard that the sandbox is up */
 	enum stop_reason stopped;
+	bool agent_ended;        /* a warm agent's end marks came: run.exit_code holds its word */
 	int64_t ended_ms;
 	int64_t last_emit_ms;    /* when the sink last heard from us */
 	time_t spawned_at;       /* wall clock, for `docker events --since` */
@@ -173,6 +175,14 @@ static void on_event(struct exec *x, const struct dec_event *ev)
 	case DEC_OUTPUT:
 		keep(x, &res->run, ev->fd, ev->data, ev->len, true);
 		break;
+	case DEC_PROGRAM_ENDED:
+		/* The answer need not wait for the sandbox's teardown: the master
+		 * removes it (warm_release). */
+		x->agent_ended = true;
+		res->run.exit_code = ev->rc;
+		if (!x->ended_ms)
+			x->ended_ms = now_ms();
+		break;
 	case DEC_GARBLED:
 		log_msg("%s from sandbox %s: stopping it", ev->reason, x->sb->name);
 		stop(x, STOP_GARBLED);
@@ -240,6 +250,14 @@ static void unframe(struct exec *x, const char *p, size_t n)
 	} while (n > 0 || ev.kind != FRAME_MORE);
 }
 
+/* Output held back as a possible end mark is output after all. */
+static void flush_held(struct exec *x, int which)
+{
+	struct dec_event ev;
+	decoder_flush(&x->dec, which, &ev);
+	on_event(x, &ev);
+}
+
 /* Read what is there on one pipe; close it at end of file. */
 static void pump(struct exec *x, int *fd, int which)
 {
@@ -249,6 +267,7 @@ static void pump(struct exec *x, int *fd, int which)
 		return;
 	if (n <= 0) {
 		close_fd_at(fd);
+		flush_held(x, which);
 		return;
 	}
 	if (x->link)
@@ -307,7 +326,7 @@ static void supervise(struct exec *x)
 {
 	int64_t drain_until = 0;
 	feed_stdin(x);
-	while ((x->out_fd >= 0 || x->err_fd >= 0) && !(x->link && x->link->ended)) {
+	while ((x->out_fd >= 0 || x->err_fd >= 0) && !(x->link && x->link->ended) && !x->agent_ended) {
 		int64_t now = now_ms();
 		int64_t deadline = exec_deadline(x->c, &x->job->limits, &x->dec, &x->clock);
 		if (!x->stopped && now >= deadline)
@@ -346,6 +365,8 @@ static void supervise(struct exec *x)
 	}
 	if (!x->ended_ms)
 		x->ended_ms = now_ms();
+	flush_held(x, 1);
+	flush_held(x, 2);
 	x->compile_told = true; /* a compile that never reported: nothing to wait for */
 	emit_held(x);
 }
@@ -368,6 +389,8 @@ static bool inspect(struct exec *x, int client_status, int64_t deadline)
 	int own = client_status >= 0 && WIFEXITED(client_status) ? WEXITSTATUS(client_status) : -1;
 	if (x->link && x->link->ended) {
 		code = x->link->end_code; /* the agent's word: the session lives on */
+	} else if (x->agent_ended) {
+		code = x->res->run.exit_code; /* the warm agent's word (DEC_PROGRAM_ENDED) */
 	} else if ((x->client > 0 || x->lease) && !x->stopped && own >= 0 && (own < 125 || own > 127) && own != 137) {
 		code = own;
 	} else if (!docker_inspect(x->c, x->sb->name, deadline, &code, &oom)) {
@@ -418,7 +441,7 @@ static bool collect(struct exec *x, struct fault *f)
 	int client_status = -1;
 	if (x->client > 0)
 		client_status = subproc_wait(x->client, deadline - now_ms());
-	else if (x->lease && !x->stopped)
+	else if (x->lease && !x->stopped && !x->agent_ended)
 		client_status = warm_exit_status(x->lease, 200);
 	if (x->killer > 0)
 		subproc_wait(x->killer, deadline - now_ms());
@@ -465,14 +488,22 @@ bool exec_warm(const struct sandbox *sb, struct warm_lease *lease, const struct 
 	       const struct sandbox_sink *sink, struct sandbox_result *res, struct fault *f,
 	       bool *go_cold)
 {
+	/* The nonce of the agent's end marks (decoder.h): not the program's to know. */
+	unsigned char rnd[16];
+	char nonce[2 * sizeof rnd + 1];
+	if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
+		return fail(f, E_SANDBOX_FAILED, "getrandom failed");
+	for (size_t i = 0; i < sizeof rnd; i++)
+		snprintf(nonce + 2 * i, 3, "%02x", rnd[i]);
 	struct exec x = {.c = sb->c, .sb = sb, .job = job, .sink = sink, .res = res, .client = -1, .lease = lease,
 			 .in_fd = lease->fds[0], .out_fd = lease->fds[1], .err_fd = lease->fds[2]};
 	lease->fds[0] = lease->fds[1] = lease->fds[2] = -1; /* ours now; collect() closes them */
 	struct buf frame = {0};
-	warm_job_frame(job, &frame);
+	warm_job_frame(job, nonce, &frame);
 	x.in_data = frame.data;
 	x.in_len = frame.len;
 	decoder_init(&x.dec, false);
+	decoder_expect_end(&x.dec, nonce);
 	/* Up already: the agent must start the program within the start
 	 * allowance, and the whole life is bounded from now (deadline.c). */
 	x.clock.spawned_ms = x.clock.up_ms = x.clock.phase_ms = now_ms();

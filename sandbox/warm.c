@@ -530,9 +530,10 @@ void warm_release(struct warm_pool *wp, struct warm_lease *lease)
 	tell_master(wp);
 }
 
-void warm_job_frame(const struct sandbox_job *job, struct buf *out)
+void warm_job_frame(const struct sandbox_job *job, const char *nonce, struct buf *out)
 {
 	char line[64];
+	buf_printf(out, "%s\n", nonce);
 	int n = snprintf(line, sizeof line, "%zu\n", job->n_files);
 	buf_append(out, line, (size_t)n);
 	for (size_t i = 0; i < job->n_files; i++) {

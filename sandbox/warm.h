@@ -34,8 +34,8 @@ int warm_exit_status(const struct warm_lease *lease, int64_t wait_ms);
 /* Done with it, whatever happened: the master removes the container. */
 void warm_release(struct warm_pool *wp, struct warm_lease *lease);
 
-/* The job as the agent reads it (sandbox/agent/python.py): files, args,
- * then the program's stdin. Pure. */
-void warm_job_frame(const struct sandbox_job *job, struct buf *out);
+/* The job as the agent reads it (sandbox/agent/python.py): the nonce of
+ * its end marks (decoder.h), files, args, then the program's stdin. Pure. */
+void warm_job_frame(const struct sandbox_job *job, const char *nonce, struct buf *out);
 
 #endif

@@ -5,6 +5,9 @@
 // waits for one job on stdin. The job is python.py's (warm_job_frame in sandbox/warm.c
 // writes it):
 //
+//   <nonce>\n   of the end marks (decoder.h), which this agent does not write:
+//               a program's 'exit' listeners run after any of ours, and their
+//               output must come first. The worker waits for the pipes to close.
 //   <files>\n   then for each file: <name bytes> <data bytes>\n<name><data>
 //   <args>\n    then for each arg:  <bytes>\n<arg>
 //
@@ -86,24 +89,29 @@ function readExact(n) {
 	return buf;
 }
 
-// A decimal line, at most 40 bytes; "a b" lines give two numbers.
-function readNumbers(count) {
+// A line of at most limit bytes, without its LF.
+function readLine(limit) {
 	let line = '';
 	for (;;) {
 		const c = readExact(1)[0];
 		if (c === 0x0a)
-			break;
-		if (line.length >= 40)
+			return line;
+		if (line.length >= limit)
 			quit(125);
 		line += String.fromCharCode(c);
 	}
-	const words = line.split(' ');
+}
+
+// A decimal line, at most 40 bytes; "a b" lines give two numbers.
+function readNumbers(count) {
+	const words = readLine(40).split(' ');
 	if (words.length !== count || !words.every((w) => /^[0-9]{1,15}$/.test(w)))
 		quit(125);
 	return words.map(Number);
 }
 
 function takeJob() {
+	readLine(64); // the nonce
 	const files = [];
 	for (let i = readNumbers(1)[0]; i > 0; i--) {
 		const [nameLen, dataLen] = readNumbers(2);
@@ -188,30 +196,6 @@ function serve(idleSeconds, prepare) {
 		quit(125);
 }
 
-// The cold run reaches node through /bin/sh (argv.c), which is dash: it
-// exports PWD and hands on the environment in the order of its variable
-// table (39 buckets; its own PATH first in its bucket, then the imported
-// variables in their order, then PWD). Do the same to process.env.
-function coldEnvironment() {
-	const env = process.env;
-	if (env.PWD === undefined)
-		env.PWD = process.cwd();
-	const bucket = (k) => {
-		let h = k.charCodeAt(0) << 4;
-		for (let i = 0; i < k.length; i++)
-			h += k.charCodeAt(i);
-		return h % 39;
-	};
-	const keys = Object.keys(env).filter((k) => k !== 'PWD');
-	keys.sort((a, b) => bucket(a) - bucket(b) || (b === 'PATH') - (a === 'PATH'));
-	keys.push('PWD');
-	for (const k of keys) {
-		const v = env[k];
-		delete env[k];
-		env[k] = v;
-	}
-}
-
 function prepareJob() {
 	const { files, args } = takeJob();
 	for (const [name, data] of files)
@@ -221,7 +205,6 @@ function prepareJob() {
 	// What `node main.js args` would have: argv[1] resolved (not real-pathed)
 	// by Node's pre-execution, this agent's traces out of the module caches.
 	process.argv.splice(0, process.argv.length, process.execPath, entry, ...args);
-	coldEnvironment();
 	delete Module._cache[__filename];
 	const agentDir = path.dirname(__filename);
 	for (const key of Object.keys(Module._pathCache))

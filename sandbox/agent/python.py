@@ -4,13 +4,17 @@
 # (argv: idle seconds, then module names), says "\036ready\n" on stderr and
 # waits for one job on stdin. The job (warm_job_frame in sandbox/warm.c writes it):
 #
+#   <nonce>\n   of the end marks (below)
 #   <files>\n   then for each file: <name bytes> <data bytes>\n<name><data>
 #   <args>\n    then for each arg:  <bytes>\n<arg>
 #
 # and whatever follows on stdin is the program's stdin. The agent writes the
 # files into /box, says "\036" on stderr (the program starts: decoder.h) and
 # runs the entry file as __main__ in this interpreter, which has already
-# paid for the imports. It serves one job: the sandbox is never reused.
+# paid for the imports. When the program is done, after everything that a
+# cold interpreter runs at its exit, it says so on both pipes with the
+# job's nonce (decoder.h), so that the worker answers before the sandbox's
+# teardown. It serves one job: the sandbox is never reused.
 #
 # A program must not tell this from `python3 main.py args` except by speed:
 # sys.argv, sys.orig_argv, sys.path[0], __main__ (a fresh module), __file__,
@@ -63,13 +67,14 @@ def wait_for_job(idle_seconds):
 
 
 def take_job():
+    nonce = read_line(64)
     files = []
     for _ in range(int(read_line())):
         name_len, data_len = (int(x) for x in read_line().split(b" "))
         name = os.fsdecode(read_exact(name_len))
         files.append((name, read_exact(data_len)))
     args = [os.fsdecode(read_exact(int(read_line()))) for _ in range(int(read_line()))]
-    return files, args
+    return nonce, files, args
 
 
 def main():
@@ -80,7 +85,7 @@ def main():
     gc.freeze()  # the preloaded objects: no collection walks them again (the exit's either)
     os.write(2, b"\036ready\n")
     wait_for_job(float(sys.argv[1]))
-    files, args = take_job()
+    nonce, files, args = take_job()
     for name, data in files:
         write_file(name, data)
     entry = files[0][0]
@@ -98,7 +103,6 @@ def main():
     sys.argv = [entry] + args
     sys.orig_argv = [sys.orig_argv[0], entry] + args
     sys.path[0] = os.path.dirname(path)
-    os.environ["PWD"] = os.getcwd()  # the cold run's entry script is a shell, which sets it
 
     os.write(2, b"\036")
     try:
@@ -116,7 +120,7 @@ def main():
         del tb
         sys.excepthook(kind, value, value.__traceback__)
         status = 1
-    finish(main_module, status)
+    finish(main_module, status, nonce)
 
 
 def exit_status(code):
@@ -132,12 +136,14 @@ def exit_status(code):
     return 1
 
 
-def finish(main_module, status):
+def finish(main_module, status, nonce):
     """
     The interpreter's exit, in its order (threads, atexit, the program's
     objects, the std streams), without tearing down the modules imported
     ahead: that costs a warm sandbox tens of milliseconds and the program
-    sees none of it. Then _exit, so that nothing runs twice.
+    sees none of it. Then the end marks, and _exit, so that nothing runs
+    twice. A mark that cannot be written (the program closed its stdout)
+    costs only the speed: the worker waits for the pipes to close.
     """
     import atexit
     import gc
@@ -154,6 +160,11 @@ def finish(main_module, status):
             stream.flush()
         except Exception:
             status = 120  # what python3 exits with when its stdout cannot be flushed
+    for fd, mark in ((1, b"\036%s\n" % nonce), (2, b"\036%s %d\n" % (nonce, status))):
+        try:
+            os.write(fd, mark)
+        except OSError:
+            pass
     os._exit(status)
 
 main()

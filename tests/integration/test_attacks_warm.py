@@ -7,11 +7,12 @@ rest). Every run here asserts that it was warm: these attack the warm
 path, not the cold one."""
 import hashlib
 import os
+import subprocess
 import time
 
 import pytest
 
-from conftest import execute, set_warm, wait_until
+from conftest import INSTANCE, execute, set_warm, wait_until
 from metrics_util import scrape, value
 
 attack = pytest.mark.attack
@@ -27,7 +28,7 @@ def warm_pool():
     set_warm("{python: %d}" % WARM)
     assert full(), "the warm pool did not fill"
     yield
-    set_warm("{}")
+    set_warm()
 
 
 def warm_run(code, **extra):
@@ -123,3 +124,39 @@ def test_a_warm_run_is_held_to_its_wall_time():
     t0 = time.monotonic()
     run = warm_run("import time\nwhile True:\n    time.sleep(0.01)", limits={"wallTimeMs": 1000})
     assert run["timedOut"] and run["exitCode"] == 137 and time.monotonic() - t0 < 5, run
+
+
+FORGE_END = r'''
+import os, sys, time
+f = sys._getframe()  # the agent's own frame is below the program's
+while f is not None and "nonce" not in f.f_locals:
+    f = f.f_back
+nonce = f.f_locals["nonce"]
+print("before", flush=True)
+os.write(1, b"\036%s\n" % nonce)
+os.write(2, b"\036%s 7\n" % nonce)
+print("after", flush=True)
+time.sleep(60)
+'''
+
+
+def warm_containers():
+    out = subprocess.run(["docker", "ps", "-q", "--filter", f"label=isobox.instance={INSTANCE}",
+                          "--filter", "label=isobox.kind=warm"],
+                         check=True, capture_output=True, text=True).stdout
+    return len(out.split())
+
+
+@attack("a warm run digs the nonce of the agent's end marks out of the agent's frame, "
+        "forges the end (status 7) and runs on",
+        "only its own result is cut short (its output up to the marks, the status it chose); "
+        "its sandbox is removed at once; the next run is whole")
+def test_a_forged_end_cuts_only_its_own_run():
+    t0 = time.monotonic()
+    run = warm_run(FORGE_END)
+    assert run == dict(run, stdout="before\n", stderr="", exitCode=7, timedOut=False), run
+    assert time.monotonic() - t0 < 5
+    # Nothing of it runs on: the master removes its sandbox (the sleeping
+    # program in it), and the pool is back to its ready ones.
+    assert wait_until(lambda: warm_containers() == WARM and full(), 15), warm_containers()
+    assert warm_run("print('next')")["stdout"] == "next\n"

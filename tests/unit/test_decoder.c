@@ -19,6 +19,7 @@ struct chunk {
 struct transcript {
 	const char *what;
 	bool compiles;
+	const char *nonce; /* a warm run's (decoder_expect_end), or NULL */
 	struct chunk chunks[6];
 	const char *want; /* the events, normalised (see describe) */
 };
@@ -36,7 +37,7 @@ static void describe(struct log *l, const struct dec_event *ev)
 		[DEC_DOCKER] = "docker", [DEC_COMPILE_STARTED] = "compile-started",
 		[DEC_COMPILE_ENDED] = "compile-ended", [DEC_COMPILE_OUTPUT] = "compile-out",
 		[DEC_COMPILE_DONE] = "compile-done", [DEC_PROGRAM_STARTED] = "program-started",
-		[DEC_OUTPUT] = "out", [DEC_GARBLED] = "garbled",
+		[DEC_OUTPUT] = "out", [DEC_GARBLED] = "garbled", [DEC_PROGRAM_ENDED] = "ended",
 	};
 	bool data = ev->kind == DEC_DOCKER || ev->kind == DEC_COMPILE_OUTPUT || ev->kind == DEC_OUTPUT;
 	if (ev->kind == DEC_MORE)
@@ -45,7 +46,7 @@ static void describe(struct log *l, const struct dec_event *ev)
 		buf_printf(&l->text, "%s%s", l->text.len ? " " : "", names[ev->kind]);
 		if (data)
 			buf_printf(&l->text, "%d:", ev->fd);
-		if (ev->kind == DEC_COMPILE_ENDED)
+		if (ev->kind == DEC_COMPILE_ENDED || ev->kind == DEC_PROGRAM_ENDED)
 			buf_printf(&l->text, ":%d", ev->rc);
 	}
 	for (size_t i = 0; data && i < ev->len; i++) {
@@ -84,6 +85,8 @@ static char *run(const struct transcript *t, int cut, size_t at)
 	struct decoder d;
 	struct log l = {0};
 	decoder_init(&d, t->compiles);
+	if (t->nonce)
+		decoder_expect_end(&d, t->nonce);
 	for (int i = 0; i < 6 && t->chunks[i].bytes; i++) {
 		const struct chunk *c = &t->chunks[i];
 		size_t n = len_of(c);
@@ -97,6 +100,11 @@ static char *run(const struct transcript *t, int cut, size_t at)
 			feed(&d, &l, c->fd, c->bytes, n);
 		}
 	}
+	for (int fd = 1; fd <= 2; fd++) { /* both pipes closed, as exec.c's pump sees */
+		struct dec_event ev;
+		decoder_flush(&d, fd, &ev);
+		describe(&l, &ev);
+	}
 	buf_append(&l.text, "", 0);
 	return l.text.data;
 }
@@ -105,37 +113,55 @@ static char *run(const struct transcript *t, int cut, size_t at)
 #define C(fd, s) {fd, s, sizeof(s) - 1}
 
 static const struct transcript transcripts[] = {
-	{"interpreted: docker's warning, then the program (which may write RS)", false,
+	{"interpreted: docker's warning, then the program (which may write RS)", false, NULL,
 	 {C(2, "WARNING: no swap\n" RS "err" RS "!"), C(1, "out")},
 	 "docker2:WARNING: no swap\\0a program-started out2:err\\1e! out1:out"},
-	{"compiled: compile output, then the program", true,
+	{"compiled: compile output, then the program", true, NULL,
 	 {C(2, RS), C(2, RS "0 3 2\nabcde" RS), C(1, "hi\n"), C(2, "warn")},
 	 "compile-started compile-ended:0 compile-out1:abc compile-out2:de compile-done "
 	 "program-started out1:hi\\0a out2:warn"},
-	{"compiled: a failed compile has no program", true,
+	{"compiled: a failed compile has no program", true, NULL,
 	 {C(2, RS RS "1 0 4\noops")},
 	 "compile-started compile-ended:1 compile-out2:oops compile-done"},
-	{"compiled: an empty compile result", true,
+	{"compiled: an empty compile result", true, NULL,
 	 {C(2, RS "noise from the script" RS "0 0 0\n" RS "e")},
 	 "compile-started compile-ended:0 compile-done program-started out2:e"},
-	{"stdout first: the program started before stderr said so", false,
+	{"stdout first: the program started before stderr said so", false, NULL,
 	 {C(1, "early"), C(2, "docker says" RS "late")},
 	 "program-started out1:early docker2:docker says out2:late"},
-	{"a garbled compile result", true,
+	{"a garbled compile result", true, NULL,
 	 {C(2, RS RS "x 1 2\n"), C(2, "more" RS), C(1, "out")},
 	 "compile-started garbled"},
-	{"a compile status out of range", true,
+	{"a compile status out of range", true, NULL,
 	 {C(2, RS RS "256 0 0\n" RS)},
 	 "compile-started garbled"},
-	{"a negative length", true,
+	{"a negative length", true, NULL,
 	 {C(2, RS RS "0 -1 0\n")},
 	 "compile-started garbled"},
-	{"an overlong compile result", true,
+	{"an overlong compile result", true, NULL,
 	 {C(2, RS RS "0 00000000000000000000000000000000000000000000000000000000000000000000000 0\n")},
 	 "compile-started garbled"},
-	{"NUL bytes are output like any other", false,
+	{"NUL bytes are output like any other", false, NULL,
 	 {C(2, RS "a\0b"), C(1, "\0")},
 	 "program-started out2:a\\00b out1:\\00"},
+	{"warm: the agent's marks on both pipes end the program with its status", false, "ab12",
+	 {C(2, RS "hello err"), C(1, "out" RS "ab12\n" "late"), C(2, RS "ab12 3\n" "after")},
+	 "program-started out2:hello err out1:out ended:3"},
+	{"warm: bytes that begin like a mark and are not one are output, in order", false, "ab12",
+	 {C(2, RS "x" RS "ab1" RS "ab13 0\n" RS), C(1, RS "ab" "\n")},
+	 "program-started out2:x\\1eab1\\1eab13 0\\0a out1:\\1eab\\0a out2:\\1e"},
+	{"warm: a mark with a broken tail", false, "ab12",
+	 {C(2, RS RS "ab12 x\n"), C(1, "out")},
+	 "program-started garbled"},
+	{"warm: a status out of range", false, "ab12",
+	 {C(2, RS RS "ab12 256\n")},
+	 "program-started garbled"},
+	{"warm: one mark is not the end", false, "ab12",
+	 {C(2, RS), C(1, "o" RS "ab12\n"), C(2, "e")},
+	 "program-started out1:o out2:e"},
+	{"cold: the same bytes are only output", false, NULL,
+	 {C(2, RS), C(1, RS "ab12\n"), C(2, RS "ab12 0\n")},
+	 "program-started out1:\\1eab12\\0a out2:\\1eab12 0\\0a"},
 };
 
 void test_decoder(void)

@@ -25,8 +25,10 @@ static void hardening_is_the_same(const struct conf *c, const struct language *p
 	ok(same && i > cold_end + 20, "warm argv: every hardening flag as a cold run's (%d flags)", i - cold_end);
 	ok(index_of(&warm, "--network=none") > 0, "warm argv: no network");
 	int agent = index_of(&warm, "/isobox-agent/python.py");
-	ok(agent > 0 && !strcmp(warm.v[agent - 1], "python3") && !strcmp(warm.v[agent - 2], TEST_ID_PY),
-	   "warm argv: the image by ID, then the registry's agent command");
+	ok(agent > 0 && !strcmp(warm.v[agent - 1], "python3") && !strcmp(warm.v[agent - 2], "isobox") &&
+	   !strcmp(warm.v[agent - 3], "exec \"$@\"\n") && !strcmp(warm.v[agent - 4], "-c") &&
+	   !strcmp(warm.v[agent - 5], "/bin/sh") && !strcmp(warm.v[agent - 6], TEST_ID_PY),
+	   "warm argv: the image by ID, then the registry's agent command through /bin/sh, as a cold run's program");
 	ok(agent > 0 && !strcmp(warm.v[agent + 1], "660") && !strcmp(warm.v[agent + 2], "numpy") &&
 	   !strcmp(warm.v[agent + 3], "pandas") && agent + 4 == (int)warm.n,
 	   "warm argv: idle seconds (maxAgeMs + 60 s), then the preloads, nothing else");
@@ -46,14 +48,14 @@ static void job_frame(const struct language *py)
 	struct sandbox_job job = {.lang = py, .files = files, .n_files = 2, .args = args, .n_args = 3,
 				  .stdin_data = "in\n", .stdin_len = 3};
 	struct buf b = {0};
-	warm_job_frame(&job, &b);
-	static const char want[] = "2\n7 9\nmain.pyprint(1)\n7 5\nd/x.bina\0\n\036b3\n3\na b0\n3\nx\nyin\n";
+	warm_job_frame(&job, "n0", &b);
+	static const char want[] = "n0\n2\n7 9\nmain.pyprint(1)\n7 5\nd/x.bina\0\n\036b3\n3\na b0\n3\nx\nyin\n";
 	ok(b.len == sizeof want - 1 && !memcmp(b.data, want, b.len),
-	   "job frame: counts and lengths, then the bytes as they are, then stdin");
+	   "job frame: the nonce, counts and lengths, then the bytes as they are, then stdin");
 	buf_free(&b);
 	struct sandbox_job empty = {.lang = py, .files = files, .n_files = 1};
-	warm_job_frame(&empty, &b);
-	static const char want_empty[] = "1\n7 9\nmain.pyprint(1)\n0\n";
+	warm_job_frame(&empty, "n0", &b);
+	static const char want_empty[] = "n0\n1\n7 9\nmain.pyprint(1)\n0\n";
 	ok(b.len == sizeof want_empty - 1 && !memcmp(b.data, want_empty, b.len), "job frame: no args, no stdin");
 	buf_free(&b);
 }
