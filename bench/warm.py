@@ -636,9 +636,9 @@ def report(args, res):
         row("atexit → answer received (exit, then what comes before the answer)", "after")
         row("server `durationMs` (program-start record → end of output)", "d", ("warm", "cold"))
         row("outside durationMs (end to end − durationMs)", "outside", ("warm", "cold"))
-        row("warm: agent's exit and the sandbox's until its output closes (durationMs − program)",
+        row("warm: the agent's exit steps until its end marks (durationMs − program)",
             "exit", ("warm",))
-        row("warm: after the output closed: docker inspect, JSON, Caddy (atexit → answer − that)",
+        row("warm: after the end marks: JSON, Caddy (atexit → answer − that)",
             "answer", ("warm",))
         row("a `gc.collect()` timed inside the sandbox (the warm agent's exit runs one)", "gc",
             ("warm", "cold"))
