@@ -119,7 +119,7 @@ def test_hung_worker_is_killed_and_its_container_reaped(pool_with):
     # hangMarginMs: small values keep this test short.
     pool_with(("  wallTimeMs: 20000", "  wallTimeMs: 3000"),
               ("startTimeoutMs: 30000", "startTimeoutMs: 5000"),
-              ("hangMarginMs: 15000", "hangMarginMs: 1000"), workers=2)
+              ("hangMarginMs: 15000", "hangMarginMs: 10000"), workers=2)
     _, before = scrape()
     results = []
     t = in_background({"language": "python", "code": "import time; time.sleep(120)"}, results,
@@ -133,7 +133,7 @@ def test_hung_worker_is_killed_and_its_container_reaped(pool_with):
         pid = int(owner.split(".")[0])
         assert pid in workers()
         os.kill(pid, signal.SIGSTOP)  # a hung worker: it will never kill its own run
-        # 3 + 0 (no compile) + 5 + 32 + 1 s, the master's 1 s tick, and room.
+        # 3 + 0 (no compile) + 5 + 32 + 10 s, the master's 1 s tick, and room.
         assert wait_until(lambda: pid not in workers(), 90), "the master did not kill the hung worker"
         assert wait_until(lambda: not containers(), 30), "its container was not reaped"
     finally:
