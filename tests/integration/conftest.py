@@ -412,6 +412,8 @@ def set_warm(sandboxes=None):
     new, n = re.subn(r"(?m)^(warm:\n(?:  #.*\n)*)  sandboxes: \{[^}\n]*\}",
                      lambda m: m.group(1) + "  sandboxes: " + sandboxes, text, count=1)
     assert n == 1, f"no warm.sandboxes in {CONF}"
+    if new == text and healthy():
+        return  # as it is: no restart
     with open(CONF, "w") as f:
         f.write(new)
     restart_pool()
