@@ -8,15 +8,10 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 
 void memory_new_etag(char out[17])
 {
-	unsigned char rnd[8];
-	if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
-		die("getrandom failed");
-	for (size_t i = 0; i < sizeof rnd; i++)
-		snprintf(out + 2 * i, 3, "%02x", rnd[i]);
+	random_hex(out, 8);
 }
 
 bool memory_condition_holds(const char *key, bool found, const char *etag, enum memory_cond cond,
@@ -80,12 +75,8 @@ bool volume_quota_holds(const char *tenant, int64_t count, int64_t bytes, int64_
 
 void volume_new(const char *name, int64_t size_bytes, int64_t now_ms, const char *host, struct volume *out)
 {
-	unsigned char rnd[VOLUME_ID_LEN / 2];
-	if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
-		die("getrandom failed");
 	*out = (struct volume){.size_bytes = size_bytes, .created_ms = now_ms};
-	for (size_t i = 0; i < sizeof rnd; i++)
-		snprintf(out->id + 2 * i, 3, "%02x", rnd[i]);
+	random_hex(out->id, VOLUME_ID_LEN / 2);
 	snprintf(out->name, sizeof out->name, "%s", name);
 	snprintf(out->state, sizeof out->state, "creating");
 	snprintf(out->host, sizeof out->host, "%s", host);

@@ -22,7 +22,6 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/wait.h>
 
 volatile int sandbox_stop_requested;
@@ -489,12 +488,8 @@ bool exec_warm(const struct sandbox *sb, struct warm_lease *lease, const struct 
 	       bool *go_cold)
 {
 	/* The nonce of the agent's end marks (decoder.h): not the program's to know. */
-	unsigned char rnd[16];
-	char nonce[2 * sizeof rnd + 1];
-	if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
-		return fail(f, E_SANDBOX_FAILED, "getrandom failed");
-	for (size_t i = 0; i < sizeof rnd; i++)
-		snprintf(nonce + 2 * i, 3, "%02x", rnd[i]);
+	char nonce[2 * 16 + 1];
+	random_hex(nonce, 16);
 	struct exec x = {.c = sb->c, .sb = sb, .job = job, .sink = sink, .res = res, .client = -1, .lease = lease,
 			 .in_fd = lease->fds[0], .out_fd = lease->fds[1], .err_fd = lease->fds[2]};
 	lease->fds[0] = lease->fds[1] = lease->fds[2] = -1; /* ours now; collect() closes them */

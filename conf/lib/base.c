@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 PRINTF(1, 0) static void vlog(const char *fmt, va_list ap)
@@ -209,4 +210,13 @@ bool fd_hung_up(int fd)
 {
 	struct pollfd p = {.fd = fd};
 	return fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
+}
+
+void random_hex(char *out, size_t n)
+{
+	unsigned char rnd[64];
+	if (n > sizeof rnd || getrandom(rnd, n, 0) != (ssize_t)n)
+		die("getrandom failed");
+	for (size_t i = 0; i < n; i++)
+		snprintf(out + 2 * i, 3, "%02x", rnd[i]);
 }

@@ -32,6 +32,10 @@ char *xasprintf(const char *fmt, ...) PRINTF(1, 2);
 
 /* Milliseconds on the monotonic clock. */
 int64_t now_ms(void);
+
+/* n random bytes as 2n lowercase hex digits and a NUL into out (2n + 1
+ * bytes): ids, ETags, nonces. getrandom cannot fail for so few bytes. */
+void random_hex(char *out, size_t n);
 /* Milliseconds since the epoch (the wall clock): for times that outlive
  * the process, such as a session's creation. */
 int64_t wall_ms(void);
