@@ -10,15 +10,6 @@ from urllib.parse import urlparse
 import conftest  # the audit counts the runs of streams too
 
 
-def note_result(data):
-    """Count a stream's result for the audit (conftest.note_result); a
-    test may feed this module text that is not a real stream."""
-    try:
-        conftest.note_result(json.loads(data))
-    except (ValueError, RecursionError):
-        pass
-
-
 def open_stream(body, url, path="/execute", timeout=60):
     """POST body as JSON with Accept: text/event-stream; return (connection,
     response) with the headers read and the body not yet."""
@@ -64,7 +55,7 @@ def events(resp):
             return
         event = parser.feed(line.decode().rstrip("\r\n"))
         if event and event[0] == "result":
-            note_result(event[1])
+            conftest.note_result(conftest.json_or_none(event[1]))
         if event:
             yield (time.monotonic(), *event)
 
@@ -76,7 +67,7 @@ def parse(text):
     out = [e for e in map(parser.feed, re.split(r"\r\n|\r|\n", text)) if e]
     for name, data in out:
         if name == "result":
-            note_result(data)
+            conftest.note_result(conftest.json_or_none(data))
     return out, parser.last_id
 
 
