@@ -185,16 +185,23 @@ def children(pid):
 
 def workers(comm="isobox-fcgi"):
     """The pool's worker pids (isobox-fcgi children of the master); with
-    comm="isobox-status", its status socket's worker."""
-    out = []
-    for pid in children(pool_master()):
-        try:
-            with open(f"/proc/{pid}/comm") as f:
-                if f.read().strip() == comm:
-                    out.append(pid)
-        except OSError:
-            pass
-    return out
+    comm="isobox-status", its status socket's worker. Read twice, 0.1 s
+    apart: a child that the master has forked to exec a docker client (a
+    warm sandbox, a removal) has the master's name for a moment, and is no
+    worker."""
+    def once():
+        out = set()
+        for pid in children(pool_master()):
+            try:
+                with open(f"/proc/{pid}/comm") as f:
+                    if f.read().strip() == comm:
+                        out.add(pid)
+            except OSError:
+                pass
+        return out
+    first = once()
+    time.sleep(0.1)
+    return sorted(first & once())
 
 
 def healthy(url=URL):
