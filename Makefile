@@ -10,7 +10,8 @@
 #   make integration  the integration tests against the service that runs
 #                     (ISOBOX_URL, PREFIX, ...: tests/integration/conftest.py),
 #                     without installing or restarting anything; then the
-#                     attacks again with the warm pool on (--sandbox-path=warm)
+#                     attacks again with the warm pool on (--sandbox-path=warm),
+#                     and on the runc backend (--backend=runc)
 #   make stop         stop what `make run` started
 #   make cluster      the set-up, then a cluster on this machine: Redis, three
 #                     isobox hosts and a balancer (deploy/cluster.sh); its URL last
@@ -57,7 +58,7 @@ export PORT POOL PREFIX
 
 .PHONY: all deps check check-unprivileged unit asan asan-test fuzz agent-test setup images install egress start run stop cluster cluster-stop test integration clean
 
-all: bin/isobox-fcgi bin/isobox-agent bin/isobox-volumed
+all: bin/isobox-fcgi bin/isobox-agent bin/isobox-volumed bin/isobox-runc
 
 bin/isobox-fcgi: $(LIB_SRC) $(MAIN_SRC) $(HEADERS)
 	@mkdir -p bin
@@ -74,9 +75,15 @@ bin/isobox-volumed: sandbox/volumed/volumed.c
 	@mkdir -p bin
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -Wshadow -D_FORTIFY_SOURCE=2 -fstack-protector-strong -o $@ $<
 
-bin/unit-tests: $(LIB_SRC) $(UNIT_SRC) $(HEADERS)
+# The runc backend's OCI runtime (sandbox/runc/): called by containerd, cJSON only.
+RUNC_SRC := sandbox/runc/isobox-runc.c sandbox/runc/runc_spec.c
+bin/isobox-runc: $(RUNC_SRC) sandbox/runc/runc_spec.h
 	@mkdir -p bin
-	$(CC) $(WFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(LIB_SRC) $(UNIT_SRC) $(LDLIBS)
+	$(CC) $(WFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(RUNC_SRC) -lcjson
+
+bin/unit-tests: $(LIB_SRC) $(UNIT_SRC) $(HEADERS) sandbox/runc/runc_spec.c sandbox/runc/runc_spec.h
+	@mkdir -p bin
+	$(CC) $(WFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(LIB_SRC) sandbox/runc/runc_spec.c $(UNIT_SRC) $(LDLIBS)
 
 # The served files as C arrays, made with xxd -i (fcgi/assets.c includes them).
 bin/assets_data.h: $(ASSETS)
@@ -147,12 +154,14 @@ setup:
 images: setup
 	bash deploy/images/build.sh
 
-install: bin/isobox-fcgi bin/isobox-agent bin/isobox-volumed
+install: bin/isobox-fcgi bin/isobox-agent bin/isobox-volumed bin/isobox-runc
 	install -d -m 0755 $(PREFIX)/bin $(PREFIX)/conf $(PREFIX)/registry $(PREFIX)/caddy
 	install -m 0755 bin/isobox-fcgi $(PREFIX)/bin/isobox-fcgi.new
 	mv -f $(PREFIX)/bin/isobox-fcgi.new $(PREFIX)/bin/isobox-fcgi
 	install -m 0755 bin/isobox-volumed $(PREFIX)/bin/isobox-volumed.new
 	mv -f $(PREFIX)/bin/isobox-volumed.new $(PREFIX)/bin/isobox-volumed
+	install -m 0755 bin/isobox-runc $(PREFIX)/bin/isobox-runc.new
+	mv -f $(PREFIX)/bin/isobox-runc.new $(PREFIX)/bin/isobox-runc
 	install -m 0644 conf/isobox.yaml $(PREFIX)/conf/isobox.yaml
 	@# The session agent, next to the scripts that deploy/setup.sh installs (warm.agentDir).
 	agents=$$(bin/isobox-fcgi --conf conf/isobox.yaml --print-conf | sed -n 's/^agent_dir=//p'); \
@@ -204,6 +213,8 @@ integration:
 	@# The attacks again on the warm path: those whose runs a warm sandbox
 	@# can take, by the record of the pass above (docs/AUDIT.md, warm column).
 	/usr/bin/python3 -m pytest -q --sandbox-path=warm tests/integration
+	@# Every attack again on the runc backend (docs/AUDIT.md, runc column).
+	/usr/bin/python3 -m pytest -q --backend=runc tests/integration
 
 clean:
 	rm -rf bin

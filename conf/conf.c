@@ -415,12 +415,54 @@ static bool parse_piston(const cJSON *o, struct conf_piston *p, struct fault *f)
 	return !v || json_bool(v, "piston.acceptTextPlain", &p->accept_text_plain, f);
 }
 
+/*
+ * backend: gvisor (the default) or runc; runc: {runtime, seccompProfile},
+ * read whenever it is there, so that a broken section is found before an
+ * operator switches to it.
+ */
+static bool parse_backend(const cJSON *root, const char *base_dir, struct conf *c, struct fault *f)
+{
+	static const char *const keys[] = {"runtime", "seccompProfile", NULL};
+	const cJSON *b = cJSON_GetObjectItemCaseSensitive(root, "backend");
+	const char *s = "gvisor";
+	if (b && !json_string(b, "backend", &s, f))
+		return false;
+	if (!strcmp(s, "gvisor"))
+		c->backend = BACKEND_GVISOR;
+	else if (!strcmp(s, "runc"))
+		c->backend = BACKEND_RUNC;
+	else
+		return fail(f, E_INVALID_VALUE, "backend must be gvisor or runc");
+	const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "runc");
+	if (!o)
+		return c->backend != BACKEND_RUNC ||
+		       fail(f, E_INVALID_VALUE, "backend runc needs the runc section");
+	if (!json_object(o, "runc", f) || !json_known_keys(o, keys, "runc", f) ||
+	    !json_string(cJSON_GetObjectItemCaseSensitive(o, "runtime"), "runc.runtime", &s, f))
+		return false;
+	c->runc.runtime = xstrdup(s);
+	return get_path(o, "seccompProfile", base_dir, &c->runc.seccomp_profile, f);
+}
+
+const char *conf_backend_name(const struct conf *c)
+{
+	return c->backend == BACKEND_RUNC ? "runc" : "gvisor";
+}
+
+const char *conf_backend_warning(const struct conf *c)
+{
+	return c->backend != BACKEND_RUNC ? NULL :
+	       "backend runc: programs run on the host's kernel (namespaces, seccomp, a user "
+	       "namespace of their own), not in gVisor; a kernel bug that the seccomp profile "
+	       "lets through is an escape (docs/BACKENDS.md)";
+}
+
 static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struct fault *f)
 {
 	static const char *const top[] = {"instance", "registry", "imagesLock", "workDir", "docker",
 		"runtime", "cgroupParent", "pool", "ceilings", "floors", "request", "sandbox", "access",
 		"network", "warm", "sessions", "auth", "tenants", "store", "memory", "volumes", "queue",
-		"piston", NULL};
+		"piston", "backend", "runc", NULL};
 	static const char *const request_keys[] = {"maxBodyBytes", "maxFiles", "maxFileBytes",
 		"maxPathBytes", "maxArgs", "maxArgBytes", "maxStdinBytes", "maxJsonValues",
 		"maxOutputFiles", "maxOutputBytes", NULL};
@@ -444,6 +486,8 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 	if (!json_string(cJSON_GetObjectItemCaseSensitive(root, "runtime"), "runtime", &s, f))
 		return false;
 	c->runtime = xstrdup(s);
+	if (!parse_backend(root, base_dir, c, f))
+		return false;
 	if (!json_string(cJSON_GetObjectItemCaseSensitive(root, "cgroupParent"), "cgroupParent", &s, f))
 		return false;
 	c->cgroup_parent = xstrdup(s);
@@ -557,6 +601,8 @@ void conf_free(struct conf *c)
 	free(c->work_dir);
 	free(c->docker);
 	free(c->runtime);
+	free(c->runc.runtime);
+	free(c->runc.seccomp_profile);
 	free(c->cgroup_parent);
 	free(c->sandbox.seccomp_profile);
 	free(c->sandbox.resolv_conf);

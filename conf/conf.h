@@ -25,7 +25,15 @@ struct conf {
 	char *images_lock;
 	char *work_dir;
 	char *docker;
-	char *runtime;
+	/* What runs the sandboxes (docs/BACKENDS.md): gVisor, the sandbox's
+	 * own kernel; or runc, the host's kernel behind namespaces, a seccomp
+	 * profile of our own and a user namespace per container. */
+	enum backend { BACKEND_GVISOR, BACKEND_RUNC } backend;
+	char *runtime;       /* the gVisor backend's docker runtime */
+	struct conf_runc {
+		char *runtime;         /* docker runtime: isobox-runc (sandbox/runc/) */
+		char *seccomp_profile; /* deploy/seccomp-runc.json, installed */
+	} runc;
 	char *cgroup_parent;
 	struct conf_pool {
 		int64_t workers;
@@ -114,5 +122,10 @@ bool conf_load(const char *path, struct conf *out, char *err, size_t errlen);
 bool conf_parse(const char *text, size_t len, const char *base_dir, struct conf *out,
 		char *err, size_t errlen);
 void conf_free(struct conf *c);
+/* "gvisor" or "runc": every result's and /runtimes' "backend". */
+const char *conf_backend_name(const struct conf *c);
+/* What an operator and a client should know of the backend (/healthz,
+ * /runtimes); NULL: nothing. */
+const char *conf_backend_warning(const struct conf *c);
 
 #endif

@@ -34,6 +34,9 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 PREFIX=${PREFIX:-/opt/isobox}
 STATE=/var/lib/isobox
+# The host uid and gid of a runc sandbox's program (uid 65534 inside):
+# docker's own userns-remap would give 100000 + 65534 as well.
+RUNC_HOST_ID=165534
 LOG=/var/log/isobox
 RUNDIR=/run/isobox
 SLICE=isobox.slice
@@ -163,6 +166,12 @@ configure_docker() {
 	fi
 	bash "$HERE/egress.sh" runtime "$RUNTIME" "$(command -v runsc)" \
 		"--platform=$platform" --network=none ${seccomp:+"$seccomp"}
+	# The runc backend's runtime (conf backend: runc), there whichever
+	# backend runs, so that switching is a conf change: runc, with a user
+	# namespace per container in which the program's uid 65534 is host uid
+	# RUNC_HOST_ID (no host user has it; sandbox/runc/isobox-runc.c).
+	bash "$HERE/egress.sh" runtime isobox-runc "$PREFIX/bin/isobox-runc" \
+		"--isobox-id=$RUNC_HOST_ID" "--isobox-runc=$(command -v runc)"
 }
 
 # What every sandbox gets from the host, root-owned, read by the worker's
@@ -173,6 +182,7 @@ configure_docker() {
 sandbox_files() {
 	install -d -m 0755 -o root -g root "$STATE/sandbox"
 	install -m 0644 -o root -g root "$HERE/seccomp.json" "$STATE/sandbox/seccomp.json"
+	install -m 0644 -o root -g root "$HERE/seccomp-runc.json" "$STATE/sandbox/seccomp-runc.json"
 	# The agents (sandbox/agent/), mounted read-only at /isobox-agent: the
 	# warm pool's scripts and the kernels here, the session agent (a
 	# binary) by `make install`.
@@ -317,7 +327,7 @@ setup_user() {
 }
 
 # Which sandbox backends this host can run (docs/BACKENDS.md): gVisor with
-# the platform found; hardened runc needs nothing more (a weaker boundary,
+# the platform found; hardened runc needs only runc (a weaker boundary,
 # the host kernel); Firecracker needs KVM, which a cloud VM has only with
 # nested virtualisation. Printed, so that an operator knows the choice.
 # KVM works if a VM can be made (KVM_GET_API_VERSION is 12, KVM_CREATE_VM
@@ -334,7 +344,7 @@ backends() {
 	local platform=$1 kvm=no
 	kvm_works && kvm=yes
 	echo "gvisor: yes (runsc, platform $platform)"
-	echo "runc: $(command -v runc >/dev/null && echo "possible (not built yet; docs/BACKENDS.md)" || echo "no runc")"
+	echo "runc: $(command -v runc >/dev/null && echo "yes (conf backend: runc; the host's kernel is the boundary)" || echo "no runc")"
 	if [ "$kvm" = yes ]; then
 		echo "firecracker: KVM works here (a VM can be made); the backend is designed, not built (docs/BACKENDS.md)"
 	else

@@ -149,6 +149,9 @@ void admin_healthz(struct worker *w, struct request *rq)
 			cJSON_AddNullToObject(pool, "queued");
 	}
 	cJSON_AddStringToObject(o, "host", w->conf.instance);
+	cJSON_AddStringToObject(o, "backend", conf_backend_name(&w->conf));
+	if (conf_backend_warning(&w->conf))
+		cJSON_AddStringToObject(o, "warning", conf_backend_warning(&w->conf));
 	if (w->conf.store.backend != STORE_NONE) {
 		/* Which store, and whether it answers now (one round trip). */
 		struct fault f = {0};

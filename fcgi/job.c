@@ -13,9 +13,11 @@
 
 bool job_run(struct worker *w, struct request *rq, const struct sandbox_sink *sink)
 {
-	if (rq->in_session)
-		return session_step(&w->conf, &rq->session, &rq->job, sink, &rq->result, &rq->fault);
-	return sandbox_run(&w->conf, w->warm, &rq->job, sink, &rq->result, &rq->fault);
+	bool ok = rq->in_session ?
+		session_step(&w->conf, &rq->session, &rq->job, sink, &rq->result, &rq->fault) :
+		sandbox_run(&w->conf, w->warm, &rq->job, sink, &rq->result, &rq->fault);
+	rq->result.backend = conf_backend_name(&w->conf);
+	return ok;
 }
 
 /* The kernel's word on a cell: only the fields we know, of the types we

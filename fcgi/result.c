@@ -47,7 +47,7 @@ cJSON *result_to_json(const struct language *lang, const struct sandbox_result *
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "language", lang->name);
 	cJSON_AddStringToObject(o, "version", lang->full_version);
-	cJSON_AddStringToObject(o, "backend", "gvisor");
+	cJSON_AddStringToObject(o, "backend", res->backend);
 	cJSON_AddBoolToObject(o, "warm", res->warm); /* a sandbox started ahead (only faster) */
 	if (res->has_compile)
 		cJSON_AddItemToObject(o, "compile", phase_to_json(&res->compile));

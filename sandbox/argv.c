@@ -120,15 +120,17 @@ static void push_hardened(const struct conf *c, const struct language *l, const 
 	strv_pushf(a, "--label=isobox.instance=%s", c->instance);
 	strv_pushf(a, "--label=isobox.owner=%s", owner);
 	strv_pushf(a, "--label=isobox.kind=%s", kind);
+	bool runc = c->backend == BACKEND_RUNC;
 	if (network) {
-		/* Egress: the firewalled bridge, a runsc with a network stack, and
-		 * the resolvers that the firewall lets through (egress.c). */
-		strv_pushf(a, "--runtime=%s", c->network.runtime);
+		/* Egress: the firewalled bridge, a runtime with a network stack
+		 * (runsc-egress; runc's is the host kernel's), and the resolvers
+		 * that the firewall lets through (egress.c). */
+		strv_pushf(a, "--runtime=%s", runc ? c->runc.runtime : c->network.runtime);
 		strv_pushf(a, "--network=%s", c->network.docker_network);
 		strv_pushf(a, "--mount=type=bind,src=%s/resolv.conf,dst=/etc/resolv.conf,readonly",
 			   c->network.state_dir);
 	} else {
-		strv_pushf(a, "--runtime=%s", c->runtime);
+		strv_pushf(a, "--runtime=%s", runc ? c->runc.runtime : c->runtime);
 		strv_push(a, "--network=none");
 		/* Not the host's resolvers: a file naming none (deploy/setup.sh). */
 		strv_pushf(a, "--mount=type=bind,src=%s,dst=/etc/resolv.conf,readonly", c->sandbox.resolv_conf);
@@ -137,8 +139,10 @@ static void push_hardened(const struct conf *c, const struct language *l, const 
 	strv_push(a, "--user=65534:65534");
 	strv_push(a, "--cap-drop=ALL");
 	strv_push(a, "--security-opt=no-new-privileges");
-	/* Applied inside gVisor by runsc --oci-seccomp: no user namespaces. */
-	strv_pushf(a, "--security-opt=seccomp=%s", c->sandbox.seccomp_profile);
+	/* gVisor: applied inside the sandbox by runsc --oci-seccomp (no user
+	 * namespaces). runc: the host kernel's filter, an allow list. */
+	strv_pushf(a, "--security-opt=seccomp=%s",
+		   runc ? c->runc.seccomp_profile : c->sandbox.seccomp_profile);
 	strv_pushf(a, "--memory=%lld", (long long)lim->memory_bytes);
 	strv_pushf(a, "--memory-swap=%lld", (long long)lim->memory_bytes); /* = no swap */
 	strv_pushf(a, "--cpus=%.3f", lim->cpus);

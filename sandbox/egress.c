@@ -299,7 +299,9 @@ bool sandbox_egress_ready(const struct conf *c, char *mode, size_t mode_len, str
 		     c->network.bridge);
 		goto out;
 	}
-	snprintf(mode, mode_len, "%s", m.data);
+	/* runc has no network stack of its own: a run uses the host kernel's
+	 * inside its namespace, which is what gVisor's "host" mode means. */
+	snprintf(mode, mode_len, "%s", c->backend == BACKEND_RUNC ? "host" : m.data);
 	ok = true;
 out:
 	buf_free(&want);

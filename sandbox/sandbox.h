@@ -76,6 +76,7 @@ struct sandbox_result {
 	bool has_compile, has_run;
 	bool client_gone; /* the client left; the sandbox was killed */
 	bool warm;        /* it ran in a warm sandbox (warm.c) */
+	const char *backend; /* what ran it: conf_backend_name, static */
 	const char *warm_miss; /* else why not, when its language has a warm
 				  pool: "empty", "limits", "network",
 				  "outputs", "volume", "dead" */

@@ -48,3 +48,20 @@ int index_of(const struct strv *a, const char *arg)
 			return (int)i;
 	return -1;
 }
+
+/* The repository's settings with one line replaced. */
+char *conf_variant(const char *from, const char *to)
+{
+	struct buf b = {0};
+	char err[256];
+	if (!read_file("conf/isobox.yaml", 1 << 20, &b, err, sizeof err))
+		return NULL;
+	char *at = strstr(b.data, from);
+	if (!at) {
+		buf_free(&b);
+		return NULL;
+	}
+	char *out = xasprintf("%.*s%s%s", (int)(at - b.data), b.data, to, at + strlen(from));
+	buf_free(&b);
+	return out;
+}

@@ -9,6 +9,9 @@
 
 /* Load the repository's own conf/isobox.yaml and a two-language registry. */
 void fixture_load(struct conf *c, struct registry *r);
+/* The repository's conf/isobox.yaml with the first `from` replaced by
+ * `to`; NULL if it has no `from`. The caller frees it. */
+char *conf_variant(const char *from, const char *to);
 /* Where arg is in an argv (-1: nowhere). */
 int index_of(const struct strv *a, const char *arg);
 

@@ -26,6 +26,7 @@ int main(void)
 	test_store();
 	test_semver();
 	test_piston();
+	test_runc();
 	printf("1..%d\n", tap_passed + tap_failed);
 	printf("%d passed, %d failed\n", tap_passed, tap_failed);
 	return tap_failed ? 1 : 0;

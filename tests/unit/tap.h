@@ -46,5 +46,6 @@ void test_tenants(void);
 void test_store(void);
 void test_semver(void);
 void test_piston(void);
+void test_runc(void);
 
 #endif

@@ -10,23 +10,6 @@ static bool conf_from(const char *text, struct conf *c, char *err, size_t n)
 	return conf_parse(text, strlen(text), "/base", c, err, n);
 }
 
-/* The repository's settings with one line replaced. */
-static char *conf_variant(const char *from, const char *to)
-{
-	struct buf b = {0};
-	char err[256];
-	if (!read_file("conf/isobox.yaml", 1 << 20, &b, err, sizeof err))
-		return NULL;
-	char *at = strstr(b.data, from);
-	if (!at) {
-		buf_free(&b);
-		return NULL;
-	}
-	char *out = xasprintf("%.*s%s%s", (int)(at - b.data), b.data, to, at + strlen(from));
-	buf_free(&b);
-	return out;
-}
-
 void test_conf(void)
 {
 	char err[512];

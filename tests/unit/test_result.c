@@ -36,7 +36,7 @@ void test_result(void)
 	free(q);
 
 	struct language lang = {.name = "python", .full_version = "3.11.2"};
-	struct sandbox_result res = {.has_run = true,
+	struct sandbox_result res = {.has_run = true, .backend = "gvisor",
 		.run = {.exit_code = 137, .timed_out = true, .duration_ms = 1003}};
 	buf_append(&res.run.out, "4950\n", 5);
 	struct limits l = {.memory_bytes = 1, .cpus = 1, .pids = 1, .output_bytes = 1, .wall_time_ms = 1};

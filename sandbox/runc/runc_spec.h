@@ -1,0 +1,50 @@
+/*
+ * runc_spec.h: what isobox-runc changes in a container's OCI spec before
+ * runc reads it (docs/BACKENDS.md, "Hardened runc").
+ *
+ * Pure: a parsed config.json in, the same object changed or a reason out.
+ * isobox-runc.c does the file and the exec.
+ */
+#ifndef ISOBOX_RUNC_SPEC_H
+#define ISOBOX_RUNC_SPEC_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The only user a sandbox runs as (argv.c: --user=65534:65534). */
+#define RUNC_SANDBOX_ID 65534u
+
+/*
+ * Give the container a user namespace of its own in which
+ *   - uid and gid 0 are the host's 0, and nothing else of the host's: runc
+ *     sets the container up as root (mounts, the rootfs that only root may
+ *     walk to), with capabilities that count in that namespace only;
+ *   - uid and gid 65534, the program's, are host_id: a uid no host user
+ *     has, so a program that escapes the namespaces is nobody there.
+ * Every other id is unmapped: a file the image has of another owner reads
+ * as 65534's "nobody" but is not the program's (the kernel compares the
+ * host ids).
+ * Mount options that name another owner (docker's gid=5 for /dev/pts)
+ * are dropped, and so is docker's net.ipv4.ping_group_range (all groups):
+ * the kernel refuses unmapped ids. A world-writable tmpfs (mode=1777:
+ * /tmp, /box) is made the sandbox user's (runc would give /box its image
+ * mode back, 0755, root's).
+ * Also charges the container's TCP buffers (host kernel memory, loopback
+ * included) to its memory limit: linux.resources.memory.kernelTCP, which
+ * runc writes to memory.kmem.tcp.limit_in_bytes on cgroup v1.
+ *
+ * Refuses (false, reason in err) a spec that is not a sandbox's: a user
+ * other than 65534:65534, other groups, or a user namespace to join.
+ */
+bool runc_spec_userns(cJSON *spec, unsigned host_id, char *err, size_t errlen);
+
+/*
+ * Append to the spec's prestart hooks, after docker's own (which sets up
+ * the network namespace), `hook_path --isobox-hook=dns`: isobox-runc run
+ * again by runc, with the container's state on stdin, to refuse docker's
+ * embedded DNS (127.0.0.11) inside the container's network namespace.
+ */
+void runc_spec_dns_hook(cJSON *spec, const char *hook_path);
+
+#endif
