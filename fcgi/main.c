@@ -184,9 +184,11 @@ static int print_egress(const struct conf *c, const char *what)
 static int print_conf(const struct conf *c, const struct registry *r)
 {
 	printf("instance=%s\nruntime=%s\nceilings_cpus=%.3f\nceilings_memory_bytes=%lld\n"
-	       "seccomp_profile=%s\ncgroup_parent=%s\n", c->instance, c->runtime, c->ceilings.cpus,
+	       "seccomp_profile=%s\ncgroup_parent=%s\nbackend=%s\n", c->instance, c->runtime, c->ceilings.cpus,
 	       (long long)c->ceilings.memory_bytes, c->sandbox.seccomp_profile,
-	       c->cgroup_parent ? c->cgroup_parent : "");
+	       c->cgroup_parent ? c->cgroup_parent : "", conf_backend_name(c));
+	if (c->runc.runtime)
+		printf("runc_runtime=%s\nrunc_seccomp_profile=%s\n", c->runc.runtime, c->runc.seccomp_profile);
 	/* The built images, by recipe (the lock's IDs): image_bash=sha256:... */
 	for (size_t i = 0; i < r->n; i++) {
 		bool seen = false;

@@ -135,6 +135,10 @@ static void push_hardened(const struct conf *c, const struct language *l, const 
 		/* Not the host's resolvers: a file naming none (deploy/setup.sh). */
 		strv_pushf(a, "--mount=type=bind,src=%s,dst=/etc/resolv.conf,readonly", c->sandbox.resolv_conf);
 	}
+	/* runc: the program's /proc/self/cgroup is "/", not the host's path
+	 * (gVisor's is its own anyway). */
+	if (runc)
+		strv_push(a, "--cgroupns=private");
 	strv_push(a, "--read-only");
 	strv_push(a, "--user=65534:65534");
 	strv_push(a, "--cap-drop=ALL");

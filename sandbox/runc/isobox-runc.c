@@ -150,7 +150,7 @@ static void change_spec(const char *bundle, unsigned host_id)
 	char err[256];
 	if (!runc_spec_userns(spec, host_id, err, sizeof err))
 		fail("%s", err);
-	runc_spec_dns_hook(spec, self);
+	runc_spec_prestart_hook(spec, self);
 	char *out = cJSON_PrintUnformatted(spec);
 	if (!out)
 		fail("out of memory");
@@ -161,22 +161,13 @@ static void change_spec(const char *bundle, unsigned host_id)
 }
 
 /*
- * The prestart hook (runc_spec_dns_hook). runc runs it in the host's
- * namespaces after docker's own hook has set the container's network up,
- * with the container's state (JSON: its "pid") on stdin. Inside that
- * network namespace everything sent to 127.0.0.11 is refused: docker's
- * embedded DNS there answers with other containers' names and forwards
- * queries past the firewall's resolvers (egress runs; in a namespace with
- * loopback only the rules are moot). TCP with a reset: a connect that gets
- * no answer hangs.
+ * The prestart hook (runc_spec_prestart_hook). runc runs it in the host's
+ * namespaces, after docker's own hook has set the container's network up
+ * and before the program starts, with the container's state (JSON: "id",
+ * "pid") on stdin. It fails, and so does the create, unless both limits
+ * below are in place.
  */
-static const char dns_rules[] =
-	"*filter\n"
-	"-I OUTPUT 1 -d 127.0.0.11/32 -p tcp -j REJECT --reject-with tcp-reset\n"
-	"-I OUTPUT 2 -d 127.0.0.11/32 -j REJECT --reject-with icmp-admin-prohibited\n"
-	"COMMIT\n";
-
-static void dns_hook(void)
+static int read_state(char *id, size_t idlen)
 {
 	char state[65536];
 	size_t n = 0;
@@ -189,11 +180,90 @@ static void dns_hook(void)
 	state[n] = '\0';
 	cJSON *s = cJSON_Parse(state);
 	const cJSON *pid = cJSON_GetObjectItemCaseSensitive(s, "pid");
-	if (!cJSON_IsNumber(pid) || pid->valuedouble < 2 || pid->valuedouble > 1 << 22)
-		fail("hook: no pid in the container's state");
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/ns/net", (int)pid->valuedouble);
+	const char *cid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "id"));
+	if (!cJSON_IsNumber(pid) || pid->valuedouble < 2 || pid->valuedouble > 1 << 22 || !cid ||
+	    !cid[0] || strlen(cid) >= idlen || strchr(cid, '/'))
+		fail("hook: no pid or id in the container's state");
+	snprintf(id, idlen, "%s", cid);
+	int p = (int)pid->valuedouble;
 	cJSON_Delete(s);
+	return p;
+}
+
+static bool read_small(const char *path, char *out, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	ssize_t r = fd < 0 ? -1 : read(fd, out, len - 1);
+	if (fd >= 0)
+		close(fd);
+	if (r < 0)
+		return false;
+	out[r] = '\0';
+	return true;
+}
+
+/*
+ * Socket memory. A run's sockets are the host kernel's, loopback included.
+ * On cgroup v1 their buffers are charged to a cgroup only once its
+ * memory.kmem.tcp.limit_in_bytes is written (runc 1.1 ignores the spec's
+ * kernelTCP): it gets the container's own memory limit, TCP and UDP both.
+ * cgroup v2 charges them to memory.max already.
+ */
+static void charge_sockets(int pid, const char *id)
+{
+	if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0)
+		return;
+	char path[640], lines[8192], *cg = NULL;
+	snprintf(path, sizeof path, "/proc/%d/cgroup", pid);
+	if (!read_small(path, lines, sizeof lines))
+		fail("hook: cannot read %s: %s", path, strerror(errno));
+	/* "N:memory:/isobox.slice/<id>" (the controllers may be a list) */
+	char *keep;
+	for (char *line = strtok_r(lines, "\n", &keep); line && !cg; line = strtok_r(NULL, "\n", &keep)) {
+		char *ctl = strchr(line, ':'), *at = ctl ? strchr(ctl + 1, ':') : NULL;
+		if (!at)
+			continue;
+		*at = '\0';
+		char *list = ctl + 1, *tok, *save;
+		for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+			if (!strcmp(tok, "memory"))
+				cg = at + 1;
+	}
+	const char *last = cg ? strrchr(cg, '/') : NULL;
+	if (!last || strcmp(last + 1, id) || strstr(cg, ".."))
+		fail("hook: the container's memory cgroup is not its own (%s)", cg ? cg : "none");
+	char dir[512], limit[64], got[64];
+	snprintf(dir, sizeof dir, "/sys/fs/cgroup/memory%s", cg);
+	snprintf(path, sizeof path, "%s/memory.limit_in_bytes", dir);
+	if (!read_small(path, limit, sizeof limit) || limit[0] < '0' || limit[0] > '9')
+		fail("hook: no memory limit in %s", dir);
+	limit[strcspn(limit, "\n")] = '\0';
+	snprintf(path, sizeof path, "%s/memory.kmem.tcp.limit_in_bytes", dir);
+	int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	bool wrote = fd >= 0 && write(fd, limit, strlen(limit)) == (ssize_t)strlen(limit);
+	if (fd >= 0)
+		close(fd);
+	if (!wrote || !read_small(path, got, sizeof got) || strncmp(got, limit, strlen(limit)))
+		fail("hook: cannot set %s to %s", path, limit);
+}
+
+/*
+ * Docker's embedded DNS. Inside the container's network namespace
+ * everything sent to 127.0.0.11 is refused: docker's resolver there
+ * answers with other containers' names and forwards queries past the
+ * firewall's resolvers (egress runs; with loopback only the rules are
+ * moot). TCP with a reset: a connect that gets no answer hangs.
+ */
+static const char dns_rules[] =
+	"*filter\n"
+	"-I OUTPUT 1 -d 127.0.0.11/32 -p tcp -j REJECT --reject-with tcp-reset\n"
+	"-I OUTPUT 2 -d 127.0.0.11/32 -j REJECT --reject-with icmp-admin-prohibited\n"
+	"COMMIT\n";
+
+static void refuse_embedded_dns(int pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/ns/net", pid);
 	int ns = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat theirs, ours;
 	if (ns < 0 || fstat(ns, &theirs) < 0 || stat("/proc/self/ns/net", &ours) < 0)
@@ -208,6 +278,14 @@ static void dns_hook(void)
 		fail("hook: cannot pass the rules: %s", strerror(errno));
 	execl("/usr/sbin/iptables-restore", "iptables-restore", "--noflush", (char *)NULL);
 	fail("hook: cannot run iptables-restore: %s", strerror(errno));
+}
+
+static void prestart_hook(void)
+{
+	char id[128];
+	int pid = read_state(id, sizeof id);
+	charge_sockets(pid, id);
+	refuse_embedded_dns(pid); /* last: it becomes iptables-restore */
 }
 
 /* runc's global flags that take a separate value (the rest are booleans). */
@@ -239,8 +317,8 @@ int main(int argc, char **argv)
 				fail("bad %s", argv[i]);
 		} else if (!strncmp(argv[i], "--isobox-runc=", 14)) {
 			runc = argv[i] + 14;
-		} else if (!strcmp(argv[i], "--isobox-hook=dns")) {
-			dns_hook();
+		} else if (!strcmp(argv[i], "--isobox-hook=prestart")) {
+			prestart_hook();
 		} else {
 			out[n++] = argv[i];
 		}

@@ -130,16 +130,15 @@ bool runc_spec_userns(cJSON *spec, unsigned host_id, char *err, size_t errlen)
 	cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(linux, "sysctl"),
 						"net.ipv4.ping_group_range");
 
-	cJSON *memory = cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(linux, "resources"), "memory");
-	const cJSON *limit = cJSON_GetObjectItemCaseSensitive(memory, "limit");
+	/* The prestart hook charges socket buffers up to this limit. */
+	const cJSON *limit = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(linux, "resources"), "memory"), "limit");
 	if (!cJSON_IsNumber(limit) || limit->valuedouble <= 0)
 		return refuse(err, errlen, "no memory limit in the spec: socket buffers would be unbounded");
-	replace(memory, "kernelTCP", cJSON_CreateNumber(limit->valuedouble));
 	return true;
 }
 
-void runc_spec_dns_hook(cJSON *spec, const char *hook_path)
+void runc_spec_prestart_hook(cJSON *spec, const char *hook_path)
 {
 	cJSON *hooks = cJSON_GetObjectItemCaseSensitive(spec, "hooks");
 	if (!cJSON_IsObject(hooks)) {
@@ -156,12 +155,12 @@ void runc_spec_dns_hook(cJSON *spec, const char *hook_path)
 		const cJSON *path = cJSON_GetObjectItemCaseSensitive(h, "path");
 		const cJSON *arg = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(h, "args"), 1);
 		if (cJSON_IsString(path) && !strcmp(path->valuestring, hook_path) &&
-		    cJSON_IsString(arg) && !strcmp(arg->valuestring, "--isobox-hook=dns"))
+		    cJSON_IsString(arg) && !strcmp(arg->valuestring, "--isobox-hook=prestart"))
 			return; /* there already */
 	}
 	cJSON *hook = cJSON_CreateObject();
 	cJSON_AddStringToObject(hook, "path", hook_path);
-	const char *args[] = {"isobox-runc", "--isobox-hook=dns"};
+	const char *args[] = {"isobox-runc", "--isobox-hook=prestart"};
 	cJSON_AddItemToObject(hook, "args", cJSON_CreateStringArray(args, 2));
 	cJSON_AddItemToArray(prestart, hook);
 }

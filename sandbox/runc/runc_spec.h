@@ -30,9 +30,8 @@
  * the kernel refuses unmapped ids. A world-writable tmpfs (mode=1777:
  * /tmp, /box) is made the sandbox user's (runc would give /box its image
  * mode back, 0755, root's).
- * Also charges the container's TCP buffers (host kernel memory, loopback
- * included) to its memory limit: linux.resources.memory.kernelTCP, which
- * runc writes to memory.kmem.tcp.limit_in_bytes on cgroup v1.
+ * A memory limit is required: the prestart hook (below) charges the
+ * container's socket buffers up to it.
  *
  * Refuses (false, reason in err) a spec that is not a sandbox's: a user
  * other than 65534:65534, other groups, or a user namespace to join.
@@ -41,10 +40,12 @@ bool runc_spec_userns(cJSON *spec, unsigned host_id, char *err, size_t errlen);
 
 /*
  * Append to the spec's prestart hooks, after docker's own (which sets up
- * the network namespace), `hook_path --isobox-hook=dns`: isobox-runc run
- * again by runc, with the container's state on stdin, to refuse docker's
- * embedded DNS (127.0.0.11) inside the container's network namespace.
+ * the network namespace), `hook_path --isobox-hook=prestart`: isobox-runc
+ * run again by runc, with the container's state on stdin, before the
+ * program starts. It charges the container's socket buffers to its memory
+ * limit and refuses docker's embedded DNS (127.0.0.11) in its network
+ * namespace (isobox-runc.c says why).
  */
-void runc_spec_dns_hook(cJSON *spec, const char *hook_path);
+void runc_spec_prestart_hook(cJSON *spec, const char *hook_path);
 
 #endif
