@@ -3,8 +3,13 @@
 (Caddy -> FastCGI pool -> docker run under gVisor) next to a bare
 `docker run` of the same image and program, with the same runtime.
 
-    bench/latency.py [--runs N] [--url URL] [--write docs/PERFORMANCE.md] [LANG...]
+    bench/latency.py [--runs N] [--url URL] [--runc] [--write docs/PERFORMANCE.md] [LANG...]
     bench/latency.py --egress [--runs N] [--write docs/PERFORMANCE.md]
+
+--runc adds two columns: the same through the service on the runc backend
+(docs/BACKENDS.md; the installed conf is switched, the pool restarted, and
+both put back afterwards) and a bare `docker run` with that backend's
+runtime and seccomp profile.
 
 --egress compares python with and without "network": true, both through
 the service (the egress firewall must be installed: make run does it).
@@ -17,6 +22,7 @@ import contextlib
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import tempfile
@@ -97,14 +103,20 @@ def code_dir(file, code):
         yield src
 
 
-def bare_docker(image_id, file, code, command):
+def bare_docker(image_id, file, code, command, runc=False):
+    """A bare run with gVisor, or (runc) with the runc backend's runtime,
+    profile and a memory limit, which that runtime insists on."""
+    if runc:
+        backend = ["--runtime=" + conf_value("runc_runtime"),
+                   f"--security-opt=seccomp={conf_value('runc_seccomp_profile')}", "--memory=268435456"]
+    else:
+        # The runtime applies a seccomp profile (--oci-seccomp): ours, as the
+        # worker passes it (docker's default breaks threads).
+        backend = ["--runtime=runsc-untrusted", f"--security-opt=seccomp={conf_value('seccomp_profile')}"]
     with code_dir(file, code) as src:
         start = time.monotonic()
         out = subprocess.run(
-            ["docker", "run", "--rm", "--runtime=runsc-untrusted", "--network=none",
-             # The runtime applies a seccomp profile (--oci-seccomp): ours,
-             # as the worker passes it (docker's default breaks threads).
-             f"--security-opt=seccomp={conf_value('seccomp_profile')}",
+            ["docker", "run", "--rm", "--network=none", *backend,
              "--user=65534:65534", "--tmpfs=/box:exec,mode=1777", "--tmpfs=/tmp:mode=1777",
              f"--volume={src}:/src:ro", "--workdir=/src", image_id, "sh", "-c", command],
             capture_output=True, text=True)
@@ -144,38 +156,90 @@ def egress(args):
         replace_between(args.write, "EGRESS", text)
 
 
+def measure(args, lang, runc=False):
+    """isobox and bare, interleaved: (isobox median, p90, bare median, p90,
+    program time inside)."""
+    ids = image_ids()
+    image, file, code, command = HELLO[lang]
+    through_service(args.url, lang, code)  # warm the page cache
+    bare_docker(ids[image], file, code, command, runc)
+    svc, bare, phases = [], [], []
+    for _ in range(args.runs):
+        t, result = through_service(args.url, lang, code)
+        assert result["backend"] == ("runc" if runc else "gvisor"), result
+        svc.append(t)
+        phases.append(result.get("compile", {}).get("durationMs", 0) + result["run"]["durationMs"])
+        bare.append(bare_docker(ids[image], file, code, command, runc))
+    (sm, sp), (bm, bp) = stats(svc), stats(bare)
+    print(f"{lang:12} {'runc' if runc else 'gvisor':6} isobox {sm:.2f}/{sp:.2f}s  bare {bm:.2f}/{bp:.2f}s",
+          flush=True)
+    return sm, sp, bm, bp, statistics.median(phases) / 1000
+
+
+@contextlib.contextmanager
+def backend(args, name):
+    """The installed service on another backend (conf backend:), restarted,
+    then put back as it was."""
+    conf = f"{PREFIX}/conf/isobox.yaml"
+    with open(conf) as f:
+        before = f.read()
+    pool = ["bash", os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                 "deploy", "pool.sh"), "restart"]
+
+    def restart(want):
+        subprocess.run(pool, check=True, capture_output=True)
+        for _ in range(150):
+            try:
+                with urllib.request.urlopen(args.url + "/healthz", timeout=2) as r:
+                    if json.load(r).get("backend") == want:
+                        return
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise SystemExit(f"the service did not come back on {want}")
+    after, n = re.subn(r"(?m)^backend: \w+$", "backend: " + name, before, count=1)
+    assert n == 1, f"no backend: in {conf}"
+    was = re.search(r"(?m)^backend: (\w+)$", before).group(1)
+    with open(conf, "w") as f:
+        f.write(after)
+    try:
+        restart(name)
+        yield
+    finally:
+        with open(conf, "w") as f:
+            f.write(before)
+        restart(was)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--url", default="http://127.0.0.1:8090")
     ap.add_argument("--write")
     ap.add_argument("--egress", action="store_true")
+    ap.add_argument("--runc", action="store_true",
+                    help="also on the runc backend (the service restarted with backend: runc, then back)")
     ap.add_argument("languages", nargs="*")
     args = ap.parse_args()
     if args.egress:
         return egress(args)
-    ids = image_ids()
-    rows = []
-    for lang in args.languages or list(HELLO):
-        image, file, code, command = HELLO[lang]
-        through_service(args.url, lang, code)  # warm the page cache
-        bare_docker(ids[image], file, code, command)
-        svc, bare, phases = [], [], []
-        for _ in range(args.runs):
-            t, result = through_service(args.url, lang, code)
-            svc.append(t)
-            phases.append(result.get("compile", {}).get("durationMs", 0) + result["run"]["durationMs"])
-            bare.append(bare_docker(ids[image], file, code, command))
-        (sm, sp), (bm, bp) = stats(svc), stats(bare)
-        rows.append((lang, sm, sp, bm, bp, statistics.median(phases) / 1000))
-        print(f"{lang:12} isobox {sm:.2f}/{sp:.2f}s  bare {bm:.2f}/{bp:.2f}s", flush=True)
+    langs = args.languages or list(HELLO)
+    rows = {lang: measure(args, lang) for lang in langs}
+    runc = {}
+    if args.runc:
+        with backend(args, "runc"):
+            runc = {lang: measure(args, lang, runc=True) for lang in langs}
 
     table = ["| language | isobox median | isobox p90 | bare docker run median | bare p90 "
-             "| overhead (median) | program time inside (compile+run, median) |",
-             "|---|---|---|---|---|---|---|"]
-    for lang, sm, sp, bm, bp, ph in rows:
-        table.append(f"| {lang} | {sm:.2f} s | {sp:.2f} s | {bm:.2f} s | {bp:.2f} s "
-                     f"| {sm - bm:+.2f} s | {ph:.2f} s |")
+             "| overhead (median) | program time inside (compile+run, median) |"
+             + (" isobox on runc median | bare runc median |" if runc else ""),
+             "|---|---|---|---|---|---|---|" + ("---|---|" if runc else "")]
+    for lang, (sm, sp, bm, bp, ph) in rows.items():
+        row = (f"| {lang} | {sm:.2f} s | {sp:.2f} s | {bm:.2f} s | {bp:.2f} s "
+               f"| {sm - bm:+.2f} s | {ph:.2f} s |")
+        if runc:
+            row += f" {runc[lang][0]:.2f} s | {runc[lang][2]:.2f} s |"
+        table.append(row)
     note = (f"\n{args.runs} runs each, {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, "
             f"{platform.machine()}, runsc platform "
             f"{open('/var/lib/isobox/platform').readline().strip()}.\n")

@@ -220,14 +220,19 @@ def healthy(url=URL):
 #    it sent a run that a warm sandbox could take (can_be_warm);
 #  - --sandbox-path=warm: those attacks again, with python and javascript
 #    sandboxes started ahead so that each such run takes one. It adds the
-#    warm column, with how many of each attack's runs were warm.
-# Only a run of every attack file without -k writes; the warm pass needs the
-# cold pass's record, and writes only when it ran every attack it names.
+#    warm column, with how many of each attack's runs were warm;
+#  - --backend=runc: every attack again, cold, on the runc backend (conf
+#    backend: runc; docs/BACKENDS.md). It adds the runc column.
+# Only a run of every attack file without -k writes; the later passes need
+# the cold pass's record, and write only when they ran every attack it names
+# for them. Each pass keeps its results in a record of its own.
 AUDIT = []
 HERE = os.path.dirname(os.path.abspath(__file__))
 AUDIT_PATH = os.path.join(os.path.dirname(os.path.dirname(HERE)), "docs", "AUDIT.md")
 AUDIT_RECORD = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"isobox-audit-{INSTANCE}.json")
-SUITE = {"path": "cold"}         # --sandbox-path
+PASS_RECORD = {p: os.path.join(os.environ.get("TMPDIR", "/tmp"), f"isobox-audit-{INSTANCE}-{p}.json")
+               for p in ("warm", "runc")}
+SUITE = {"path": "cold", "backend": "gvisor"}  # --sandbox-path, --backend
 WARM_SUITE = "{python: 2, javascript: 2}"  # warm.sandboxes of the warm pass
 WARM_LANGUAGES = {"python", "py", "py3", "python3", "javascript", "js", "node", "nodejs"}
 RUNS = {"can_be_warm": 0, "seen": 0, "warm": 0}  # this test's runs, counted by the helpers
@@ -244,6 +249,22 @@ def can_be_warm(path, body):
             and body.get("language") in WARM_LANGUAGES
             and not body.get("network") and not body.get("outputs") and not body.get("volume")
             and not (isinstance(limits, dict) and {"memoryBytes", "cpus", "pids"} & set(limits)))
+
+
+# On the runc backend the kernel's mount table (/proc/*/mountinfo,
+# /proc/mounts) names the host paths of the sandbox's own mounts: its image
+# layers (the overlay's options), its code dir, resolv.conf, docker's
+# hostname files. Nothing can hide them there (gVisor shows a table of its
+# own). own_mounts_removed() takes those lines out of a text; the rest must
+# still show nothing of the host.
+RUNC_MOUNT_SOURCES = ("/var/lib/isobox/work/", "/var/lib/isobox/sandbox/", "/var/lib/docker/")
+
+
+def own_mounts_removed(text):
+    if SUITE["backend"] != "runc":
+        return text
+    return "\n".join(line for line in text.split("\n")
+                     if not any(src in line for src in RUNC_MOUNT_SOURCES) and " overlay " not in line)
 
 
 def json_or_none(raw):
@@ -286,6 +307,8 @@ def pytest_addoption(parser):
     parser.addoption("--sandbox-path", choices=("cold", "warm"), default="cold",
                      help="warm: run the attacks whose runs a warm sandbox can take, "
                           "with the warm pool on (after a cold run: see AUDIT_RECORD)")
+    parser.addoption("--backend", choices=("gvisor", "runc"), default="gvisor",
+                     help="runc: run every attack on the runc backend (after a cold run)")
 
 
 def pytest_collection_modifyitems(session, config, items):
@@ -299,11 +322,18 @@ def pytest_collection_modifyitems(session, config, items):
                 (record is None or warm_candidate(record.get(audit_key(i))))]
         config.hook.pytest_deselected(items=[i for i in items if i not in keep])
         items[:] = keep
+    elif SUITE["backend"] == "runc":
+        keep = [i for i in items if i.get_closest_marker("attack")]
+        config.hook.pytest_deselected(items=[i for i in items if i not in keep])
+        items[:] = keep
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "attack(name, outcome): an attack listed in docs/AUDIT.md")
     SUITE["path"] = config.getoption("--sandbox-path")
+    SUITE["backend"] = config.getoption("--backend")
+    if SUITE["path"] == "warm" and SUITE["backend"] != "gvisor":
+        raise pytest.UsageError("the warm pass runs on the gVisor backend")
 
 
 def warm_candidate(cold):
@@ -316,9 +346,9 @@ def audit_key(item):
     return item.path.name + "::" + item.name
 
 
-def read_record():
+def read_record(path=AUDIT_RECORD):
     try:
-        with open(AUDIT_RECORD) as f:
+        with open(path) as f:
             return json.load(f)
     except (OSError, ValueError):
         return None
@@ -348,18 +378,30 @@ def pytest_sessionfinish(session, exitstatus):
     ran = sorted({a["file"] for a in AUDIT})
     if not AUDIT or session.config.getoption("-k"):
         return
-    if SUITE["path"] == "cold" and set(files) <= set(ran):
+    this = "runc" if SUITE["backend"] == "runc" else SUITE["path"]
+    if this == "cold" and set(files) <= set(ran):
         with open(AUDIT_RECORD, "w") as f:
             json.dump({a["key"]: a for a in AUDIT}, f)
-        write_audit(AUDIT, None)
-    elif SUITE["path"] == "warm" and (record := read_record()):
-        warm = {a["key"]: a for a in AUDIT}
-        if {k for k, a in record.items() if warm_candidate(a)} <= set(warm):
-            write_audit(list(record.values()), warm)  # only after all of them ran warm
+        for path in PASS_RECORD.values():  # of an earlier run: not beside this one
+            if os.path.exists(path):
+                os.unlink(path)
+        write_audit(AUDIT, None, None)
+        return
+    record = read_record()
+    if this == "cold" or record is None:
+        return
+    mine = {a["key"]: a for a in AUDIT}
+    wanted = {k for k, a in record.items() if this == "runc" or warm_candidate(a)}
+    if not wanted <= set(mine):
+        return  # only after all of them ran on this pass
+    with open(PASS_RECORD[this], "w") as f:
+        json.dump(mine, f)
+    write_audit(list(record.values()), read_record(PASS_RECORD["warm"]), read_record(PASS_RECORD["runc"]))
 
 
-def write_audit(cold, warm):
-    """docs/AUDIT.md: the cold pass's rows, and the warm pass's beside them."""
+def write_audit(cold, warm, runc):
+    """docs/AUDIT.md: the cold pass's rows, and the warm and runc passes'
+    beside them (None: that pass has not run)."""
     def held(result):
         if result == "passed":
             return "held"
@@ -393,11 +435,25 @@ def write_audit(cold, warm):
                      f"{sum(warm[a['key']]['warm'] for a in ran)} of "
                      f"{sum(warm[a['key']]['seen'] for a in ran)} runs warm (the others were runs "
                      "of other kinds in the same attack, or came in a burst larger than the pool).")
-    lines += ["", "| # | attack | outcome asserted | cold |" + (" warm |" if warm is not None else ""),
-              "|---|---|---|---|" + ("---|" if warm is not None else "")]
+    if runc is not None:
+        lines.append(f"The runc pass ran every attack again on the runc backend (docs/BACKENDS.md: the "
+                     f"host's kernel, a user namespace per sandbox, isobox's seccomp allow list): "
+                     f"{sum(runc.get(a['key'], {}).get('result') == 'passed' for a in cold)} of "
+                     f"{len(cold)} held. Where the outcome differs from gVisor's, the test asserts "
+                     "each backend's own.")
+    head, rule = "| # | attack | outcome asserted | cold |", "|---|---|---|---|"
+    if warm is not None:
+        head, rule = head + " warm |", rule + "---|"
+    if runc is not None:
+        head, rule = head + " runc |", rule + "---|"
+    lines += ["", head, rule]
     for i, a in enumerate(cold, 1):
         row = f"| {i} | {cell(a['name'])} | {cell(a['outcome'])} | {held(a['result'])} (`{a['file']}::{a['test']}`) |"
-        lines.append(row + (f" {warm_cell(a)} |" if warm is not None else ""))
+        if warm is not None:
+            row += f" {warm_cell(a)} |"
+        if runc is not None:
+            row += f" {held(runc[a['key']]['result']) if a['key'] in runc else '**NOT RUN**'} |"
+        lines.append(row)
     with open(AUDIT_PATH, "w") as f:
         f.write("\n".join(lines) + "\n")
 
@@ -464,6 +520,12 @@ def service_up():
     # (test_warm*.py, test_attacks_warm.py) turn it on.
     with open(CONF) as f:
         shipped = f.read()
+    backend, n = re.subn(r"(?m)^backend: \w+$", "backend: " + SUITE["backend"], shipped, count=1)
+    assert n == 1, f"no backend in {CONF}"
+    if backend != shipped:
+        with open(CONF, "w") as f:
+            f.write(backend)
+        restart_pool()
     set_warm()
     if SUITE["path"] == "warm":
         assert wait_until(warm_full, 60), "the warm pool did not fill"

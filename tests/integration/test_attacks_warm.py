@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import INSTANCE, WARM_SUITE, execute, set_warm, wait_until, warm_full
+from conftest import INSTANCE, SUITE, WARM_SUITE, execute, set_warm, wait_until, warm_full
 from metrics_util import scrape, value
 
 attack = pytest.mark.attack
@@ -85,11 +85,15 @@ def test_nothing_one_warm_run_leaves_reaches_the_next():
 
 
 @attack("a warm run kills the agent (its own PID 1) from a child",
-        "that run ends (SIGKILL, 137); the next request gets a fresh warm sandbox")
+        "that run ends (SIGKILL, 137); the next request gets a fresh warm sandbox (runc: the kernel drops "
+        "a SIGKILL sent to a namespace's init from inside it; the run ends as the program does)")
 def test_killing_the_agent_costs_only_that_run():
     run = warm_run("import os, signal, time\nif os.fork() == 0:\n    os.kill(1, signal.SIGKILL)\n"
                    "    time.sleep(5)\nprint('parent', flush=True)\ntime.sleep(5)")
-    assert run["exitCode"] == 137 and not run["timedOut"] and run["durationMs"] < 4000, run
+    if SUITE["backend"] == "runc":
+        assert run["exitCode"] == 0 and run["stdout"] == "parent\n" and not run["timedOut"], run
+    else:
+        assert run["exitCode"] == 137 and not run["timedOut"] and run["durationMs"] < 4000, run
     assert warm_run("print('next')")["stdout"] == "next\n"
 
 

@@ -225,6 +225,7 @@ def test_setup_says_which_backends_this_host_can_run():
     lines = dict(line.split(": ", 1) for line in out.splitlines())
     assert set(lines) == {"gvisor", "runc", "firecracker"}, out
     assert lines["gvisor"] == "yes (runsc, platform ptrace)", out
+    assert lines["runc"].startswith("yes (conf backend: runc"), out  # runc comes with docker.io
     try:
         fd = os.open("/dev/kvm", os.O_RDWR)
         try:
@@ -235,3 +236,72 @@ def test_setup_says_which_backends_this_host_can_run():
     except OSError:
         kvm = False
     assert lines["firecracker"].startswith("KVM works here" if kvm else "no (KVM does not work here"), out
+
+
+def test_setup_registers_the_runc_backends_runtime():
+    """The runc backend's runtime is there whichever backend runs (switching
+    is a conf change), with the host id of the sandbox's user."""
+    with open("/etc/docker/daemon.json") as f:
+        entry = json.load(f)["runtimes"]["isobox-runc"]
+    assert entry == {"path": os.path.join(PREFIX, "bin", "isobox-runc"),
+                     "runtimeArgs": ["--isobox-id=165534", "--isobox-runc=/usr/sbin/runc"]}, entry
+    runtimes = json.loads(subprocess.run(["docker", "info", "--format", "{{json .Runtimes}}"],
+                                         check=True, capture_output=True, text=True).stdout)
+    assert runtimes["isobox-runc"]["path"] == entry["path"], runtimes
+
+
+def isobox_runc(tmp_path, spec, *argv):
+    """isobox-runc with a fake runc that records its argv and the spec it
+    was given; returns (process, runc's argv or None, the spec runc saw)."""
+    bundle = tmp_path / "bundle"
+    bundle.mkdir(exist_ok=True)
+    (bundle / "config.json").write_text(json.dumps(spec))
+    record = tmp_path / "runc-argv"
+    fake = tmp_path / "runc"
+    fake.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {record}\ncp config.json {tmp_path}/seen.json 2>/dev/null\n')
+    fake.chmod(0o755)
+    p = subprocess.run([os.path.join(PREFIX, "bin", "isobox-runc"), "--isobox-id=165534",
+                        f"--isobox-runc={fake}", *[a.replace("BUNDLE", str(bundle)) for a in argv]],
+                       capture_output=True, text=True, cwd=bundle)
+    called = record.read_text().splitlines() if record.exists() else None
+    seen = json.loads((bundle / "config.json").read_text())
+    return p, called, seen
+
+
+SANDBOX_SPEC = {"ociVersion": "1.0.2", "process": {"user": {"uid": 65534, "gid": 65534}},
+                "linux": {"resources": {"memory": {"limit": 1 << 28}},
+                          "namespaces": [{"type": "mount"}, {"type": "network"}, {"type": "pid"}]}}
+
+
+def test_isobox_runc_gives_each_sandbox_a_user_namespace_then_runs_runc(tmp_path):
+    log = tmp_path / "log.json"
+    p, called, spec = isobox_runc(tmp_path, SANDBOX_SPEC, "--root", "/r", "--log", str(log), "--log-format",
+                                  "json", "create", "--bundle", "BUNDLE", "--pid-file", "/p", "cid1")
+    assert p.returncode == 0, p.stderr
+    # runc gets its own argv, without isobox-runc's flags, and the changed spec.
+    assert called == ["--root", "/r", "--log", str(log), "--log-format", "json", "create", "--bundle",
+                      str(tmp_path / "bundle"), "--pid-file", "/p", "cid1"], called
+    assert {"type": "user"} in spec["linux"]["namespaces"], spec
+    assert spec["linux"]["uidMappings"] == [{"containerID": 0, "hostID": 0, "size": 1},
+                                            {"containerID": 65534, "hostID": 165534, "size": 1}], spec
+    assert spec["hooks"]["prestart"] == [{"path": os.path.join(PREFIX, "bin", "isobox-runc"),
+                                          "args": ["isobox-runc", "--isobox-hook=prestart"]}], spec
+    # Any other command goes to runc untouched, and the spec too.
+    (tmp_path / "runc-argv").unlink()
+    p, called, spec = isobox_runc(tmp_path, SANDBOX_SPEC, "--root", "/r", "state", "cid1")
+    assert p.returncode == 0 and called == ["--root", "/r", "state", "cid1"], (p.stderr, called)
+    assert spec == SANDBOX_SPEC
+
+
+def test_isobox_runc_refuses_what_is_not_a_sandbox(tmp_path):
+    """A container as root, or a create it cannot recognise, never reaches
+    runc; the reason goes to runc's log, where docker reads it."""
+    log = tmp_path / "log.json"
+    root = json.loads(json.dumps(SANDBOX_SPEC))
+    root["process"]["user"] = {"uid": 0, "gid": 0}
+    p, called, spec = isobox_runc(tmp_path, root, "--log", str(log), "create", "--bundle", "BUNDLE", "c2")
+    assert p.returncode == 1 and called is None and spec == root, (p.stderr, called)
+    line = json.loads(log.read_text().splitlines()[-1])
+    assert line["level"] == "error" and "not a sandbox" in line["msg"], line
+    p, called, _ = isobox_runc(tmp_path, SANDBOX_SPEC, "--unknown-flag", "value", "create", "c3")
+    assert p.returncode == 1 and called is None and "cannot tell the command" in p.stderr, p.stderr
