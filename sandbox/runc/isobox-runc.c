@@ -14,6 +14,11 @@
  * (userns-remap), which would move every image and the gVisor containers
  * too. If the spec cannot be changed, create fails: no runc sandbox starts
  * without its namespace.
+ *
+ *   isobox-runc --isobox-hook=prestart
+ *
+ * is the prestart hook that the same step adds to the spec: runc runs it
+ * before the program starts (prestart_hook, below).
  */
 #define _GNU_SOURCE
 #include "runc_spec.h"
