@@ -11,6 +11,7 @@
 #include "auth.h"
 #include "errors.h"
 #include "metrics.h"
+#include "result.h"
 #include "queue.h"
 #include "request.h"
 #include "respond.h"
@@ -149,9 +150,7 @@ void admin_healthz(struct worker *w, struct request *rq)
 			cJSON_AddNullToObject(pool, "queued");
 	}
 	cJSON_AddStringToObject(o, "host", w->conf.instance);
-	cJSON_AddStringToObject(o, "backend", conf_backend_name(&w->conf));
-	if (conf_backend_warning(&w->conf))
-		cJSON_AddStringToObject(o, "warning", conf_backend_warning(&w->conf));
+	backend_to_json(o, &w->conf);
 	if (w->conf.store.backend != STORE_NONE) {
 		/* Which store, and whether it answers now (one round trip). */
 		struct fault f = {0};

@@ -28,6 +28,13 @@ cJSON *network_to_json(bool enabled, bool ready, const char *mode, const struct 
 	return o;
 }
 
+void backend_to_json(cJSON *o, const struct conf *c)
+{
+	cJSON_AddStringToObject(o, "backend", conf_backend_name(c));
+	if (conf_backend_warning(c))
+		cJSON_AddStringToObject(o, "warning", conf_backend_warning(c));
+}
+
 cJSON *phase_to_json(const struct sandbox_phase *p)
 {
 	cJSON *o = cJSON_CreateObject();

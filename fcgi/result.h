@@ -20,6 +20,8 @@ cJSON *language_to_json(const struct language *l);
  * namespace; "sandbox": gVisor's own).
  */
 cJSON *network_to_json(bool enabled, bool ready, const char *mode, const struct fault *why);
+/* "backend", and "warning" where it has one: /runtimes and /healthz. */
+void backend_to_json(cJSON *o, const struct conf *c);
 
 /* One phase: {"stdout", "stderr", "exitCode", "timedOut", ...} */
 cJSON *phase_to_json(const struct sandbox_phase *p);

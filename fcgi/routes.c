@@ -56,9 +56,7 @@ static const struct route routes[] = {
 void route_runtimes(struct worker *w, struct request *rq)
 {
 	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "backend", conf_backend_name(&w->conf));
-	if (conf_backend_warning(&w->conf))
-		cJSON_AddStringToObject(o, "warning", conf_backend_warning(&w->conf));
+	backend_to_json(o, &w->conf);
 	cJSON *list = cJSON_AddArrayToObject(o, "runtimes");
 	for (size_t i = 0; i < w->reg.n; i++) {
 		const struct language *l = &w->reg.langs[i];
