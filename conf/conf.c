@@ -467,7 +467,7 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 		"maxPathBytes", "maxArgs", "maxArgBytes", "maxStdinBytes", "maxJsonValues",
 		"maxOutputFiles", "maxOutputBytes", NULL};
 	static const char *const sandbox_keys[] = {"tmpBytes", "workBytes", "pidsBackstop",
-		"startTimeoutMs", "seccompProfile", "resolvConf", NULL};
+		"compilePids", "startTimeoutMs", "seccompProfile", "resolvConf", NULL};
 	const char *s;
 	const cJSON *o;
 
@@ -529,6 +529,9 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 	    !get_int(o, "sandbox", "startTimeoutMs", 1000, &c->sandbox.start_timeout_ms, f) ||
 	    !get_path(o, "seccompProfile", base_dir, &c->sandbox.seccomp_profile, f) ||
 	    !get_path(o, "resolvConf", base_dir, &c->sandbox.resolv_conf, f))
+		return false;
+	c->sandbox.compile_pids = 64;
+	if (!get_optional_int(o, "sandbox", "compilePids", 1, &c->sandbox.compile_pids, f))
 		return false;
 	/* Both go into docker's argv as part of one flag's value. */
 	if (strchr(c->sandbox.resolv_conf, ',') || strchr(c->sandbox.resolv_conf, '=') ||

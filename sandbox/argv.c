@@ -10,8 +10,8 @@
  * A constant: no part of a request is ever interpolated into it; the
  * request's file names and args reach it only as argv elements.
  *
- * Arguments: K, then K words of the compile command (K = 0: none), then
- * the program's argv. It copies the read-only code into the writable work
+ * Arguments: P (the program's process limit), K, then K words of the
+ * compile command (K = 0: none), then the program's argv. It copies the read-only code into the writable work
  * dir, runs the compile step with its output to files, and tells the worker
  * where it stands on stderr with the byte \036 (the protocol is in
  * decoder.h). Code that runs during the compile can write to the same
@@ -20,7 +20,7 @@
  */
 #define COPY_CODE "cp -R /src/. /box/ || exit 125\n"
 #define ENTRY_STEPS \
-	"k=$1; shift\n" \
+	"p=$1 k=$2; shift 2\n" \
 	"if [ \"$k\" -gt 0 ]; then\n" \
 	"  printf '\\036' >&2\n" \
 	"  ( i=0; for a do shift; i=$((i + 1)); [ $i -le $k ] && set -- \"$@\" \"$a\"; done\n" \
@@ -32,6 +32,7 @@
 	"  [ $rc -eq 0 ] || exit $rc\n" \
 	"  shift $k\n" \
 	"fi\n" \
+	"ulimit -p \"$p\" || exit 125\n" \
 	"printf '\\036' >&2\n" \
 	"exec \"$@\"\n"
 static const char entry_script[] = COPY_CODE ENTRY_STEPS;
@@ -153,9 +154,15 @@ static void push_hardened(const struct conf *c, const struct language *l, const 
 	/*
 	 * The process limit is RLIMIT_NPROC, which gVisor enforces cleanly.
 	 * The host pids cgroup only backstops: under ptrace, a low pids limit
-	 * crashes the sandbox at boot (docs/ARCHITECTURE.md).
+	 * crashes the sandbox at boot (docs/ARCHITECTURE.md). Threads count:
+	 * a compiler gets at least compilePids, and the entry script lowers
+	 * the limit to the program's before it starts the program. Not in a
+	 * session, whose kernel cells run without that script.
 	 */
-	strv_pushf(a, "--ulimit=nproc=%lld:%lld", (long long)lim->pids, (long long)lim->pids);
+	int64_t nproc = lim->pids;
+	if (l->compile.n && strcmp(kind, "session") && nproc < c->sandbox.compile_pids)
+		nproc = c->sandbox.compile_pids;
+	strv_pushf(a, "--ulimit=nproc=%lld:%lld", (long long)nproc, (long long)nproc);
 	strv_pushf(a, "--pids-limit=%lld", (long long)c->sandbox.pids_backstop);
 	strv_push(a, "--ulimit=core=0:0");
 	strv_push(a, "--ulimit=nofile=1024:1024");
@@ -200,7 +207,7 @@ void sandbox_docker_argv(const struct conf *c, const struct sandbox_job *job,
 	push_command(a, entry_script, job);
 }
 
-/* The entry script, K, the compile command and the program's argv. */
+/* The entry script, P, K, the compile command and the program's argv. */
 static void push_command(struct strv *a, const char *script, const struct sandbox_job *job)
 {
 	const struct language *l = job->lang;
@@ -208,6 +215,7 @@ static void push_command(struct strv *a, const char *script, const struct sandbo
 	strv_push(a, "-c");
 	strv_push(a, script);
 	strv_push(a, "isobox"); /* $0 of the entry script */
+	strv_pushf(a, "%lld", (long long)job->limits.pids);
 	size_t count_at = a->n;
 	strv_push(a, "0"); /* K, fixed below */
 	for (size_t i = 0; i < l->compile.n; i++)

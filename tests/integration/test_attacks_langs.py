@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from conftest import healthy, own_mounts_removed, run_ok, workers
+from conftest import execute, healthy, own_mounts_removed, run_ok, workers
 
 attack = pytest.mark.attack
 
@@ -87,6 +87,22 @@ def test_rust_command_loop():
                  "        }\n    }\n}\n", language="rust", limits={"pids": 16, "wallTimeMs": 8000})
     n, err = run["stdout"].split()
     assert err == "11" and 0 < int(n) < 16, run
+
+
+@attack("Rust at the lowest pids (8): rustc runs a dozen threads, then the program spawns",
+        "the compile succeeds (it gets sandbox.compilePids); the program's RLIMIT_NPROC is 8 and its "
+        "eighth process fails with EAGAIN (11)")
+def test_rust_compiles_at_the_lowest_pids_and_the_program_gets_only_them():
+    body = {"language": "rust", "limits": {"pids": 8, "wallTimeMs": 8000},
+            "code": "use std::process::Command;\nfn main() {\n    let mut kids = Vec::new();\n"
+                    "    loop {\n        match Command::new(\"sleep\").arg(\"30\").spawn() {\n"
+                    "            Ok(c) => kids.push(c),\n"
+                    "            Err(e) => { println!(\"{} {}\", kids.len(), e.raw_os_error().unwrap_or(-1)); break; }\n"
+                    "        }\n    }\n}\n"}
+    status, result = execute(body)
+    assert status == 200 and result["compile"]["exitCode"] == 0, result
+    assert result["limits"]["pids"] == 8, result["limits"]
+    assert result["run"]["stdout"].split() == ["7", "11"], result["run"]
 
 
 @attack("Java: Runtime.exec loop", "IOException error=11 (EAGAIN) before the process limit (40, JVM threads included)")

@@ -66,14 +66,15 @@ void test_argv(void)
 	for (int i = 2; i < img; i++)
 		flags_before_image = flags_before_image && a.v[i][0] == '-' && a.v[i][1] == '-';
 	ok(flags_before_image, "argv: nothing but --flags before the image");
-	ok(img > 0 && (size_t)img + 8 < a.n + 1 && !strcmp(a.v[img + 1], "/bin/sh") &&
+	ok(img > 0 && (size_t)img + 9 < a.n + 1 && !strcmp(a.v[img + 1], "/bin/sh") &&
 	   !strcmp(a.v[img + 2], "-c") && !strcmp(a.v[img + 4], "isobox"),
 	   "argv: fixed entry script");
-	ok(img > 0 && !strcmp(a.v[img + 5], "0"), "argv: no compile words for an interpreter");
-	ok(img > 0 && !strcmp(a.v[img + 6], "python3") && !strcmp(a.v[img + 7], "app.py"),
+	ok(img > 0 && !strcmp(a.v[img + 5], "32"), "argv: the program's process limit, for the script's ulimit");
+	ok(img > 0 && !strcmp(a.v[img + 6], "0"), "argv: no compile words for an interpreter");
+	ok(img > 0 && !strcmp(a.v[img + 7], "python3") && !strcmp(a.v[img + 8], "app.py"),
 	   "argv: run template with {file} = entry file");
-	ok(img > 0 && !strcmp(a.v[img + 8], "--flag") && !strcmp(a.v[img + 9], "$(rm -rf /)") &&
-	   !strcmp(a.v[img + 10], "a b") && a.v[img + 11] == NULL,
+	ok(img > 0 && !strcmp(a.v[img + 9], "--flag") && !strcmp(a.v[img + 10], "$(rm -rf /)") &&
+	   !strcmp(a.v[img + 11], "a b") && a.v[img + 12] == NULL,
 	   "argv: user args last, verbatim, one element each");
 	ok(!strstr(a.v[img + 3], "app.py") && !strstr(a.v[img + 3], "rm -rf"),
 	   "argv: nothing from the request in the shell script");
@@ -94,12 +95,15 @@ void test_argv(void)
 				   .limits = job.limits};
 	sandbox_docker_argv(&c, &cjob, "n", "o", "/d", &a);
 	img = index_of(&a, TEST_ID_PY);
-	ok(img > 0 && !strcmp(a.v[img + 5], "5"), "argv: compile word count (%s)", img > 0 ? a.v[img + 5] : "-");
-	ok(img > 0 && !strcmp(a.v[img + 6], "gcc") && !strcmp(a.v[img + 8], "/box/prog") &&
-	   !strcmp(a.v[img + 9], "./src/prog.c") && !strcmp(a.v[img + 10], "./util.c"),
+	ok(img > 0 && !strcmp(a.v[img + 6], "5"), "argv: compile word count (%s)", img > 0 ? a.v[img + 6] : "-");
+	ok(has(&a, "--ulimit=nproc=64:64") && img > 0 && !strcmp(a.v[img + 5], "32"),
+	   "argv: a compiler gets compilePids (64), the program its own pids (32)");
+	ok(strstr(a.v[img + 3], "ulimit -p \"$p\"") != NULL, "argv: the script lowers the limit before the program");
+	ok(img > 0 && !strcmp(a.v[img + 7], "gcc") && !strcmp(a.v[img + 9], "/box/prog") &&
+	   !strcmp(a.v[img + 10], "./src/prog.c") && !strcmp(a.v[img + 11], "./util.c"),
 	   "argv: {file:base} and {files:.c} (headers left out), files as ./name for the compiler");
-	ok(img > 0 && !strcmp(a.v[img + 11], "/box/prog") && !strcmp(a.v[img + 12], "--flag") &&
-	   a.v[img + 13] == NULL, "argv: run words, then user args");
+	ok(img > 0 && !strcmp(a.v[img + 12], "/box/prog") && !strcmp(a.v[img + 13], "--flag") &&
+	   a.v[img + 14] == NULL, "argv: run words, then user args");
 	strv_free(&a);
 
 	/* A compile word that is only {file} is a path too; in the run
@@ -112,7 +116,7 @@ void test_argv(void)
 	cc.run = run;
 	sandbox_docker_argv(&c, &cjob, "n", "o", "/d", &a);
 	img = index_of(&a, TEST_ID_PY);
-	ok(img > 0 && !strcmp(a.v[img + 9], "./src/prog.c") && !strcmp(a.v[img + 10], "src/prog.c"),
+	ok(img > 0 && !strcmp(a.v[img + 10], "./src/prog.c") && !strcmp(a.v[img + 11], "src/prog.c"),
 	   "argv: {file} is ./name when compiling, name when running");
 	strv_free(&a);
 	strv_free(&compile);

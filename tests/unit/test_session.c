@@ -133,10 +133,10 @@ static void step_requests(const struct language *py)
 				  .stdin_data = "in\n", .stdin_len = 3};
 	struct buf b = {0};
 	session_step_request(&job, false, TAG, &b);
-	static const char head[] = "run " TAG " 2 8 3\n7 9\nmain.pyprint(1)\n7 3\nd/x.bina\0\n7\n/bin/sh2\n-c";
+	static const char head[] = "run " TAG " 2 9 3\n7 9\nmain.pyprint(1)\n7 3\nd/x.bina\0\n7\n/bin/sh2\n-c";
 	ok(b.len > sizeof head && !memcmp(b.data, head, sizeof head - 1),
 	   "step request: run, counts, the files as they are, then the entry script's argv");
-	static const char tail[] = "6\nisobox1\n07\npython37\nmain.py3\na bin\n";
+	static const char tail[] = "6\nisobox1\n01\n07\npython37\nmain.py3\na bin\n";
 	ok(b.len > sizeof tail && !memcmp(b.data + b.len - (sizeof tail - 1), tail, sizeof tail - 1),
 	   "step request: no compile (K 0), the run command, the args, then stdin");
 	ok(memmem(b.data, b.len, "cp -R", 5) == NULL, "step request: the script copies nothing (the agent wrote the files)");
