@@ -380,17 +380,19 @@ static bool inspect(struct exec *x, int client_status, int64_t deadline)
 	int code = -1;
 	bool oom = false;
 	/*
-	 * `docker run` exits with its container's status. Only 125-127 (docker's
-	 * own failures) and 137 (SIGKILL: ours, or the OOM killer's) need
-	 * docker's word; any other exit of a program that we did not stop is
-	 * its own, and a docker call (~20 ms) is saved.
+	 * `docker run` exits with its container's status. A clean exit (0) of
+	 * a program that we did not stop is its own, and a docker call (~20 ms)
+	 * is saved. Any other status needs docker's word: 125-127 may be
+	 * docker's own failures, 137 ours or the OOM killer's, and a sandbox
+	 * killed for memory can end with another status too (the JVM, gVisor:
+	 * 2), which only the oomKilled flag explains.
 	 */
 	int own = client_status >= 0 && WIFEXITED(client_status) ? WEXITSTATUS(client_status) : -1;
 	if (x->link && x->link->ended) {
 		code = x->link->end_code; /* the agent's word: the session lives on */
 	} else if (x->agent_ended) {
 		code = x->res->run.exit_code; /* the warm agent's word (DEC_PROGRAM_ENDED) */
-	} else if ((x->client > 0 || x->lease) && !x->stopped && own >= 0 && (own < 125 || own > 127) && own != 137) {
+	} else if ((x->client > 0 || x->lease) && !x->stopped && own == 0) {
 		code = own;
 	} else if (!docker_inspect(x->c, x->sb->name, deadline, &code, &oom)) {
 		if (!x->link)
