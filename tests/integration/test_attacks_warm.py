@@ -127,6 +127,7 @@ def test_the_agent_cannot_be_changed():
 @attack("a warm run outlives its wall time by printing nothing, then everything",
         "killed at the request's wall time, measured by the worker")
 def test_a_warm_run_is_held_to_its_wall_time():
+    assert full()  # the pool's refill after the last test is not the run's time
     t0 = time.monotonic()
     run = warm_run("import time\nwhile True:\n    time.sleep(0.01)", limits={"wallTimeMs": 1000})
     assert run["timedOut"] and run["exitCode"] == 137 and time.monotonic() - t0 < 5, run
