@@ -71,13 +71,13 @@ bin/isobox-agent: $(AGENT_SRC) $(wildcard sandbox/agent/*.h)
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -Wshadow -static -o $@ $(AGENT_SRC)
 
 # The volumes' root daemon: one file, libc only (sandbox/volumed/volumed.c).
-bin/isobox-volumed: sandbox/volumed/volumed.c
+bin/isobox-volumed: sandbox/volumed/volumed.c sandbox/uids.h
 	@mkdir -p bin
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -Wshadow -D_FORTIFY_SOURCE=2 -fstack-protector-strong -o $@ $<
 
 # The runc backend's OCI runtime (sandbox/runc/): called by containerd, cJSON only.
 RUNC_SRC := sandbox/runc/isobox-runc.c sandbox/runc/runc_spec.c
-bin/isobox-runc: $(RUNC_SRC) sandbox/runc/runc_spec.h
+bin/isobox-runc: $(RUNC_SRC) sandbox/runc/runc_spec.h sandbox/uids.h
 	@mkdir -p bin
 	$(CC) $(WFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(RUNC_SRC) -lcjson
 

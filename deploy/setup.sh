@@ -34,9 +34,6 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 PREFIX=${PREFIX:-/opt/isobox}
 STATE=/var/lib/isobox
-# The host uid and gid of a runc sandbox's program (uid 65534 inside):
-# docker's own userns-remap would give 100000 + 65534 as well.
-RUNC_HOST_ID=165534
 LOG=/var/log/isobox
 RUNDIR=/run/isobox
 SLICE=isobox.slice
@@ -168,10 +165,10 @@ configure_docker() {
 		"--platform=$platform" --network=none ${seccomp:+"$seccomp"}
 	# The runc backend's runtime (conf backend: runc), there whichever
 	# backend runs, so that switching is a conf change: runc, with a user
-	# namespace per container in which the program's uid 65534 is host uid
-	# RUNC_HOST_ID (no host user has it; sandbox/runc/isobox-runc.c).
+	# namespace per container in which the program's uid 65534 is a host
+	# uid that no host user has (RUNC_HOST_ID in sandbox/uids.h).
 	bash "$HERE/egress.sh" runtime isobox-runc "$PREFIX/bin/isobox-runc" \
-		"--isobox-id=$RUNC_HOST_ID" "--isobox-runc=$(command -v runc)"
+		"--isobox-runc=$(command -v runc)"
 }
 
 # What every sandbox gets from the host, root-owned, read by the worker's

@@ -56,6 +56,7 @@ static const struct error_info table[E_COUNT] = {
 	ROW(E_VOLUME_EXISTS, "volume_exists", 409, 0, false),
 	ROW(E_VOLUME_BUSY, "volume_busy", 409, 0, false),
 	ROW(E_VOLUME_ELSEWHERE, "volume_elsewhere", 421, 0, false),
+	ROW(E_VOLUME_OTHER_BACKEND, "volume_other_backend", 409, 0, false),
 	ROW(E_KEY_NOT_FOUND, "key_not_found", 404, 0, false),
 	ROW(E_PRECONDITION_FAILED, "precondition_failed", 412, 0, false),
 	ROW(E_INTERNAL, "internal", 500, 0, true),

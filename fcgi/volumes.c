@@ -71,19 +71,6 @@ static struct store *volume_store(struct worker *w, struct request *rq)
 	return worker_store(w, &rq->fault);
 }
 
-/*
- * A volume's files are host uid 65534's (isobox-volumed formats it so). On
- * the runc backend the sandbox's user is host uid 165534, in a user
- * namespace of its own, which could not write them: until volumes are
- * owned per backend, a runc host keeps them (create, list, delete) but
- * mounts none.
- */
-static bool mountable(struct worker *w, struct fault *f)
-{
-	return w->conf.backend != BACKEND_RUNC ||
-	       fail(f, E_VOLUMES_OFF, "volumes cannot be mounted on the runc backend yet (docs/BACKENDS.md)");
-}
-
 void volumes_create(struct worker *w, struct request *rq)
 {
 	static const char *const known[] = {"name", "sizeBytes", NULL};
@@ -198,12 +185,7 @@ bool volumes_resolve(struct worker *w, struct request *rq)
 		return volume_elsewhere(&v, &rq->fault);
 	if (strcmp(v.state, "ready"))
 		return fail(&rq->fault, E_VOLUME_NOT_FOUND, "volume %s is %s", v.name, v.state);
-	if (!mountable(w, &rq->fault))
-		return false;
-	/* Mounted now (after a reboot, only once isobox-volumed has mounted
-	 * it again): a run must never get an empty /memory in its place. */
-	int64_t used, size;
-	if (!volume_usage(&w->conf, v.id, &used, &size, &rq->fault))
+	if (!volume_mountable(&w->conf, v.id, &rq->fault))
 		return false;
 	snprintf(rq->volume_id, sizeof rq->volume_id, "%s", v.id);
 	rq->job.volume = rq->volume_id;

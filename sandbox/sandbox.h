@@ -215,6 +215,14 @@ bool volume_make(const struct conf *c, const char *id, int64_t bytes, struct fau
 bool volume_unmake(const struct conf *c, const char *id, struct fault *f);
 /* Its filesystem's bytes used and size (the size less ext4's own). */
 bool volume_usage(const struct conf *c, const char *id, int64_t *used, int64_t *size, struct fault *f);
+/*
+ * May a sandbox of this server mount it now? Mounted (after a reboot, only
+ * once isobox-volumed has mounted it again: a run must never get an empty
+ * /memory in its place), and made for this server's backend: its files
+ * are that backend's sandbox user's (uids.h), 409 volume_other_backend if
+ * not.
+ */
+bool volume_mountable(const struct conf *c, const char *id, struct fault *f);
 
 /*
  * Sessions (session.c, session_store.c): a sandbox that lives across

@@ -62,10 +62,12 @@ bool volume_ask(const struct conf *c, const char *line, char *out, size_t out_le
 		    !strncmp(reply, "err ", 4) ? reply + 4 : reply[0] ? reply : "no answer");
 }
 
+/* The volume is made for this server's backend: its root is that
+ * backend's sandbox user's (uids.h). */
 bool volume_make(const struct conf *c, const char *id, int64_t bytes, struct fault *f)
 {
 	char line[96];
-	snprintf(line, sizeof line, "create %.32s %lld\n", id, (long long)bytes);
+	snprintf(line, sizeof line, "create %.32s %lld %s\n", id, (long long)bytes, conf_backend_name(c));
 	return volume_ask(c, line, NULL, 0, f);
 }
 
@@ -98,17 +100,39 @@ bool volume_unmake(const struct conf *c, const char *id, struct fault *f)
 	return volume_ask(c, line, NULL, 0, f);
 }
 
-bool volume_usage(const struct conf *c, const char *id, int64_t *used, int64_t *size, struct fault *f)
+/* "usage": bytes used, size, and the backend whose user owns its root. */
+static bool ask_usage(const struct conf *c, const char *id, int64_t *used, int64_t *size,
+		      char made_for[16], struct fault *f)
 {
 	char line[64], out[64];
 	long long u, s;
 	snprintf(line, sizeof line, "usage %.32s\n", id);
 	if (!volume_ask(c, line, out, sizeof out, f))
 		return false;
-	if (sscanf(out, "%lld %lld", &u, &s) != 2)
-		return fail(f, E_SANDBOX_UNAVAILABLE, "isobox-volumed: a usage without numbers");
+	if (sscanf(out, "%lld %lld %15s", &u, &s, made_for) != 3)
+		return fail(f, E_SANDBOX_UNAVAILABLE, "isobox-volumed: a usage without numbers or owner");
 	*used = u;
 	*size = s;
+	return true;
+}
+
+bool volume_usage(const struct conf *c, const char *id, int64_t *used, int64_t *size, struct fault *f)
+{
+	char made_for[16];
+	return ask_usage(c, id, used, size, made_for, f);
+}
+
+bool volume_mountable(const struct conf *c, const char *id, struct fault *f)
+{
+	int64_t used, size;
+	char made_for[16];
+	if (!ask_usage(c, id, &used, &size, made_for, f))
+		return false;
+	const char *ours = conf_backend_name(c);
+	if (strcmp(made_for, ours))
+		return fail(f, E_VOLUME_OTHER_BACKEND, "the volume was made for the %s backend and this server "
+			    "runs %s: its files are another sandbox user's (docs/BACKENDS.md, Volumes)",
+			    made_for, ours);
 	return true;
 }
 

@@ -9,7 +9,7 @@
 #include "sandbox.h"
 #include "agent_io.h"
 
-/* Ask isobox-volumed `line` ("create <id> <bytes>\n"...): its answer after
+/* Ask isobox-volumed `line` ("create <id> <bytes> <backend>\n"...): its answer after
  * "ok" in out (out_len > 0), or false with why (busy: E_VOLUME_BUSY). */
 bool volume_ask(const struct conf *c, const char *line, char *out, size_t out_len, struct fault *f);
 

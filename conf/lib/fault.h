@@ -65,6 +65,7 @@ enum fault_code {
 	E_VOLUME_EXISTS,
 	E_VOLUME_BUSY,          /* mounted by a run or a session */
 	E_VOLUME_ELSEWHERE,     /* its bytes are on another host */
+	E_VOLUME_OTHER_BACKEND, /* its files are another backend's sandbox user's */
 	/* The memory store. */
 	E_KEY_NOT_FOUND,
 	E_PRECONDITION_FAILED,  /* If-Match / If-None-Match */

@@ -4,15 +4,15 @@
  * Docker's runtime `isobox-runc` points here; deploy/setup.sh writes the
  * entry in /etc/docker/daemon.json with this program's own flags:
  *
- *   isobox-runc --isobox-id=ID [--isobox-runc=PATH] RUNC-ARGS...
+ *   isobox-runc [--isobox-runc=PATH] RUNC-ARGS...
  *
  * containerd's shim calls it as it would call runc, as root, with nothing
  * from a request. Every command is runc's, unchanged, but before `create`
  * (and `run`) the bundle's config.json is changed as runc_spec.h says: a
  * user namespace of the container's own, in which the program's uid 65534
- * is the host's ID. Docker can only remap users for the whole daemon
- * (userns-remap), which would move every image and the gVisor containers
- * too. If the spec cannot be changed, create fails: no runc sandbox starts
+ * is the host's RUNC_HOST_ID (sandbox/uids.h). Docker can only remap users
+ * for the whole daemon (userns-remap), which would move every image and
+ * the gVisor containers too. If the spec cannot be changed, create fails: no runc sandbox starts
  * without its namespace.
  *
  *   isobox-runc --isobox-hook=prestart
@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -136,7 +137,18 @@ static void write_spec(int dir, const char *text)
 		fail("cannot replace config.json: %s", strerror(errno));
 }
 
-static void change_spec(const char *bundle, unsigned host_id)
+/* The flags of the mount that holds path (the source of a bind: docker's
+ * spec, paths the worker chose). */
+static bool mount_flags(const char *path, unsigned long *flags)
+{
+	struct statvfs st;
+	if (statvfs(path, &st) < 0)
+		return false;
+	*flags = st.f_flag;
+	return true;
+}
+
+static void change_spec(const char *bundle)
 {
 	char self[4096];
 	ssize_t len_self = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -153,8 +165,9 @@ static void change_spec(const char *bundle, unsigned host_id)
 	if (!spec)
 		fail("config.json is not JSON");
 	char err[256];
-	if (!runc_spec_userns(spec, host_id, err, sizeof err))
+	if (!runc_spec_userns(spec, RUNC_HOST_ID, err, sizeof err))
 		fail("%s", err);
+	runc_spec_keep_bind_flags(spec, mount_flags);
 	runc_spec_prestart_hook(spec, self);
 	char *out = cJSON_PrintUnformatted(spec);
 	if (!out)
@@ -307,20 +320,13 @@ int main(int argc, char **argv)
 {
 	cJSON_InitHooks(&(cJSON_Hooks){.malloc_fn = must_alloc, .free_fn = free});
 	const char *runc = "/usr/sbin/runc";
-	unsigned long host_id = 0;
 	char **out = calloc((size_t)argc + 1, sizeof *out);
 	if (!out)
 		fail("out of memory");
 	int n = 0;
 	out[n++] = "runc";
 	for (int i = 1; i < argc; i++) {
-		if (!strncmp(argv[i], "--isobox-id=", 12)) {
-			char *end;
-			errno = 0;
-			host_id = strtoul(argv[i] + 12, &end, 10);
-			if (errno || *end || host_id > 0xfffffffeul)
-				fail("bad %s", argv[i]);
-		} else if (!strncmp(argv[i], "--isobox-runc=", 14)) {
+		if (!strncmp(argv[i], "--isobox-runc=", 14)) {
 			runc = argv[i] + 14;
 		} else if (!strcmp(argv[i], "--isobox-hook=prestart")) {
 			prestart_hook();
@@ -335,8 +341,6 @@ int main(int argc, char **argv)
 	while (cmd < n && out[cmd][0] == '-')
 		cmd += takes_value(out[cmd]) ? 2 : 1;
 	if (cmd < n && (!strcmp(out[cmd], "create") || !strcmp(out[cmd], "run"))) {
-		if (!host_id)
-			fail("no --isobox-id in the runtime's arguments (deploy/setup.sh)");
 		const char *bundle = ".";
 		for (int i = cmd + 1; i < n; i++) {
 			if ((!strcmp(out[i], "--bundle") || !strcmp(out[i], "-b")) && i + 1 < n)
@@ -344,7 +348,7 @@ int main(int argc, char **argv)
 			else if (!strncmp(out[i], "--bundle=", 9))
 				bundle = out[i] + 9;
 		}
-		change_spec(bundle, (unsigned)host_id);
+		change_spec(bundle);
 	} else {
 		/* A create not recognised as one would start without the namespace. */
 		for (int i = 1; i < n; i++)

@@ -1,8 +1,10 @@
 /* runc_spec.c: the OCI spec of a runc sandbox, changed (runc_spec.h). */
+#define _GNU_SOURCE
 #include "runc_spec.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 static bool refuse(char *err, size_t errlen, const char *why)
 {
@@ -20,7 +22,7 @@ static bool is_id(const cJSON *v, double id)
 static cJSON *mappings(unsigned host_id)
 {
 	cJSON *a = cJSON_CreateArray();
-	const double pairs[2][2] = {{0, 0}, {RUNC_SANDBOX_ID, host_id}};
+	const double pairs[2][2] = {{0, 0}, {SANDBOX_ID, host_id}};
 	for (int i = 0; i < 2; i++) {
 		cJSON *m = cJSON_CreateObject();
 		cJSON_AddNumberToObject(m, "containerID", pairs[i][0]);
@@ -88,17 +90,17 @@ static void tmpfs_for_the_sandbox(cJSON *mounts)
 
 bool runc_spec_userns(cJSON *spec, unsigned host_id, char *err, size_t errlen)
 {
-	if (host_id == 0 || host_id == RUNC_SANDBOX_ID)
+	if (host_id == 0 || host_id == SANDBOX_ID)
 		return refuse(err, errlen, "the host id for uid 65534 must be neither 0 nor 65534");
 	const cJSON *user = cJSON_GetObjectItemCaseSensitive(
 		cJSON_GetObjectItemCaseSensitive(spec, "process"), "user");
-	if (!is_id(cJSON_GetObjectItemCaseSensitive(user, "uid"), RUNC_SANDBOX_ID) ||
-	    !is_id(cJSON_GetObjectItemCaseSensitive(user, "gid"), RUNC_SANDBOX_ID))
+	if (!is_id(cJSON_GetObjectItemCaseSensitive(user, "uid"), SANDBOX_ID) ||
+	    !is_id(cJSON_GetObjectItemCaseSensitive(user, "gid"), SANDBOX_ID))
 		return refuse(err, errlen, "not a sandbox: its user is not 65534:65534");
 	const cJSON *groups = cJSON_GetObjectItemCaseSensitive(user, "additionalGids");
 	const cJSON *g;
 	cJSON_ArrayForEach(g, groups) {
-		if (!is_id(g, RUNC_SANDBOX_ID))
+		if (!is_id(g, SANDBOX_ID))
 			return refuse(err, errlen, "not a sandbox: it has groups other than 65534");
 	}
 	cJSON *linux = cJSON_GetObjectItemCaseSensitive(spec, "linux");
@@ -136,6 +138,31 @@ bool runc_spec_userns(cJSON *spec, unsigned host_id, char *err, size_t errlen)
 	if (!cJSON_IsNumber(limit) || limit->valuedouble <= 0)
 		return refuse(err, errlen, "no memory limit in the spec: socket buffers would be unbounded");
 	return true;
+}
+
+void runc_spec_keep_bind_flags(cJSON *spec, bool (*source_flags)(const char *path, unsigned long *flags))
+{
+	static const struct {
+		unsigned long flag;
+		const char *option;
+	} kept[] = {{ST_NOSUID, "nosuid"}, {ST_NODEV, "nodev"}, {ST_NOEXEC, "noexec"},
+		    {ST_NOATIME, "noatime"}, {ST_NODIRATIME, "nodiratime"}};
+	cJSON *m;
+	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(spec, "mounts")) {
+		cJSON *opts = cJSON_GetObjectItemCaseSensitive(m, "options");
+		const char *source = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "source"));
+		unsigned long flags;
+		if (!source || !has_option(opts, "ro") || !(has_option(opts, "bind") || has_option(opts, "rbind")) ||
+		    !source_flags(source, &flags))
+			continue; /* unknown: runc's bind fails as it would have */
+		for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++)
+			if ((flags & kept[i].flag) && !has_option(opts, kept[i].option))
+				cJSON_AddItemToArray(opts, cJSON_CreateString(kept[i].option));
+		/* Neither noatime nor relatime: the source is strictatime, which
+		 * a remount without a word for it would make relatime. */
+		if (!(flags & (ST_NOATIME | ST_RELATIME)) && !has_option(opts, "strictatime"))
+			cJSON_AddItemToArray(opts, cJSON_CreateString("strictatime"));
+	}
 }
 
 void runc_spec_prestart_hook(cJSON *spec, const char *hook_path)

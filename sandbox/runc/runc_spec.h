@@ -12,16 +12,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* The only user a sandbox runs as (argv.c: --user=65534:65534). */
-#define RUNC_SANDBOX_ID 65534u
+#include "../uids.h" /* SANDBOX_ID, the only user a sandbox runs as; RUNC_HOST_ID */
 
 /*
  * Give the container a user namespace of its own in which
  *   - uid and gid 0 are the host's 0, and nothing else of the host's: runc
  *     sets the container up as root (mounts, the rootfs that only root may
  *     walk to), with capabilities that count in that namespace only;
- *   - uid and gid 65534, the program's, are host_id: a uid no host user
- *     has, so a program that escapes the namespaces is nobody there.
+ *   - uid and gid 65534, the program's, are host_id (RUNC_HOST_ID): a
+ *     uid no host user has, so a program that escapes the namespaces is
+ *     nobody there.
  * Every other id is unmapped: a file the image has of another owner reads
  * as 65534's "nobody" but is not the program's (the kernel compares the
  * host ids).
@@ -37,6 +37,18 @@
  * other than 65534:65534, other groups, or a user namespace to join.
  */
 bool runc_spec_userns(cJSON *spec, unsigned host_id, char *err, size_t errlen);
+
+/*
+ * runc 1.1 makes a read-only bind mount in two steps: a bind, then a
+ * remount with MS_RDONLY and the spec's flags. In a user namespace the
+ * kernel locks the source mount's nosuid, nodev, noexec and atime flags,
+ * and a remount that would clear one fails (EPERM): a volume, which
+ * isobox-volumed mounts nosuid,nodev,noatime, could not be bound
+ * read-only. So every read-only bind gets its source's flags as options
+ * (source_flags: statvfs's f_flag of the path; false if it cannot tell);
+ * they change nothing, being the mount's already.
+ */
+void runc_spec_keep_bind_flags(cJSON *spec, bool (*source_flags)(const char *path, unsigned long *flags));
 
 /*
  * Append to the spec's prestart hooks, after docker's own (which sets up

@@ -11,9 +11,13 @@
  * the workers have no privilege at all, so this small daemon does it for
  * them, and nothing else:
  *
- *   create <id> <bytes>   make, format and mount a volume -> "ok"
+ *   create <id> <bytes> <backend>
+ *                         make, format and mount a volume whose root is
+ *                         the backend's sandbox user's (../uids.h) -> "ok"
  *   remove <id>           unmount it and delete its image -> "ok"
- *   usage <id>            "ok <used bytes> <size bytes>" of its filesystem
+ *   usage <id>            "ok <used bytes> <size bytes> <backend>" of its
+ *                         filesystem; the backend whose user owns its root
+ *                         ("none": neither's)
  *
  * one request per connection, one line, answered "ok ..." or "err <why>".
  * Only USER (the workers) and root may connect (SO_PEERCRED). An id is 32
@@ -45,10 +49,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../uids.h"
+
 #define ID_LEN 32
 #define MIN_BYTES (16LL << 20)
 #define MAX_BYTES (1LL << 40)
-#define SANDBOX_OWNER "65534:65534" /* the sandbox's user: --user in sandbox/argv.c */
+
+/* Whose a volume's root is: the sandbox user's host id on each backend. */
+static const struct {
+	const char *backend;
+	unsigned id;
+} owners[] = {{"gvisor", SANDBOX_ID}, {"runc", RUNC_HOST_ID}};
 
 static const char *dir;
 static uid_t worker_uid;
@@ -147,12 +158,17 @@ static void paths(const char *id, char img[512], char at[512])
 	snprintf(at, 512, "%s/%s", dir, id);
 }
 
-static bool create(const char *id, long long bytes, char *why, size_t n)
+static bool create(const char *id, long long bytes, const char *backend, char *why, size_t n)
 {
-	char img[512], at[512];
+	char img[512], at[512], root_owner[64] = "";
 	paths(id, img, at);
 	if (bytes < MIN_BYTES || bytes > MAX_BYTES)
 		return because(why, n, "size out of range");
+	for (size_t i = 0; i < sizeof owners / sizeof owners[0]; i++)
+		if (!strcmp(backend, owners[i].backend))
+			snprintf(root_owner, sizeof root_owner, "nodiscard,root_owner=%u:%u", owners[i].id, owners[i].id);
+	if (!root_owner[0])
+		return because(why, n, "no such backend");
 	int fd = open(img, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return because(why, n, "image: %s", strerror(errno));
@@ -160,7 +176,7 @@ static bool create(const char *id, long long bytes, char *why, size_t n)
 	 * has (and mkfs must not discard: on a file that punches holes). */
 	int rc = posix_fallocate(fd, 0, bytes);
 	close(fd);
-	char *const mkfs[] = {"/usr/sbin/mkfs.ext4", "-q", "-F", "-m", "0", "-E", "nodiscard,root_owner=" SANDBOX_OWNER,
+	char *const mkfs[] = {"/usr/sbin/mkfs.ext4", "-q", "-F", "-m", "0", "-E", root_owner,
 			      img, NULL};
 	if (rc != 0)
 		snprintf(why, n, "no room for %lld bytes: %s", bytes, strerror(rc));
@@ -191,15 +207,22 @@ static bool remove_volume(const char *id, char *why, size_t n)
 	return true;
 }
 
-static bool usage(const char *id, long long *used, long long *size, char *why, size_t n)
+/* The mount point itself is the volume's root: lstat follows nothing that
+ * a sandbox made. A sandbox may chmod its root, never chown it. */
+static bool usage(const char *id, long long *used, long long *size, const char **backend, char *why, size_t n)
 {
 	char img[512], at[512];
 	struct statvfs st;
+	struct stat root;
 	paths(id, img, at);
-	if (!mounted(at) || statvfs(at, &st) < 0)
+	if (!mounted(at) || statvfs(at, &st) < 0 || lstat(at, &root) < 0)
 		return because(why, n, "not mounted");
 	*size = (long long)st.f_blocks * (long long)st.f_frsize;
 	*used = (long long)(st.f_blocks - st.f_bfree) * (long long)st.f_frsize;
+	*backend = "none";
+	for (size_t i = 0; i < sizeof owners / sizeof owners[0]; i++)
+		if (root.st_uid == owners[i].id && root.st_gid == owners[i].id)
+			*backend = owners[i].backend;
 	return true;
 }
 
@@ -208,7 +231,8 @@ static void serve(int fd)
 {
 	struct ucred cred;
 	socklen_t len = sizeof cred;
-	char line[160] = "", reply[300] = "", why[256] = "", id[64] = "", verb[16] = "";
+	char line[160] = "", reply[300] = "", why[256] = "", id[64] = "", verb[16] = "", backend[16] = "";
+	const char *owner = "";
 	struct timeval tv = {.tv_sec = 5};
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
@@ -220,20 +244,20 @@ static void serve(int fd)
 		got += r;
 	line[got] = '\0';
 	long long bytes = 0, used = 0, size = 0;
-	int fields = sscanf(line, "%15s %63s %lld", verb, id, &bytes);
+	int fields = sscanf(line, "%15s %63s %lld %15s", verb, id, &bytes, backend);
 	bool ok = false;
 	if (fields < 2 || !valid_id(id))
 		snprintf(why, sizeof why, "bad request");
-	else if (!strcmp(verb, "create") && fields == 3)
-		ok = create(id, bytes, why, sizeof why);
+	else if (!strcmp(verb, "create") && fields == 4)
+		ok = create(id, bytes, backend, why, sizeof why);
 	else if (!strcmp(verb, "remove"))
 		ok = remove_volume(id, why, sizeof why);
 	else if (!strcmp(verb, "usage"))
-		ok = usage(id, &used, &size, why, sizeof why);
+		ok = usage(id, &used, &size, &owner, why, sizeof why);
 	else
 		snprintf(why, sizeof why, "bad request");
 	if (ok && !strcmp(verb, "usage"))
-		snprintf(reply, sizeof reply, "ok %lld %lld\n", used, size);
+		snprintf(reply, sizeof reply, "ok %lld %lld %s\n", used, size, owner);
 	else
 		snprintf(reply, sizeof reply, ok ? "ok\n" : "err %s\n", why);
 	if (write(fd, reply, strlen(reply)) < 0)

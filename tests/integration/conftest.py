@@ -5,6 +5,7 @@ ISOBOX_URL (default http://127.0.0.1:8090), the spawn-fcgi pool, dockerd
 with runsc. They run as root (as `make test` does) so that they can look at
 the host: containers, cgroups, worker processes.
 """
+import contextlib
 import fcntl
 import http.client
 import json
@@ -511,6 +512,29 @@ def one_suite_at_a_time():
             time.sleep(1)
 
 
+def with_backend(text, backend):
+    """The conf text with its `backend:` line set to backend."""
+    new, n = re.subn(r"(?m)^backend: \w+$", "backend: " + backend, text, count=1)
+    assert n == 1, f"no backend in {CONF}"
+    return new
+
+
+@contextlib.contextmanager
+def backend_switched(backend):
+    """The pool restarted on the other backend for a while, then back."""
+    with open(CONF) as f:
+        text = f.read()
+    with open(CONF, "w") as f:
+        f.write(with_backend(text, backend))
+    restart_pool()
+    try:
+        yield
+    finally:
+        with open(CONF, "w") as f:
+            f.write(text)
+        restart_pool()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def service_up():
     lock = one_suite_at_a_time()
@@ -520,8 +544,7 @@ def service_up():
     # (test_warm*.py, test_attacks_warm.py) turn it on.
     with open(CONF) as f:
         shipped = f.read()
-    backend, n = re.subn(r"(?m)^backend: \w+$", "backend: " + SUITE["backend"], shipped, count=1)
-    assert n == 1, f"no backend in {CONF}"
+    backend = with_backend(shipped, SUITE["backend"])
     if backend != shipped:
         with open(CONF, "w") as f:
             f.write(backend)

@@ -240,11 +240,12 @@ def test_setup_says_which_backends_this_host_can_run():
 
 def test_setup_registers_the_runc_backends_runtime():
     """The runc backend's runtime is there whichever backend runs (switching
-    is a conf change), with the host id of the sandbox's user."""
+    is a conf change); the sandbox user's host id is isobox-runc's own
+    (sandbox/uids.h), so that volumes made for runc are that id's."""
     with open("/etc/docker/daemon.json") as f:
         entry = json.load(f)["runtimes"]["isobox-runc"]
     assert entry == {"path": os.path.join(PREFIX, "bin", "isobox-runc"),
-                     "runtimeArgs": ["--isobox-id=165534", "--isobox-runc=/usr/sbin/runc"]}, entry
+                     "runtimeArgs": ["--isobox-runc=/usr/sbin/runc"]}, entry
     runtimes = json.loads(subprocess.run(["docker", "info", "--format", "{{json .Runtimes}}"],
                                          check=True, capture_output=True, text=True).stdout)
     assert runtimes["isobox-runc"]["path"] == entry["path"], runtimes
@@ -260,8 +261,7 @@ def isobox_runc(tmp_path, spec, *argv):
     fake = tmp_path / "runc"
     fake.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {record}\ncp config.json {tmp_path}/seen.json 2>/dev/null\n')
     fake.chmod(0o755)
-    p = subprocess.run([os.path.join(PREFIX, "bin", "isobox-runc"), "--isobox-id=165534",
-                        f"--isobox-runc={fake}", *[a.replace("BUNDLE", str(bundle)) for a in argv]],
+    p = subprocess.run([os.path.join(PREFIX, "bin", "isobox-runc"), f"--isobox-runc={fake}", *[a.replace("BUNDLE", str(bundle)) for a in argv]],
                        capture_output=True, text=True, cwd=bundle)
     called = record.read_text().splitlines() if record.exists() else None
     seen = json.loads((bundle / "config.json").read_text())

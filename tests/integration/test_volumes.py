@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from conftest import SUITE, execute, request
+from conftest import SUITE, backend_switched, execute, request
 from sessions_util import create as create_session, delete as delete_session, raw, step_ok
 from tenants_util import call, new_key, reload_pool, tenants_file
 
@@ -38,24 +38,6 @@ def volume():
     assert status == 201, v
     yield name
     request("DELETE", f"/v1/volumes/{name}")
-
-
-def runc_refuses(volume, key=None):
-    """On the runc backend a volume is kept (made, listed, deleted) but never
-    mounted: its files are host uid 65534's and the sandbox's user is not
-    (docs/BACKENDS.md). A run, a session or the files API that would mount
-    it gets 403 volumes_disabled, which is what these attacks assert there.
-    False on gVisor."""
-    if SUITE["backend"] != "runc":
-        return False
-    for path, body in (("/execute", {"language": "python", "code": "1", "volume": volume}),
-                       ("/v1/sessions", {"language": "python", "volume": volume}),
-                       (f"/v1/volumes/{volume}/files?path=", None)):
-        method = "POST" if body else "GET"
-        status, _, err = call(method, path, body, key=key) if key else request(method, path, body)
-        assert status == 403 and err["error"]["code"] == "volumes_disabled" and "runc" in \
-            err["error"]["message"], (path, err)
-    return True
 
 
 def run(code, **extra):
@@ -119,20 +101,16 @@ def test_files_outlive_runs_and_reach_sessions(volume):
     assert run("print(open('/memory/from-session').read())", volume=volume)["stdout"] == "s\n"
 
 
-@attack("volumes: write to a volume mounted read-only", "EROFS; reads work (runc: never mounted, 403 volumes_disabled)")
+@attack("volumes: write to a volume mounted read-only", "EROFS; reads work")
 def test_read_only_mount(volume):
-    if runc_refuses(volume):
-        return
     run("open('/memory/a', 'w').write('a')", volume=volume)
     out = run("print(open('/memory/a').read())\ntry:\n    open('/memory/b', 'w')\nexcept OSError as e:\n"
               "    print(e.errno)", volume=volume, volumeReadOnly=True)
     assert out["stdout"] == "a\n30\n", out   # EROFS
 
 
-@attack("volumes: write past a volume's size from inside gVisor", "ENOSPC inside; the host's free space unchanged (reserved at creation) (runc: never mounted, 403 volumes_disabled)")
+@attack("volumes: write past a volume's size from inside gVisor", "ENOSPC inside; the host's free space unchanged (reserved at creation)")
 def test_size_is_enforced_by_the_kernel_and_the_host_disk_is_untouched(volume):
-    if runc_refuses(volume):
-        return
     st = os.statvfs(VOLUMES)
     free_before = st.f_bavail * st.f_frsize
     code = ("import errno\nn = 0\ntry:\n    with open('/memory/fill', 'wb') as f:\n"
@@ -162,10 +140,8 @@ def test_two_runs_mount_one_volume_at_once(volume):
     assert out["stdout"] == "50 50\n"
 
 
-@attack("volumes: delete a volume a session has mounted", "409 volume_busy; the session keeps it whole (runc: never mounted, 403 volumes_disabled)")
+@attack("volumes: delete a volume a session has mounted", "409 volume_busy; the session keeps it whole")
 def test_a_mounted_volume_is_not_deleted(volume):
-    if runc_refuses(volume):
-        return
     s = create_session(volume=volume)
     try:
         status, _, err = request("DELETE", f"/v1/volumes/{volume}")
@@ -185,9 +161,8 @@ def test_tenants_cannot_see_or_mount_each_others_volumes():
         status, _, v = call("POST", "/v1/volumes", {"name": "secret", "sizeBytes": 16 * MIB}, key=a)
         assert status == 201, v
         try:
-            if not runc_refuses("secret", key=a):
-                assert call("POST", "/execute", {"language": "python", "volume": "secret",
-                                                 "code": "open('/memory/s', 'w').write('a')"}, key=a)[0] == 200
+            assert call("POST", "/execute", {"language": "python", "volume": "secret",
+                                             "code": "open('/memory/s', 'w').write('a')"}, key=a)[0] == 200
             for who, key, source in (("vb", b, "127.0.0.2"), ("local", None, "127.0.0.1")):
                 for method, path in (("GET", "/v1/volumes/secret"), ("DELETE", "/v1/volumes/secret")):
                     status, _, err = call(method, path, key=key, source=source)
@@ -201,16 +176,56 @@ def test_tenants_cannot_see_or_mount_each_others_volumes():
                 assert status == 404 and err["error"]["code"] == "volume_not_found", (who, err)
             # vb's own "secret" is another volume: it does not see a's file.
             assert call("POST", "/v1/volumes", {"name": "secret", "sizeBytes": 16 * MIB}, key=b)[0] == 201
-            if not runc_refuses("secret", key=b):
-                status, _, r = call("POST", "/execute", {"language": "python", "volume": "secret",
-                                                         "code": "import os; print(os.listdir('/memory'))"}, key=b)
-                assert r["run"]["stdout"] == "[]\n", r
+            status, _, r = call("POST", "/execute", {"language": "python", "volume": "secret",
+                                                     "code": "import os; print(os.listdir('/memory'))"}, key=b)
+            assert r["run"]["stdout"] == "[]\n", r
             assert call("DELETE", "/v1/volumes/secret", key=b)[0] == 204
             # va's share: one volume.
             status, _, err = call("POST", "/v1/volumes", {"name": "second", "sizeBytes": 16 * MIB}, key=a)
             assert status == 403 and err["error"]["code"] == "quota_exceeded", err
         finally:
             assert call("DELETE", "/v1/volumes/secret", key=a)[0] == 204
+
+
+# The sandbox user's host id on each backend (sandbox/uids.h).
+HOST_ID = {"gvisor": 65534, "runc": 165534}
+
+
+@attack("volumes: who owns what a program writes to a volume, seen from the host",
+        "the backend's sandbox user: host uid and gid 65534 on gVisor, 165534 on runc (no host user's); "
+        "never root, never another id")
+def test_a_volumes_files_are_the_backends_sandbox_users():
+    before = made()
+    name = "own-" + uuid.uuid4().hex[:6]
+    status, _, v = request("POST", "/v1/volumes", {"name": name, "sizeBytes": 16 * MIB})
+    assert status == 201, v
+    try:
+        (vid,) = {e for e in made() - before if not e.endswith(".img")}
+        run("import os\nos.mkdir('/memory/d')\nopen('/memory/d/f', 'w').write('x')", volume=name)
+        want = HOST_ID[SUITE["backend"]]
+        for path in ("", "d", "d/f"):
+            st = os.lstat(os.path.join(VOLUMES, vid, path))
+            assert (st.st_uid, st.st_gid) == (want, want), (path, st.st_uid, st.st_gid)
+    finally:
+        assert request("DELETE", f"/v1/volumes/{name}")[0] == 204
+
+
+@attack("volumes: mount a volume made on the other backend (its files are the other sandbox user's)",
+        "409 volume_other_backend for a run, a session and the files routes, naming both backends; "
+        "it is still listed, and mounts again on its own backend")
+def test_a_volume_serves_only_the_backend_that_made_it(volume):
+    run("open('/memory/a', 'w').write('a')", volume=volume)
+    other = "gvisor" if SUITE["backend"] == "runc" else "runc"
+    with backend_switched(other):
+        for path, body in (("/execute", {"language": "python", "code": "1", "volume": volume}),
+                           ("/v1/sessions", {"language": "python", "volume": volume}),
+                           (f"/v1/volumes/{volume}/files?path=", None)):
+            status, _, err = request("POST" if body else "GET", path, body)
+            assert status == 409 and err["error"]["code"] == "volume_other_backend", (path, err)
+            assert f"made for the {SUITE['backend']} backend" in err["error"]["message"], err
+        status, _, v = request("GET", f"/v1/volumes/{volume}")
+        assert status == 200 and v["state"] == "ready", v
+    assert run("print(open('/memory/a').read())", volume=volume)["stdout"] == "a\n"
 
 
 def ask_volumed(line, uid=None):
@@ -230,7 +245,11 @@ def test_volumed_takes_ids_only_and_only_from_the_workers():
     before = made()
     for line in ("create ../../etc 16777216\n", "create 0123456789abcdef0123456789abcde/ 16777216\n",
                  "create 0123456789ABCDEF0123456789ABCDEF 16777216\n", "remove /\n", "usage ..\n",
-                 "create 0123456789abcdef0123456789abcdef 4096\n", "mount x y\n", "\n"):
+                 "create 0123456789abcdef0123456789abcdef 4096 gvisor\n", "mount x y\n", "\n",
+                 # an owner is one of the backends' sandbox users, never one named
+                 "create 0123456789abcdef0123456789abcdef 16777216\n",
+                 "create 0123456789abcdef0123456789abcdef 16777216 root\n",
+                 "create 0123456789abcdef0123456789abcdef 16777216 0:0\n"):
         reply, _ = ask_volumed(line)
         assert reply.startswith("err "), (line, reply)
     assert made() == before
@@ -265,10 +284,8 @@ def test_files_api_in_and_out_byte_exact(volume):
 
 @attack("volumes: links planted by a run at host paths, then read, written and listed through the files API",
         "400 not_a_file: the agent never follows a link; the host's files untouched"
-        " (runc: never mounted, 403 volumes_disabled)")
+        "")
 def test_files_api_never_follows_a_planted_link(volume):
-    if runc_refuses(volume):
-        return
     run("import os\nos.symlink('/etc/passwd', '/memory/pw')\nos.symlink('/', '/memory/root')\n"
         "os.symlink('/var/lib/isobox', '/memory/state')", volume=volume)
     for path in ("/pw", "/root/etc/passwd", "/state/store/isobox.db"):

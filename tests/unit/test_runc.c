@@ -1,4 +1,5 @@
 /* The runc backend: conf, argv, and the spec that isobox-runc hands runc. */
+#define _GNU_SOURCE
 #include "tap.h"
 #include "fixtures.h"
 #include "../../sandbox/argv.h"
@@ -6,6 +7,7 @@
 #include "../../sandbox/runc/runc_spec.h"
 
 #include <stdlib.h>
+#include <sys/statvfs.h>
 
 /* What docker 20.10 writes for a sandbox (the parts that matter here). */
 static const char docker_spec[] =
@@ -54,6 +56,66 @@ static bool mapped(const cJSON *list, double host)
 			return false;
 	}
 	return true;
+}
+
+/* A fake statvfs: a volume (nosuid,nodev,noatime), a strictatime source,
+ * the host's root (relatime), and a path it cannot tell. */
+static bool fake_flags(const char *path, unsigned long *flags)
+{
+	if (!strncmp(path, "/vol/", 5))
+		*flags = ST_NOSUID | ST_NODEV | ST_NOATIME;
+	else if (!strcmp(path, "/strict"))
+		*flags = ST_NODEV;
+	else if (!strcmp(path, "/gone"))
+		return false;
+	else
+		*flags = ST_RELATIME;
+	return true;
+}
+
+/* The options of the mount at dst, joined by commas. */
+static char *options_of(const cJSON *spec, const char *dst)
+{
+	const cJSON *m;
+	cJSON_ArrayForEach(m, cJSON_GetObjectItem(spec, "mounts")) {
+		if (strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(m, "destination")), dst))
+			continue;
+		struct buf b = {0};
+		const cJSON *o;
+		cJSON_ArrayForEach(o, cJSON_GetObjectItem(m, "options"))
+			buf_printf(&b, "%s%s", b.len ? "," : "", o->valuestring);
+		return b.data ? b.data : xstrdup("");
+	}
+	return xstrdup("?");
+}
+
+static void test_bind_flags(void)
+{
+	cJSON *s = cJSON_Parse("{\"mounts\":["
+		"{\"destination\":\"/memory\",\"type\":\"bind\",\"source\":\"/vol/abc\",\"options\":[\"rbind\",\"ro\"]},"
+		"{\"destination\":\"/rw\",\"type\":\"bind\",\"source\":\"/vol/def\",\"options\":[\"rbind\"]},"
+		"{\"destination\":\"/src\",\"type\":\"bind\",\"source\":\"/work/x\",\"options\":[\"rbind\",\"ro\"]},"
+		"{\"destination\":\"/s\",\"type\":\"bind\",\"source\":\"/strict\",\"options\":[\"bind\",\"ro\",\"nodev\"]},"
+		"{\"destination\":\"/g\",\"type\":\"bind\",\"source\":\"/gone\",\"options\":[\"rbind\",\"ro\"]},"
+		"{\"destination\":\"/tmp\",\"type\":\"tmpfs\",\"source\":\"tmpfs\",\"options\":[\"ro\"]}]}");
+	runc_spec_keep_bind_flags(s, fake_flags);
+	runc_spec_keep_bind_flags(s, fake_flags);
+	struct {
+		const char *dst, *want, *what;
+	} cases[] = {
+		{"/memory", "rbind,ro,nosuid,nodev,noatime", "a read-only volume keeps the flags the kernel locks"},
+		{"/rw", "rbind", "a read-write bind is left alone (runc does not remount it)"},
+		{"/src", "rbind,ro", "a relatime source: nothing to add"},
+		{"/s", "bind,ro,nodev,strictatime", "a strictatime source says so, once, and nodev once"},
+		{"/g", "rbind,ro", "a source it cannot tell: left as it was"},
+		{"/tmp", "ro", "not a bind: left alone"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *got = options_of(s, cases[i].dst);
+		ok(!strcmp(got, cases[i].want), "runc spec: %s (%s)", cases[i].what, got);
+		free(got);
+	}
+	cJSON_Delete(s);
 }
 
 static void test_spec(void)
@@ -209,6 +271,7 @@ static void test_backend_conf(void)
 void test_runc(void)
 {
 	test_spec();
+	test_bind_flags();
 	test_backend_argv();
 	test_backend_conf();
 }
