@@ -459,7 +459,7 @@ const char *conf_backend_warning(const struct conf *c)
 
 static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struct fault *f)
 {
-	static const char *const top[] = {"instance", "registry", "imagesLock", "workDir", "docker",
+	static const char *const top[] = {"instance", "registry", "imagesLock", "workDir", "docker", "dockerSocket",
 		"runtime", "cgroupParent", "pool", "ceilings", "floors", "request", "sandbox", "access",
 		"network", "warm", "sessions", "auth", "tenants", "store", "memory", "volumes", "queue",
 		"piston", "backend", "runc", NULL};
@@ -482,6 +482,10 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 	    !get_path(root, "imagesLock", base_dir, &c->images_lock, f) ||
 	    !get_path(root, "workDir", base_dir, &c->work_dir, f) ||
 	    !get_path(root, "docker", base_dir, &c->docker, f))
+		return false;
+	if (!cJSON_GetObjectItemCaseSensitive(root, "dockerSocket"))
+		c->docker_socket = xstrdup("/var/run/docker.sock");
+	else if (!get_path(root, "dockerSocket", base_dir, &c->docker_socket, f))
 		return false;
 	if (!json_string(cJSON_GetObjectItemCaseSensitive(root, "runtime"), "runtime", &s, f))
 		return false;
@@ -603,6 +607,7 @@ void conf_free(struct conf *c)
 	free(c->images_lock);
 	free(c->work_dir);
 	free(c->docker);
+	free(c->docker_socket);
 	free(c->runtime);
 	free(c->runc.runtime);
 	free(c->runc.seccomp_profile);

@@ -25,6 +25,7 @@ struct conf {
 	char *images_lock;
 	char *work_dir;
 	char *docker;
+	char *docker_socket;    /* dockerd's API, for what needs no CLI (docker.c) */
 	/* What runs the sandboxes (docs/BACKENDS.md): gVisor, the sandbox's
 	 * own kernel; or runc, the host's kernel behind namespaces, a seccomp
 	 * profile of our own and a user namespace per container. */

@@ -8,8 +8,12 @@
 #include "subproc.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 static int64_t left_ms(int64_t deadline)
 {
@@ -35,6 +39,64 @@ pid_t docker_remove_start(const struct conf *c, const char *name)
 	if (pid < 0)
 		log_msg("cannot start docker rm for %s: %s", name, strerror(errno));
 	return pid;
+}
+
+/*
+ * The removal that ends every cold run goes to dockerd's API on its unix
+ * socket: a docker CLI process costs about 50 ms of CPU (`docker rm`:
+ * 0.03 s user, 0.03 s sys), a tenth of a python hello's whole run, which
+ * under load is a tenth fewer runs. HTTP/1.0, one request a connection.
+ */
+int docker_remove_send(const struct conf *c, const char *name)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	char req[256];
+	int n = snprintf(req, sizeof req, "DELETE /containers/%s?force=1 HTTP/1.0\r\nHost: docker\r\n\r\n", name);
+	/* Our own names ([a-z0-9-]): nothing to escape in a path. */
+	if (name[strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-")] || n <= 0 || n >= (int)sizeof req ||
+	    strlen(c->docker_socket) >= sizeof a.sun_path)
+		return -1;
+	memcpy(a.sun_path, c->docker_socket, strlen(c->docker_socket));
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) < 0 || write(fd, req, (size_t)n) != n) {
+		log_msg("cannot ask dockerd (%s) to remove %s: %s", c->docker_socket, name, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int docker_http_status(const char *reply, size_t len)
+{
+	/* "HTTP/1.1 204 No Content\r\n" */
+	if (len < 13 || memcmp(reply, "HTTP/1.", 7) || reply[8] != ' ' || reply[12] != ' ')
+		return -1;
+	int status = 0;
+	for (int i = 9; i < 12; i++) {
+		if (reply[i] < '0' || reply[i] > '9')
+			return -1;
+		status = status * 10 + reply[i] - '0';
+	}
+	return status;
+}
+
+bool docker_remove_done(int fd, int64_t deadline)
+{
+	char reply[128];
+	size_t got = 0;
+	while (got < sizeof reply && !memchr(reply, '\n', got)) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, (int)left_ms(deadline)) <= 0)
+			break;
+		ssize_t r = read(fd, reply + got, sizeof reply - got);
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	int status = docker_http_status(reply, got);
+	return status == 204 || status == 404; /* removed, or gone already */
 }
 
 bool docker_inspect(const struct conf *c, const char *name, int64_t deadline, int *code, bool *oom)

@@ -8,6 +8,13 @@
 
 pid_t docker_kill_start(const struct conf *c, const char *name); /* in the background */
 pid_t docker_remove_start(const struct conf *c, const char *name); /* rm --force, in the background */
+/* rm --force through dockerd's API: the request sent, its connection's fd
+ * (-1: none, logged); done reads the answer by deadline and closes fd:
+ * true if the container is gone. */
+int docker_remove_send(const struct conf *c, const char *name);
+bool docker_remove_done(int fd, int64_t deadline);
+/* The status of an HTTP/1.x answer's first line; -1 if it is not one. */
+int docker_http_status(const char *reply, size_t len);
 bool docker_inspect(const struct conf *c, const char *name, int64_t deadline, int *code, bool *oom);
 bool docker_oom_seen(const struct conf *c, const char *name, time_t since, int64_t deadline);
 /* Why a sandbox did not start, from docker's own words: image missing,

@@ -64,7 +64,8 @@ bool sandbox_exec(struct sandbox *sb, const struct sandbox_job *job, const struc
  * sandbox_settle waits for them while the worker still counts as busy.
  */
 static struct pending_rm {
-	pid_t pid;
+	int fd;    /* dockerd's API (docker.c; never 0, the FastCGI socket), or */
+	pid_t pid; /* a `docker rm` when the API could not be reached */
 	char name[64];
 } pending[4];
 
@@ -72,14 +73,15 @@ void sandbox_settle(void)
 {
 	int64_t deadline = now_ms() + REMOVE_MS;
 	for (size_t i = 0; i < sizeof pending / sizeof pending[0]; i++) {
-		if (!pending[i].pid)
+		struct pending_rm *p = &pending[i];
+		if (!p->fd && !p->pid)
 			continue;
 		int64_t left = deadline - now_ms();
-		int st = subproc_wait(pending[i].pid, left > 0 ? left : 0);
-		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-			log_msg("docker rm %s failed; the reaper removes it when its owner is gone",
-				pending[i].name);
-		pending[i].pid = 0;
+		int st = p->pid ? subproc_wait(p->pid, left > 0 ? left : 0) : 0;
+		bool gone = p->pid ? WIFEXITED(st) && WEXITSTATUS(st) == 0 : docker_remove_done(p->fd, deadline);
+		if (!gone)
+			log_msg("docker rm %s failed; the reaper removes it when its owner is gone", p->name);
+		*p = (struct pending_rm){0};
 	}
 }
 
@@ -87,16 +89,21 @@ void sandbox_destroy(struct sandbox *sb)
 {
 	const size_t n = sizeof pending / sizeof pending[0];
 	size_t i = 0;
-	while (i < n && pending[i].pid)
+	while (i < n && (pending[i].fd || pending[i].pid))
 		i++;
 	if (i == n) { /* never more than a few at once */
 		sandbox_settle();
 		i = 0;
 	}
-	if (sb->name && (pending[i].pid = docker_remove_start(sb->c, sb->name)) > 0)
+	pending[i] = (struct pending_rm){0};
+	if (sb->name) {
+		int fd = docker_remove_send(sb->c, sb->name);
+		if (fd > 0)
+			pending[i].fd = fd;
+		else if ((pending[i].pid = docker_remove_start(sb->c, sb->name)) < 0)
+			pending[i].pid = 0;
 		snprintf(pending[i].name, sizeof pending[i].name, "%s", sb->name);
-	else
-		pending[i].pid = 0;
+	}
 	if (sb->dir)
 		workdir_remove(sb->dir);
 	free(sb->name);

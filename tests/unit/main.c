@@ -22,6 +22,7 @@ int main(void)
 	test_assets();
 	test_decoder();
 	test_deadline();
+	test_docker_http();
 	test_tenants();
 	test_store();
 	test_semver();

@@ -42,6 +42,7 @@ void test_metrics(void);
 void test_assets(void);
 void test_decoder(void);
 void test_deadline(void);
+void test_docker_http(void);
 void test_tenants(void);
 void test_store(void);
 void test_semver(void);

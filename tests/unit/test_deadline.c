@@ -6,6 +6,7 @@
 #include "tap.h"
 #include "fixtures.h"
 #include "../../sandbox/deadline.h"
+#include "../../sandbox/docker.h"
 
 #include <stdlib.h>
 
@@ -89,4 +90,27 @@ void test_deadline(void)
 	ok(bounded, "deadline: no record moves the deadline past the sandbox's life");
 	conf_free(&c);
 	registry_free(&r);
+}
+
+/* dockerd's answer to a removal (docker.c): the status of its first line. */
+void test_docker_http(void)
+{
+	static const struct {
+		const char *reply;
+		int status;
+	} cases[] = {
+		{"HTTP/1.1 204 No Content\r\nApi-Version: 1.41\r\n\r\n", 204},
+		{"HTTP/1.0 404 Not Found\r\n", 404},
+		{"HTTP/1.1 409 Conflict\r\n", 409},
+		{"HTTP/1.1 500 \r\n", 500},
+		{"HTTP/1.1 20", -1},
+		{"HTTP/2 204 No Content\r\n", -1},
+		{"HTTP/1.1 2x4 No Content\r\n", -1},
+		{"HTTP/1.1 2044 No Content\r\n", -1},
+		{"", -1},
+		{"204 No Content\r\n", -1},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		ok(docker_http_status(cases[i].reply, strlen(cases[i].reply)) == cases[i].status,
+		   "docker API: %d from \"%.20s\"", cases[i].status, cases[i].reply);
 }
