@@ -174,7 +174,10 @@ def test_no_setuid_way_up():
     run = py("import os, subprocess\n"
              "print(subprocess.run(['find', '/', '-xdev', '-perm', '/6000', '-type', 'f'],"
              " capture_output=True, text=True).stdout, end='')\n"
-             "try:\n    os.setuid(0)\nexcept OSError as e:\n    print('setuid', e.errno)")
+             "try:\n    os.setuid(0)\nexcept OSError as e:\n    print('setuid', e.errno)",
+             # find walks the whole image: under gVisor's ptrace platform on a
+             # slow host that took more than the default 10 s
+             limits={"wallTimeMs": 20000})
     assert run["stdout"] == "setuid 1\n", run
 
 
