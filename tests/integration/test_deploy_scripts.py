@@ -79,10 +79,12 @@ def test_platform_probe_kills_only_its_own_processes(tmp_path):
     fake.mkdir()
     (fake / "runsc").write_text(FAKE_RUNSC.replace("{pids}", str(tmp_path)))
     (fake / "runsc").chmod(0o755)
-    # The probe hangs for its 15 s; meanwhile a real sandbox runs (the old
-    # probe's pkill -f matched every sandbox) next to a decoy whose command
-    # line looks like a probe's.
-    probe = subprocess.Popen(["bash", "-c", f"source {SETUP}; PATH={fake}:$PATH; "
+    # The probe hangs until its timeout; meanwhile a real sandbox runs (the
+    # old probe's pkill -f matched every sandbox) next to a decoy whose
+    # command line looks like a probe's. The timeout's 150 ticks are cut to
+    # 40 (seq): on a slow host 15 s of ticks and the kill outlasted the
+    # sandbox's 17 s, and the sandbox must still be there when the kill comes.
+    probe = subprocess.Popen(["bash", "-c", f"source {SETUP}; seq() {{ command seq 1 40; }}; PATH={fake}:$PATH; "
                               "platform_works ptrace && echo works || echo fails"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     decoy = subprocess.Popen(["bash", "-c", "exec -a 'runsc-sandbox --platform=ptrace --network=none do' sleep 313"])
@@ -96,6 +98,7 @@ def test_platform_probe_kills_only_its_own_processes(tmp_path):
         sandbox = sandbox_pid(job_container(marker)[0])
         out, err = probe.communicate(timeout=60)
         assert out.strip() == "fails", (out, err)
+        assert t.is_alive(), "the run ended before the probe's kill: nothing was tested"
         child, fake_pid = int((tmp_path / "child").read_text()), int((tmp_path / "self").read_text())
         assert not alive(child) and not alive(fake_pid), "the probe's own processes survived"
         assert alive(decoy.pid), "a process that only looks like a probe was killed"
