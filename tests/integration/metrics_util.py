@@ -2,7 +2,6 @@
 with a changed conf (and put the original back)."""
 import os
 import re
-import subprocess
 
 from conftest import CONF, URL, pool_env, request, restart_pool  # noqa: F401 (re-exported)
 

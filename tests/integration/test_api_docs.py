@@ -10,7 +10,6 @@ import os
 import re
 import subprocess
 import threading
-import time
 from urllib.parse import urlparse
 
 import jsonschema

@@ -8,7 +8,6 @@ from the host where the promise is about the host.
 These run with the installed conf as `make run` leaves it (network.enabled,
 the firewall and the runsc-egress wrapper installed by deploy/egress.sh).
 """
-import glob
 import json
 import os
 import re

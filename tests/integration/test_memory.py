@@ -32,7 +32,6 @@ def prefix():
     """A fresh prefix of local's keys, emptied afterwards."""
     p = f"t-{uuid.uuid4().hex[:8]}/"
     yield p
-    cursor = ""
     while True:
         status, _, page = call("GET", f"/v1/memory?prefix={p}&limit=1000", source=LOCAL)
         for k in page["keys"]:

@@ -6,8 +6,6 @@ import concurrent.futures
 import json
 import re
 
-import pytest
-
 import streaming
 from conftest import URL, execute
 
