@@ -11,8 +11,9 @@
  * request's file names and args reach it only as argv elements.
  *
  * Arguments: P (the program's process limit), K, then K words of the
- * compile command (K = 0: none), then the program's argv. It copies the read-only code into the writable work
- * dir, runs the compile step with its output to files, and tells the worker
+ * compile command (K = 0: none), then the program's argv. It copies the
+ * read-only code into the writable work dir, runs the compile step with
+ * its output to files, lowers RLIMIT_NPROC to P, and tells the worker
  * where it stands on stderr with the byte \036 (the protocol is in
  * decoder.h). Code that runs during the compile can write to the same
  * stderr, so the worker trusts these records for nothing but the result:

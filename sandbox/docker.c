@@ -8,12 +8,8 @@
 #include "subproc.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
 
 static int64_t left_ms(int64_t deadline)
 {
@@ -49,21 +45,14 @@ pid_t docker_remove_start(const struct conf *c, const char *name)
  */
 int docker_remove_send(const struct conf *c, const char *name)
 {
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	char req[256];
 	int n = snprintf(req, sizeof req, "DELETE /containers/%s?force=1 HTTP/1.0\r\nHost: docker\r\n\r\n", name);
 	/* Our own names ([a-z0-9-]): nothing to escape in a path. */
-	if (name[strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-")] || n <= 0 || n >= (int)sizeof req ||
-	    strlen(c->docker_socket) >= sizeof a.sun_path)
+	if (name[strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-")] || n <= 0 || n >= (int)sizeof req)
 		return -1;
-	memcpy(a.sun_path, c->docker_socket, strlen(c->docker_socket));
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) < 0 || write(fd, req, (size_t)n) != n) {
+	int fd = unix_request(c->docker_socket, req);
+	if (fd < 0)
 		log_msg("cannot ask dockerd (%s) to remove %s: %s", c->docker_socket, name, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
 	return fd;
 }
 
@@ -84,18 +73,9 @@ int docker_http_status(const char *reply, size_t len)
 bool docker_remove_done(int fd, int64_t deadline)
 {
 	char reply[128];
-	size_t got = 0;
-	while (got < sizeof reply && !memchr(reply, '\n', got)) {
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		if (poll(&p, 1, (int)left_ms(deadline)) <= 0)
-			break;
-		ssize_t r = read(fd, reply + got, sizeof reply - got);
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
+	ssize_t got = read_line_by(fd, deadline, reply, sizeof reply);
 	close(fd);
-	int status = docker_http_status(reply, got);
+	int status = got < 0 ? -1 : docker_http_status(reply, (size_t)got);
 	return status == 204 || status == 404; /* removed, or gone already */
 }
 

@@ -76,9 +76,14 @@ void sandbox_settle(void)
 		struct pending_rm *p = &pending[i];
 		if (!p->fd && !p->pid)
 			continue;
-		int64_t left = deadline - now_ms();
-		int st = p->pid ? subproc_wait(p->pid, left > 0 ? left : 0) : 0;
-		bool gone = p->pid ? WIFEXITED(st) && WEXITSTATUS(st) == 0 : docker_remove_done(p->fd, deadline);
+		bool gone;
+		if (p->fd) {
+			gone = docker_remove_done(p->fd, deadline);
+		} else {
+			int64_t left = deadline - now_ms();
+			int st = subproc_wait(p->pid, left > 0 ? left : 0);
+			gone = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+		}
 		if (!gone)
 			log_msg("docker rm %s failed; the reaper removes it when its owner is gone", p->name);
 		*p = (struct pending_rm){0};

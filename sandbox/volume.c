@@ -14,41 +14,21 @@
 #include "subproc.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 bool volume_ask(const struct conf *c, const char *line, char *out, size_t out_len, struct fault *f)
 {
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	if (!c->volumes.dir)
 		return fail(f, E_VOLUMES_OFF, "volumes are turned off on this server");
-	if (strlen(c->volumes.socket) >= sizeof a.sun_path)
-		return fail(f, E_SANDBOX_UNAVAILABLE, "volumes.socket is too long");
-	memcpy(a.sun_path, c->volumes.socket, strlen(c->volumes.socket));
-	autoclose int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) < 0)
+	autoclose int fd = unix_request(c->volumes.socket, line);
+	if (fd < 0)
 		return fail(f, E_SANDBOX_UNAVAILABLE, "isobox-volumed does not answer on %s: %s",
 			    c->volumes.socket, strerror(errno));
-	if (write(fd, line, strlen(line)) != (ssize_t)strlen(line))
-		return fail(f, E_SANDBOX_UNAVAILABLE, "isobox-volumed: %s", strerror(errno));
 	char reply[300];
-	size_t got = 0;
-	int64_t deadline = now_ms() + VOLUMED_MS;
-	while (got < sizeof reply - 1 && !memchr(reply, '\n', got)) {
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		int64_t left = deadline - now_ms();
-		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
-			return fail(f, E_SANDBOX_UNAVAILABLE, "isobox-volumed did not answer in time");
-		ssize_t r = read(fd, reply + got, sizeof reply - 1 - got);
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	reply[got] = '\0';
+	if (read_line_by(fd, now_ms() + VOLUMED_MS, reply, sizeof reply) < 0)
+		return fail(f, E_SANDBOX_UNAVAILABLE, "isobox-volumed did not answer in time");
 	reply[strcspn(reply, "\n")] = '\0';
 	if (!strncmp(reply, "ok", 2) && (reply[2] == '\0' || reply[2] == ' ')) {
 		if (out_len)

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 
 PRINTF(1, 0) static void vlog(const char *fmt, va_list ap)
@@ -210,6 +212,45 @@ bool fd_hung_up(int fd)
 {
 	struct pollfd p = {.fd = fd};
 	return fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
+}
+
+int unix_request(const char *path, const char *request)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	size_t n = strlen(request);
+	if (strlen(path) >= sizeof a.sun_path) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(a.sun_path, path, strlen(path));
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0 || write(fd, request, n) != (ssize_t)n) {
+		int saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	return fd;
+}
+
+ssize_t read_line_by(int fd, int64_t deadline, char *buf, size_t len)
+{
+	size_t got = 0;
+	buf[0] = '\0';
+	while (got < len - 1 && !memchr(buf, '\n', got)) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		int64_t left = deadline - now_ms();
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			return -1;
+		ssize_t r = read(fd, buf + got, len - 1 - got);
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	buf[got] = '\0';
+	return (ssize_t)got;
 }
 
 void random_hex(char *out, size_t n)

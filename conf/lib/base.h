@@ -50,6 +50,15 @@ static inline void close_fd(int *fd) { if (*fd >= 0) close(*fd); }
  * with no events: a peer that only has nothing more to send is not gone. */
 bool fd_hung_up(int fd);
 
+/* One request to a local daemon (isobox-volumed, dockerd): connect to the
+ * unix socket at path and write request whole. The connection's fd
+ * (close-on-exec), or -1 with errno set. */
+int unix_request(const char *path, const char *request);
+/* Read from fd until a newline, the end, an error or len - 1 bytes, by
+ * deadline: the bytes read, NUL-terminated in buf; -1 if the deadline
+ * came first. */
+ssize_t read_line_by(int fd, int64_t deadline, char *buf, size_t len);
+
 /* A growable byte buffer. Always NUL-terminated after data[len]. */
 struct buf {
 	char *data;

@@ -12,8 +12,8 @@
  * user namespace of the container's own, in which the program's uid 65534
  * is the host's RUNC_HOST_ID (sandbox/uids.h). Docker can only remap users
  * for the whole daemon (userns-remap), which would move every image and
- * the gVisor containers too. If the spec cannot be changed, create fails: no runc sandbox starts
- * without its namespace.
+ * the gVisor containers too. If the spec cannot be changed, create fails:
+ * no runc sandbox starts without its namespace.
  *
  *   isobox-runc --isobox-hook=prestart
  *
