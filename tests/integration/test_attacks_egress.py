@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import threading
+import tempfile
 import time
 import uuid
 
@@ -350,9 +351,12 @@ def test_embedded_dns_unreachable():
             assert dnat[proto], f"no DNAT for {proto} 53 in the egress netns:\n{nat}"
             assert f"127.0.0.11:{dnat[proto][0]} " in listeners and "dockerd" in listeners, listeners
         ports = {"tcp": [53] + dnat["tcp"], "udp": [53] + dnat["udp"], "ptr": a_ip}
-        tmp = os.path.join(b_src, ".ports.json")
-        with open(tmp, "w") as f:
+        # Written beside the code dir and renamed in, so the sandbox's copy of
+        # /src never lists a file that is gone when it comes to copy it.
+        fd, tmp = tempfile.mkstemp(prefix="test-ports-", dir=os.path.dirname(b_src))
+        with os.fdopen(fd, "w") as f:
             json.dump(ports, f)
+        os.chmod(tmp, 0o644)
         os.rename(tmp, os.path.join(b_src, "ports.json"))
         tb.join(60)
     finally:
