@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -55,6 +56,7 @@ static struct {
 	pid_t pid;       /* run: the program, leader of its process group */
 	int out, err;    /* run: its pipes, -1 once at end of file */
 	int64_t kill_at; /* cell: interrupted; the kernel is killed at this time */
+	bool interrupted; /* run: killed by int; its whole group goes before the answer */
 	bool silent;     /* cell: a new request replaced it; it gets no answer */
 } step = {.out = -1, .err = -1};
 
@@ -165,10 +167,30 @@ static void discard(int *fd)
 	*fd = -1;
 }
 
+/*
+ * An interrupted run's process group, killed until none of it is left. On
+ * gVisor a process that is forking when its group gets SIGKILL can leave a
+ * child that never got it, and a fork bomb's survivors would go on into
+ * the next step, holding its memory and its pids. The members that are
+ * orphans are ours to reap (PID 1, or subreaper); waitpid(-pgid) reaps
+ * only those.
+ */
+static void sweep_group(pid_t pgid)
+{
+	int64_t until = now_ms() + SWEEP_MS;
+	while (kill(-pgid, SIGKILL) == 0 && now_ms() < until) {
+		while (waitpid(-pgid, NULL, WNOHANG) > 0)
+			;
+		usleep(2000);
+	}
+}
+
 /* The run ends: unanswered if a new request replaced it (then it is
  * killed), else after what it wrote until it exited. */
 static void run_ended(bool answer, int status)
 {
+	if (answer && step.interrupted)
+		sweep_group(step.pid);
 	if (answer) {
 		drain(&step.out, "out", step.tag);
 		drain(&step.err, "err", step.tag);
@@ -322,6 +344,7 @@ static void interrupt(const char *tag)
 	if (step.kind == STEP_RUN) {
 		kill(-step.pid, SIGKILL); /* its end follows from waitpid */
 		kill(step.pid, SIGKILL);
+		step.interrupted = true;
 	} else if (step.kind == STEP_CELL && !step.kill_at) {
 		kill(-kernel.pid, SIGINT);
 		step.kill_at = now_ms() + INT_GRACE_MS;
@@ -395,6 +418,7 @@ static void step_start(enum step_kind kind, const char *tag)
 	memcpy(step.tag, tag, TAG_LEN + 1);
 	step.kill_at = 0;
 	step.silent = false;
+	step.interrupted = false;
 }
 
 /* A file holding the program's stdin, read from its start: a memfd, else an
@@ -542,6 +566,9 @@ int main(int argc, char **argv)
 	else if (i + 1 != argc || strcmp(argv[i], "shell"))
 		fatal("usage: isobox-agent [--workspace DIR] shell | kernel ARGV...");
 	atexit(stop_children);
+	/* As PID 1 it is already: the orphans of a run are the agent's to reap
+	 * (and to sweep: sweep_group), also where it runs as a process. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	signal(SIGPIPE, SIG_IGN); /* a closed pipe is an error where it happens */
 	if (pipe2(chld_pipe, O_CLOEXEC | O_NONBLOCK))
 		fatal("pipe: %s", strerror(errno));

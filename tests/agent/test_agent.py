@@ -148,6 +148,28 @@ def test_int_kills_the_run(shell):
     assert time.monotonic() - t < 3
 
 
+# A run that keeps forking, slowly (at most 64 processes, over 0.3 s), so
+# that int comes while its group still grows; it prints its group first.
+SPAWNER = ("import os, time\nprint(os.getpgid(0), flush=True)\n"
+           "for _ in range(6):\n    time.sleep(0.05)\n    os.fork()\ntime.sleep(100)\n")
+# The processes of a group, zombies included: the pgrp of /proc/*/stat.
+GROUP_LEFT = ("import os, sys\nleft = 0\nfor p in os.listdir('/proc'):\n"
+              "    try:\n        stat = open(f'/proc/{p}/stat').read()\n    except OSError:\n        continue\n"
+              "    left += stat.rsplit(')', 1)[1].split()[2] == sys.argv[1]\nprint(left)\n")
+
+
+def test_int_kills_the_whole_group_before_the_answer(shell):
+    tag = shell.run(["python3", "-c", SPAWNER])
+    kind, t, _, said = shell.frame()
+    assert (kind, t) == ("out", tag), (kind, said)
+    time.sleep(0.12)  # two or three rounds of forks in
+    shell.interrupt(tag)
+    a = shell.answer(tag, timeout=5)
+    assert a.code == 137, a.err
+    # Nothing of it is left, not even a zombie, when the next step starts.
+    assert shell.do("run", ["python3", "-c", GROUP_LEFT, said.split()[0].decode()]).out == b"0\n"
+
+
 def test_int_for_another_tag_is_ignored(shell):
     tag = shell.run(["sh", "-c", "sleep 0.5; echo done"])
     shell.interrupt("0123456789abcdef")
