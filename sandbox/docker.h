@@ -3,6 +3,7 @@
 #define ISOBOX_SANDBOX_DOCKER_H
 
 #include "sandbox.h"
+#include <cjson/cJSON.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -15,6 +16,10 @@ int docker_remove_send(const struct conf *c, const char *name);
 bool docker_remove_done(int fd, int64_t deadline);
 /* The status of an HTTP/1.x answer's first line; -1 if it is not one. */
 int docker_http_status(const char *reply, size_t len);
+/* Where an HTTP answer's body starts, after its headers; NULL: no end of headers. */
+const char *docker_http_body(const char *reply, size_t len);
+/* State.ExitCode and State.OOMKilled of a container's record (inspect's JSON). */
+bool docker_state_of(const cJSON *record, int *code, bool *oom);
 bool docker_inspect(const struct conf *c, const char *name, int64_t deadline, int *code, bool *oom);
 bool docker_oom_seen(const struct conf *c, const char *name, time_t since, int64_t deadline);
 /* Why a sandbox did not start, from docker's own words: image missing,

@@ -36,6 +36,7 @@
 #include "subproc.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -83,11 +84,18 @@ struct warm_own { /* the master's record of one slot */
 	struct buf said;  /* stderr while starting: "\036ready\n" or docker's complaint */
 };
 
+struct warm_removal { /* the master's: a removal asked of dockerd's API */
+	int fd;           /* its connection (docker.c); 0: none */
+	int64_t until;    /* the answer is awaited until then */
+	char name[64];
+};
+
 struct warm_pool {
 	struct warm_board *board;        /* MAP_SHARED, made before the fork */
 	int queue[WARM_MAX_LANGUAGES][2]; /* [0]: the master puts, [1]: workers take */
 	pid_t master;
 	struct warm_own own[WARM_MAX_SANDBOXES];
+	struct warm_removal removing[WARM_MAX_SANDBOXES];
 	int64_t backoff_until[WARM_MAX_LANGUAGES], backoff_ms[WARM_MAX_LANGUAGES];
 };
 
@@ -161,9 +169,57 @@ void warm_after_fork(struct warm_pool *wp)
 		close(wp->queue[l][0]);
 		wp->queue[l][0] = -1;
 	}
+	for (int i = 0; i < WARM_MAX_SANDBOXES; i++)
+		if (wp->removing[i].fd > 0)
+			close(wp->removing[i].fd);
+	memset(wp->removing, 0, sizeof wp->removing);
 }
 
 /* ---- the master's side ---- */
+
+/*
+ * Ask dockerd to remove a container, through its API socket (a `docker rm`
+ * process costs as much CPU as a tenth of a hello's run): the answer is
+ * read by a later tick (collect_removals). The CLI when the socket cannot
+ * be reached or too many are under way; the master reaps that process.
+ */
+static void remove_container(struct warm_pool *wp, const struct conf *c, const char *name)
+{
+	int i = 0;
+	while (i < WARM_MAX_SANDBOXES && wp->removing[i].fd > 0)
+		i++;
+	int fd = i < WARM_MAX_SANDBOXES ? docker_remove_send(c, name) : -1;
+	if (fd <= 0) { /* never 0: that is the FastCGI socket */
+		docker_remove_start(c, name);
+		return;
+	}
+	struct warm_removal *r = &wp->removing[i];
+	*r = (struct warm_removal){.fd = fd, .until = now_ms() + REMOVE_MS};
+	memcpy(r->name, name, strnlen(name, sizeof r->name - 1)); /* name is a slot's own */
+}
+
+/* The answers that have come, and the ones that will not come in time
+ * (true: some are still awaited). A container left behind is the
+ * reaper's, after this master. */
+static bool collect_removals(struct warm_pool *wp, int64_t now)
+{
+	bool awaiting = false;
+	for (int i = 0; i < WARM_MAX_SANDBOXES; i++) {
+		struct warm_removal *r = &wp->removing[i];
+		if (r->fd <= 0)
+			continue;
+		struct pollfd p = {.fd = r->fd, .events = POLLIN};
+		bool answered = poll(&p, 1, 0) > 0;
+		if (!answered && now < r->until) {
+			awaiting = true;
+			continue;
+		}
+		if (!docker_remove_done(r->fd, answered ? now + 100 : now))
+			log_msg("warm pool: dockerd did not remove %s", r->name);
+		*r = (struct warm_removal){0};
+	}
+	return awaiting;
+}
 
 /* Remove a slot's container in the background and free the slot. The
  * client, if still alive, exits when its container goes. */
@@ -171,7 +227,7 @@ static void retire(struct warm_pool *wp, const struct conf *c, int i)
 {
 	struct warm_own *o = &wp->own[i];
 	if (o->name[0])
-		docker_remove_start(c, o->name);
+		remove_container(wp, c, o->name);
 	close_fds(o->fds);
 	buf_free(&o->said);
 	o->client = 0;
@@ -390,8 +446,10 @@ int64_t warm_tick(struct warm_pool *wp, const struct conf *c, const struct regis
 		atomic_store(&b->lang[l].ready, ready[l]);
 		atomic_store(&b->lang[l].starting, starting[l]);
 	}
-	/* A boot is watched closely, a held refill soon; else refills follow SIGUSR1. */
-	return waiting ? 20 : held_back ? 100 : 1000;
+	bool removing = collect_removals(wp, now);
+	/* A boot is watched closely, a held refill or a removal soon; else
+	 * refills follow SIGUSR1. */
+	return waiting ? 20 : held_back || removing ? 100 : 1000;
 }
 
 bool warm_child_exited(struct warm_pool *wp, pid_t pid, int status)
@@ -445,6 +503,10 @@ void warm_destroy(struct warm_pool *wp, const struct conf *c)
 		subproc_capture(rm.v, REAP_REMOVE_MS, &ignored, NULL);
 		buf_free(&ignored);
 	}
+	int64_t until = now_ms() + REMOVE_MS; /* the ones already asked for */
+	for (int i = 0; i < WARM_MAX_SANDBOXES; i++)
+		if (wp->removing[i].fd > 0)
+			docker_remove_done(wp->removing[i].fd, until);
 	strv_free(&rm);
 	for (int l = 0; l < wp->board->n_langs; l++)
 		for (int k = 0; k < 2; k++)

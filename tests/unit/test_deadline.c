@@ -113,4 +113,43 @@ void test_docker_http(void)
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
 		ok(docker_http_status(cases[i].reply, strlen(cases[i].reply)) == cases[i].status,
 		   "docker API: %d from \"%.20s\"", cases[i].status, cases[i].reply);
+
+	/* A container's record (docker inspect's JSON), from its answer. */
+	static const char answer[] = "HTTP/1.0 200 OK\r\nApi-Version: 1.41\r\nContent-Type: application/json\r\n\r\n"
+				     "{\"Id\":\"abc\",\"State\":{\"Status\":\"exited\",\"Running\":false,"
+				     "\"OOMKilled\":true,\"Dead\":false,\"Pid\":0,\"ExitCode\":137}}\n";
+	const char *body = docker_http_body(answer, sizeof answer - 1);
+	ok(body && *body == '{', "docker API: the body starts after the blank line");
+	ok(!docker_http_body("HTTP/1.0 200 OK\r\nApi-Version: 1.41\r\n", 36),
+	   "docker API: no body when the headers have not ended");
+	static const struct {
+		const char *json;
+		bool ok;
+		int code;
+		bool oom;
+	} states[] = {
+		{"{\"State\":{\"OOMKilled\":true,\"ExitCode\":137}}", true, 137, true},
+		{"{\"State\":{\"OOMKilled\":false,\"ExitCode\":3}}", true, 3, false},
+		{"{\"State\":{\"OOMKilled\":false,\"ExitCode\":0}}", true, 0, false},
+		{"{\"State\":{\"OOMKilled\":false}}", false, 0, false},
+		{"{\"State\":{\"OOMKilled\":\"false\",\"ExitCode\":1}}", false, 0, false},
+		{"{\"State\":{\"OOMKilled\":false,\"ExitCode\":\"1\"}}", false, 0, false},
+		{"{\"State\":{\"OOMKilled\":false,\"ExitCode\":-1}}", false, 0, false},
+		{"{\"ExitCode\":1,\"OOMKilled\":false}", false, 0, false},
+		{"[]", false, 0, false},
+	};
+	for (size_t i = 0; i < sizeof states / sizeof states[0]; i++) {
+		cJSON *record = cJSON_Parse(states[i].json);
+		int code = -7;
+		bool oom = !states[i].oom;
+		bool got = docker_state_of(record, &code, &oom);
+		ok(got == states[i].ok && (!got || (code == states[i].code && oom == states[i].oom)),
+		   "docker API: state of %s", states[i].json);
+		cJSON_Delete(record);
+	}
+	cJSON *whole = cJSON_Parse(body);
+	int code = 0;
+	bool oom = false;
+	ok(docker_state_of(whole, &code, &oom) && code == 137 && oom, "docker API: the state of a whole answer");
+	cJSON_Delete(whole);
 }
