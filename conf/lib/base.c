@@ -223,7 +223,10 @@ int unix_request(const char *path, const char *request)
 		return -1;
 	}
 	memcpy(a.sun_path, path, strlen(path));
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* Non-blocking: a daemon too busy to accept (its backlog full) is
+	 * an error at once, not a wait without a deadline; the request fits a
+	 * fresh socket's buffer whole. */
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -1;
 	if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0 || write(fd, request, n) != (ssize_t)n) {
@@ -242,9 +245,14 @@ ssize_t read_line_by(int fd, int64_t deadline, char *buf, size_t len)
 	while (got < len - 1 && !memchr(buf, '\n', got)) {
 		struct pollfd p = {.fd = fd, .events = POLLIN};
 		int64_t left = deadline - now_ms();
-		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+		int ready = left > 0 ? poll(&p, 1, (int)left) : 0;
+		if (ready < 0 && errno == EINTR)
+			continue;
+		if (ready <= 0)
 			return -1;
 		ssize_t r = read(fd, buf + got, len - 1 - got);
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
 		if (r <= 0)
 			break;
 		got += (size_t)r;

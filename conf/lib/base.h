@@ -52,7 +52,7 @@ bool fd_hung_up(int fd);
 
 /* One request to a local daemon (isobox-volumed, dockerd): connect to the
  * unix socket at path and write request whole. The connection's fd
- * (close-on-exec), or -1 with errno set. */
+ * (close-on-exec, non-blocking: read it after poll), or -1 with errno set. */
 int unix_request(const char *path, const char *request);
 /* Read from fd until a newline, the end, an error or len - 1 bytes, by
  * deadline: the bytes read, NUL-terminated in buf; -1 if the deadline

@@ -173,7 +173,8 @@ static void discard(int *fd)
  * child that never got it, and a fork bomb's survivors would go on into
  * the next step, holding its memory and its pids. The members that are
  * orphans are ours to reap (PID 1, or subreaper); waitpid(-pgid) reaps
- * only those.
+ * only those. Bounded: a zombie whose parent left the group (setsid) and
+ * lives on is not ours to reap, and keeps the group existing until then.
  */
 static void sweep_group(pid_t pgid)
 {

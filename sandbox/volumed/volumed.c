@@ -326,7 +326,8 @@ int main(int argc, char **argv)
 	if (lstat(sock, &st) == 0 && S_ISSOCK(st.st_mode))
 		unlink(sock); /* a stale one of an earlier run */
 	if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof a) < 0 ||
-	    chown(sock, 0, pw->pw_gid) < 0 || chmod(sock, 0660) < 0 || listen(lfd, 16) < 0)
+	    chown(sock, 0, pw->pw_gid) < 0 || chmod(sock, 0660) < 0 ||
+	    listen(lfd, SOMAXCONN) < 0) /* every worker may ask at once; a full backlog fails a request at once */
 		die("%s: %s", sock, strerror(errno));
 	say("serving on %s for %s, volumes in %s", sock, user, dir);
 	for (;;) {
