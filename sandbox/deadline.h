@@ -22,6 +22,7 @@
 #define OUTPUTS_MS 15000
 /* Removing the container (docker rm --force). */
 #define REMOVE_MS 10000
+#define REMOVE_RETRY_MS 250 /* before a failed removal is asked again */
 /* The reaper: listing an instance's containers, and removing them. */
 #define REAP_LIST_MS 15000
 #define REAP_REMOVE_MS 30000

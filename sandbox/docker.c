@@ -120,17 +120,20 @@ static int api_container(const struct conf *c, const char *name, int64_t deadlin
 		char chunk[8192];
 		struct pollfd p = {.fd = fd, .events = POLLIN};
 		int64_t left = deadline - now_ms();
-		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+		int ready = left > 0 ? poll(&p, 1, (int)left) : 0;
+		if (ready < 0 && errno == EINTR)
+			continue;
+		if (ready <= 0)
 			break;
 		ssize_t r = read(fd, chunk, sizeof chunk);
-		if (r < 0 && errno == EINTR)
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		whole = r == 0;
 		if (r <= 0 || reply.len + (size_t)r > API_REPLY_MAX)
 			break;
 		buf_append(&reply, chunk, (size_t)r);
 	}
-	const char *body = whole ? docker_http_body(reply.data, reply.len) : NULL;
+	const char *body = whole && reply.len ? docker_http_body(reply.data, reply.len) : NULL;
 	if (body && docker_http_status(reply.data, reply.len) == 200)
 		*out = cJSON_ParseWithLength(body, reply.len - (size_t)(body - reply.data));
 	buf_free(&reply);
@@ -231,6 +234,9 @@ bool docker_container_id(const struct conf *c, const char *name, int64_t deadlin
 
 bool docker_remove(const struct conf *c, const char *name, int64_t deadline)
 {
+	int fd = docker_remove_send(c, name);
+	if (fd >= 0)
+		return docker_remove_done(fd, deadline);
 	struct buf ignored = {0};
 	char *argv[] = {c->docker, "rm", "--force", (char *)name, NULL};
 	int rc = subproc_capture(argv, left_ms(deadline), &ignored, NULL);

@@ -28,6 +28,7 @@ bool docker_start_failed(const struct conf *c, const char *lang, const char *why
 			 struct fault *f);
 /* The container's full ID (64 hex), for its cgroup. */
 bool docker_container_id(const struct conf *c, const char *name, int64_t deadline, char *out, size_t n);
+/* Remove now, by deadline: through the API, else the CLI. */
 bool docker_remove(const struct conf *c, const char *name, int64_t deadline);
 
 #endif

@@ -66,6 +66,7 @@ bool sandbox_exec(struct sandbox *sb, const struct sandbox_job *job, const struc
 static struct pending_rm {
 	int fd;    /* dockerd's API (docker.c; never 0, the FastCGI socket), or */
 	pid_t pid; /* a `docker rm` when the API could not be reached */
+	const struct conf *c;
 	char name[64];
 } pending[4];
 
@@ -83,6 +84,13 @@ void sandbox_settle(void)
 			int64_t left = deadline - now_ms();
 			int st = subproc_wait(p->pid, left > 0 ? left : 0);
 			gone = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+		}
+		/* dockerd can fail a removal that races the container's exit
+		 * ("unable to remove filesystem ... directory not empty") and
+		 * leave it "dead", which a second removal clears. */
+		if (!gone && deadline - now_ms() > REMOVE_RETRY_MS) {
+			usleep(REMOVE_RETRY_MS * 1000);
+			gone = docker_remove(p->c, p->name, deadline);
 		}
 		if (!gone)
 			log_msg("docker rm %s failed; the reaper removes it when its owner is gone", p->name);
@@ -107,6 +115,7 @@ void sandbox_destroy(struct sandbox *sb)
 			pending[i].fd = fd;
 		else if ((pending[i].pid = docker_remove_start(sb->c, sb->name)) < 0)
 			pending[i].pid = 0;
+		pending[i].c = sb->c;
 		snprintf(pending[i].name, sizeof pending[i].name, "%s", sb->name);
 	}
 	if (sb->dir)

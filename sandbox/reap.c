@@ -34,9 +34,11 @@ static void reap_containers(const struct conf *c)
 			int n = sscanf(line, "%79s %15s %15s %63s", id, state, kind, owner);
 			/* "dead": a removal that dockerd failed half-way ("directory
 			 * not empty", seen under load); nobody uses it any more,
-			 * whoever owns it. Sessions outlive their creators:
-			 * session_expire ends them. */
-			if ((n >= 2 && !strcmp(state, "dead")) ||
+			 * whoever owns it. dockerd 20.10's list can go on saying
+			 * "removing" of it (its view keeps the flag the failed
+			 * removal set): a second removal clears both. Sessions
+			 * outlive their creators: session_expire ends them. */
+			if ((n >= 2 && (!strcmp(state, "dead") || !strcmp(state, "removing"))) ||
 			    (n >= 3 && strcmp(kind, "session") && !owner_alive(owner)))
 				strv_push(&rm, id);
 		}

@@ -87,6 +87,7 @@ struct warm_own { /* the master's record of one slot */
 struct warm_removal { /* the master's: a removal asked of dockerd's API */
 	int fd;           /* its connection (docker.c); 0: none */
 	int64_t until;    /* the answer is awaited until then */
+	bool retried;     /* a failed one is asked again once (lifecycle.c says why) */
 	char name[64];
 };
 
@@ -201,7 +202,7 @@ static void remove_container(struct warm_pool *wp, const struct conf *c, const c
 /* The answers that have come, and the ones that will not come in time
  * (true: some are still awaited). A container left behind is the
  * reaper's, after this master. */
-static bool collect_removals(struct warm_pool *wp, int64_t now)
+static bool collect_removals(struct warm_pool *wp, const struct conf *c, int64_t now)
 {
 	bool awaiting = false;
 	for (int i = 0; i < WARM_MAX_SANDBOXES; i++) {
@@ -214,7 +215,14 @@ static bool collect_removals(struct warm_pool *wp, int64_t now)
 			awaiting = true;
 			continue;
 		}
-		if (!docker_remove_done(r->fd, answered ? now + 100 : now))
+		bool gone = docker_remove_done(r->fd, answered ? now_ms() + 100 : now);
+		r->fd = 0;
+		if (!gone && !r->retried && (r->fd = docker_remove_send(c, r->name)) > 0) {
+			r->until = now + REMOVE_MS;
+			r->retried = awaiting = true;
+			continue;
+		}
+		if (!gone)
 			log_msg("warm pool: dockerd did not remove %s", r->name);
 		*r = (struct warm_removal){0};
 	}
@@ -446,7 +454,7 @@ int64_t warm_tick(struct warm_pool *wp, const struct conf *c, const struct regis
 		atomic_store(&b->lang[l].ready, ready[l]);
 		atomic_store(&b->lang[l].starting, starting[l]);
 	}
-	bool removing = collect_removals(wp, now);
+	bool removing = collect_removals(wp, c, now);
 	/* A boot is watched closely, a held refill or a removal soon; else
 	 * refills follow SIGUSR1. */
 	return waiting ? 20 : held_back || removing ? 100 : 1000;
