@@ -130,7 +130,10 @@ def test_a_warm_run_is_held_to_its_wall_time():
     assert full()  # the pool's refill after the last test is not the run's time
     t0 = time.monotonic()
     run = warm_run("import time\nwhile True:\n    time.sleep(0.01)", limits={"wallTimeMs": 1000})
-    assert run["timedOut"] and run["exitCode"] == 137 and time.monotonic() - t0 < 5, run
+    # The worker's clock stopped it at 1 s; the answer came once the kill
+    # was done (seconds on a slow host, never the program's choice).
+    assert run["timedOut"] and run["exitCode"] == 137 and run["durationMs"] <= 1500, run
+    assert time.monotonic() - t0 < 10, run
 
 
 FORGE_END = r'''
@@ -159,10 +162,13 @@ def warm_containers():
         "only its own result is cut short (its output up to the marks, the status it chose); "
         "its sandbox is removed at once; the next run is whole")
 def test_a_forged_end_cuts_only_its_own_run():
+    assert full()  # the pool's refill after the last test is not the run's time
     t0 = time.monotonic()
     run = warm_run(FORGE_END)
     assert run == dict(run, stdout="before\n", stderr="", exitCode=7, timedOut=False), run
-    assert time.monotonic() - t0 < 5
+    # Answered on the forged marks: not after the 60 s sleep, nor at the
+    # wall time (10 s by default) with timedOut.
+    assert time.monotonic() - t0 < 9
     # Nothing of it runs on: the master removes its sandbox (the sleeping
     # program in it), and the pool is back to its ready ones.
     targets = sum(v for k, v in scrape()[1].items() if k[0] == "isobox_warm_target")
