@@ -11,7 +11,6 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -118,16 +117,7 @@ static int api_container(const struct conf *c, const char *name, int64_t deadlin
 	bool whole = false;
 	for (;;) {
 		char chunk[8192];
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		int64_t left = deadline - now_ms();
-		int ready = left > 0 ? poll(&p, 1, (int)left) : 0;
-		if (ready < 0 && errno == EINTR)
-			continue;
-		if (ready <= 0)
-			break;
-		ssize_t r = read(fd, chunk, sizeof chunk);
-		if (r < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
+		ssize_t r = read_by(fd, deadline, chunk, sizeof chunk);
 		whole = r == 0;
 		if (r <= 0 || reply.len + (size_t)r > API_REPLY_MAX)
 			break;

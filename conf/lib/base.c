@@ -238,21 +238,32 @@ int unix_request(const char *path, const char *request)
 	return fd;
 }
 
-ssize_t read_line_by(int fd, int64_t deadline, char *buf, size_t len)
+ssize_t read_by(int fd, int64_t deadline, void *buf, size_t len)
 {
-	size_t got = 0;
-	buf[0] = '\0';
-	while (got < len - 1 && !memchr(buf, '\n', got)) {
+	for (;;) {
 		struct pollfd p = {.fd = fd, .events = POLLIN};
 		int64_t left = deadline - now_ms();
 		int ready = left > 0 ? poll(&p, 1, (int)left) : 0;
 		if (ready < 0 && errno == EINTR)
 			continue;
-		if (ready <= 0)
+		if (ready <= 0) {
+			errno = ETIMEDOUT;
 			return -1;
-		ssize_t r = read(fd, buf + got, len - 1 - got);
-		if (r < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
+		}
+		ssize_t r = read(fd, buf, len);
+		if (r >= 0 || (errno != EINTR && errno != EAGAIN))
+			return r;
+	}
+}
+
+ssize_t read_line_by(int fd, int64_t deadline, char *buf, size_t len)
+{
+	size_t got = 0;
+	buf[0] = '\0';
+	while (got < len - 1 && !memchr(buf, '\n', got)) {
+		ssize_t r = read_by(fd, deadline, buf + got, len - 1 - got);
+		if (r < 0 && errno == ETIMEDOUT)
+			return -1;
 		if (r <= 0)
 			break;
 		got += (size_t)r;

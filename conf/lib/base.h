@@ -54,6 +54,10 @@ bool fd_hung_up(int fd);
  * unix socket at path and write request whole. The connection's fd
  * (close-on-exec, non-blocking: read it after poll), or -1 with errno set. */
 int unix_request(const char *path, const char *request);
+/* One read of fd once it is readable, by deadline: the bytes read, 0 at
+ * its end, -1 with errno (ETIMEDOUT: the deadline came first). Signals
+ * and spurious wake-ups are waited through. */
+ssize_t read_by(int fd, int64_t deadline, void *buf, size_t len);
 /* Read from fd until a newline, the end, an error or len - 1 bytes, by
  * deadline: the bytes read, NUL-terminated in buf; -1 if the deadline
  * came first. */
