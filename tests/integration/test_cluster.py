@@ -270,10 +270,18 @@ def test_a_host_killed(cluster):
         os.killpg(master, signal.SIGKILL)  # the host's process group: its master and workers
         status, _, err = inflight.result(timeout=30)
     assert status == 502 and err["error"]["code"] == "service_unavailable", err
-    # Stateless runs go on on the other hosts (a request that finds the
-    # host dead first may get 502: Caddy does not retry FastCGI).
-    answers = [call("POST", "/execute", PY, url=url, source=None)[0] for _ in range(6)]
-    assert set(answers) <= {200, 502} and answers[-3:] == [200] * 3, answers
+    # Stateless runs go on on the other hosts. Caddy 2.6 does not retry a
+    # refused FastCGI connection: a request that finds the dead host is
+    # answered 502, and the host is then passed over for fail_duration
+    # (10 s), so one 502 at most in any 10 s (the CI run on f12c9e1 saw the
+    # pass-over lapse between the 4th and 5th of these).
+    answers = []
+    for _ in range(6):
+        answers.append((time.monotonic(), call("POST", "/execute", PY, url=url, source=None)[0]))
+    codes = [code for _, code in answers]
+    assert set(codes) <= {200, 502} and codes.count(200) >= 4, codes
+    failed_at = [t for t, code in answers if code == 502]
+    assert all(b - a > 9 for a, b in zip(failed_at, failed_at[1:])), ("the dead host was not passed over", answers)
     # The session: 503 while its host's lease runs, then 410; each answer prompt.
     t0 = time.monotonic()
     seen = []
