@@ -15,7 +15,8 @@ Sections (default: all, in this order):
              with the pool full, vs the same number of bare runs at once
   sustained  python hellos at concurrency 4 for --sustain-seconds (at most
              --sustain-max runs) each: isobox (default limits, warm pool on),
-             isobox all cold (no refills beside the runs), bare
+             isobox all cold (no refills beside the runs), bare; and the
+             host's CPU per run in each, split by component (bench/cpu.py)
   javascript javascript hello world: bare, cold, warm
   where      where the time of a python hello goes, warm, cold and bare
 
@@ -59,6 +60,7 @@ import urllib.request
 from report import write_section
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cpu  # noqa: E402  (where the host's CPU goes, by component)
 import latency  # noqa: E402  (its images, hello worlds, conf reader and stats)
 
 DEFAULT_MEMORY = 268435456
@@ -408,16 +410,24 @@ def sustained(args, bare):
     """Python hellos at concurrency 4, three ways: isobox with the warm
     pool on (default limits: warm while the pool lasts, then cold, and the
     master boots replacements beside the runs), isobox forced cold (the
-    pool stays full and idle: no refills), bare. Two phases each, in the
-    order A B C C B A, half of --sustain-seconds and of --sustain-max each."""
+    pool stays full and idle: no refills), bare. --sustain-rounds phases
+    each, in the order A B C, C B A, A B C...: this host's speed drifts by
+    more than what is being measured (a bare phase gave 0.79 runs/s and,
+    minutes later, 0.98), so many short phases, and each round's isobox /
+    bare ratio is kept to show the spread."""
     hello = latency.HELLO["python"][2]
     conc = min(args.concurrency, 4)
     runs = {"isobox": lambda: execute(args, "python", hello, patient=False),
             "cold": lambda: execute(args, "python", hello, COLD_LIMITS, patient=False),
             "bare": lambda: bare.run("python", hello, "hello\n")}
     out = {who: {"runs": 0, "seconds": 0.0, "lat": [], "warm": 0, "refills": 0.0,
-                 "refill_seconds": 0.0} for who in runs}
-    for who in list(runs) + list(runs)[::-1]:
+                 "refill_seconds": 0.0, "cpu": dict.fromkeys(cpu.COMPONENTS + ["total"], 0.0)}
+           for who in runs}
+    order = []
+    for r in range(args.sustain_rounds):
+        order += list(runs) if r % 2 == 0 else list(runs)[::-1]
+    rate = {}  # (round, who): runs per second
+    for i, who in enumerate(order):
         for _ in range(3):
             ph = phase(args, who, runs[who], conc)
             if not ph["errors"]:
@@ -429,6 +439,7 @@ def sustained(args, bare):
         else:
             sys.exit(f"sustained {who}: three phases in a row had failed runs")
         o = out[who]
+        rate[(i // len(runs), who)] = len(ph["done"]) / ph["seconds"] if ph["seconds"] else 0.0
         o["runs"] += len(ph["done"])
         o["seconds"] += ph["seconds"]
         o["lat"] += [s.seconds for s in ph["done"]]
@@ -438,6 +449,8 @@ def sustained(args, bare):
             MISMATCH.append(f"sustained cold: {warm} ran warm")
         o["refills"] += ph["refills"]
         o["refill_seconds"] += ph["refill_seconds"]
+        for k, v in ph["cpu"].items():
+            o["cpu"][k] += v
         print(f"sustained {who}: {len(ph['done'])} runs in {ph['seconds']:.1f} s"
               + (f", {warm} warm" if who != "bare" else ""), flush=True)
     for who, o in out.items():
@@ -446,12 +459,17 @@ def sustained(args, bare):
         print(f"sustained {who}: {o['runs']} runs, {o['rate']:.2f}/s, {o['warm']} warm, "
               f"{o['refills']:.0f} refills", flush=True)
     out["concurrency"] = conc
+    out["rounds"] = args.sustain_rounds
+    out["round_ratios"] = {who: sorted(rate[(r, who)] / rate[(r, "bare")]
+                                       for r in range(args.sustain_rounds) if rate[(r, "bare")])
+                           for who in ("isobox", "cold")}
     return out
 
 
 def phase(args, who, run, conc):
     """One sustained phase: conc threads calling run() until half of
-    --sustain-seconds (or of --sustain-max runs) is used."""
+    --sustain-seconds / --sustain-rounds (or that share of --sustain-max
+    runs) is used."""
     try:
         wait_pool(args, need="python" if who == "isobox" else None)
     except PoolUnavailable as e:
@@ -464,10 +482,10 @@ def phase(args, who, run, conc):
     lock = threading.Lock()
     done, errors = [], []
     start = time.monotonic()
-    stop_at = start + args.sustain_seconds / 2
+    stop_at = start + args.sustain_seconds / args.sustain_rounds
 
     def loop():
-        while time.monotonic() < stop_at and next(tickets) < args.sustain_max // 2:
+        while time.monotonic() < stop_at and next(tickets) < args.sustain_max // args.sustain_rounds:
             try:
                 s = run()
                 check_output(s, "hello\n", f"sustained {who}")
@@ -480,17 +498,21 @@ def phase(args, who, run, conc):
                 done.append((time.monotonic(), s))
 
     threads = [threading.Thread(target=loop) for _ in range(conc)]
+    cpu0 = cpu.snapshot()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    # Taken when the last run is answered: the warm master's refills after
+    # it (or the reaper's removals) are not this phase's.
+    used = cpu.between(cpu0, cpu.snapshot())
     try:
         after = metrics(args.url).get("python", {})
     except OSError:
         after = {}
     last = max((t for t, _ in done), default=start)
     ph = {"done": [s for _, s in done], "seconds": last - start, "errors": errors,
-          "refills": 0.0, "refill_seconds": 0.0}
+          "refills": 0.0, "refill_seconds": 0.0, "cpu": used}
     if before and after and after["refills"] >= before["refills"]:  # else the pool restarted
         ph["refills"] = after["refills"] - before["refills"]
         ph["refill_seconds"] = after["refill_seconds"] - before["refill_seconds"]
@@ -607,6 +629,7 @@ def report(args, res):
     if "sustained" in res:
         s = res["sustained"]
         lines += [f"| python hellos, concurrency {s['concurrency']}, ~{args.sustain_seconds:.0f} s each "
+                  f"({s['rounds']} phases) "
                   "| runs | per second | latency median | p90 | warm | refills done meanwhile (mean boot) |",
                   "|---|---|---|---|---|---|---|"]
         for who, label in (("isobox", "isobox, warm pool on (default limits)"),
@@ -619,6 +642,28 @@ def report(args, res):
                                          if x["refills"] else ""))
             lines.append(f"| {label} | {x['runs']} | {x['rate']:.2f} | {sec(x['median'])} "
                          f"| {sec(x['p90'])} | {warm} | {boots} |")
+        for who, label in (("isobox", "warm pool on"), ("cold", "all cold")):
+            r = s["round_ratios"][who]
+            if r:
+                lines.append(f"\nisobox ({label}) / bare, runs per second: {ratio(s[who]['rate'], s['bare']['rate'])}"
+                             f" over all; per round, median {statistics.median(r):.2f}, "
+                             f"from {r[0]:.2f} to {r[-1]:.2f}.")
+        lines += ["", "| host CPU per run in those phases (CPU-seconds) | isobox, warm pool on "
+                  "| isobox, all cold | bare `docker run` | cold − bare |", "|---|---|---|---|---|"]
+        per = {who: {k: v / s[who]["runs"] if s[who]["runs"] else 0.0 for k, v in s[who]["cpu"].items()}
+               for who in ("isobox", "cold", "bare")}
+        for k in cpu.COMPONENTS + ["total"]:
+            label = {"other": "other (kernel threads, interrupts)",
+                     "total": "**total** (/proc/stat busy)"}.get(k, k)
+            lines.append(f"| {label} | {per['isobox'][k]:.3f} | {per['cold'][k]:.3f} "
+                         f"| {per['bare'][k]:.3f} | {per['cold'][k] - per['bare'][k]:+.3f} |")
+        # The docker CLI does the same work for every run of every kind:
+        # its CPU per run is a gauge of the host's speed in those phases.
+        gauge = {w: per[w]["runsc and shims"] / per[w]["docker CLI"] if per[w]["docker CLI"] else 0.0
+                 for w in per}
+        lines.append(f"| runsc and shims ÷ docker CLI (work inside, in units of the host's speed then) "
+                     f"| {gauge['isobox']:.2f} | {gauge['cold']:.2f} | {gauge['bare']:.2f} "
+                     f"| {gauge['cold'] - gauge['bare']:+.2f} |")
         lines.append("")
     if "where" in res:
         w = res["where"]
@@ -671,6 +716,7 @@ def main():
     ap.add_argument("--burst-rounds", type=int, default=5)
     ap.add_argument("--sustain-seconds", type=float, default=30)
     ap.add_argument("--sustain-max", type=int, default=300, help="at most this many runs per side")
+    ap.add_argument("--sustain-rounds", type=int, default=4, help="phases per side, interleaved")
     ap.add_argument("--concurrency", type=int, default=4, help="sustained; at most 4")
     ap.add_argument("--pool-wait", type=float, default=600,
                     help="seconds to wait for the warm pool to be full before giving up on a sample")

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Which part of a cold run through isobox costs CPU inside runsc? Bare
+python hellos (bench/warm.py's `docker run` with isobox's flags) at
+concurrency 4, in variants that each add one thing the worker does,
+interleaved in the order given, with the host's CPU per run split by
+component (bench/cpu.py).
+
+    bench/bare_variants.py [--seconds S] [--order ACCA]
+
+Variants:
+  A  bare: sh -c 'python3 main.py' in /src, --rm
+  C  the worker's own entry script (sandbox/argv.c: the copy to /box, the
+     records, ulimit -p) in /box, --interactive, stdin from a pipe
+  M  a memory limit one page below the default (bench/warm.py forces a
+     cold run that way)
+  D  no --rm: removed after exit by the API's DELETE ?force=1, as the
+     worker does
+
+The gauge printed is runsc's CPU per run over the docker CLI's: the CLI
+does the same work in every variant, so the ratio takes out this host's
+drift in speed between phases. Run as root with the service up (the
+limits are read from one result). Containers are named
+variantbench-<pid>-<n>.
+"""
+import argparse
+import itertools
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cpu  # noqa: E402
+import latency  # noqa: E402
+import warm  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def entry_script():
+    """The cold run's entry script, as sandbox/argv.c spells it."""
+    src = open(os.path.join(HERE, "..", "sandbox", "argv.c")).read()
+    body = src[src.index("#define COPY_CODE"):src.index("static const char entry_script")]
+    return "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', body)).encode().decode("unicode_escape")
+
+
+def delete(name):
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect("/var/run/docker.sock")
+        s.sendall(f"DELETE /containers/{name}?force=1 HTTP/1.0\r\nHost: docker\r\n\r\n".encode())
+        status = s.recv(4096).split(b"\r\n")[0]
+    if b" 204 " not in status:
+        raise RuntimeError(f"DELETE {name}: {status!r}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seconds", type=float, default=40, help="per phase")
+    ap.add_argument("--order", default="ACMDDMCA")
+    ap.add_argument("--url", default="http://127.0.0.1:8090")
+    args = ap.parse_args()
+    if set(args.order) - set("ACMD"):
+        ap.error("--order: variants are A, C, M, D")
+    args.pool_wait = 60
+    bare = warm.Bare(warm.load_settings())
+    bare.limits["python"] = warm.execute(args, "python", latency.HELLO["python"][2]).limits
+    entry = entry_script()
+    seq = itertools.count()
+    _, file, code, command = latency.HELLO["python"]
+
+    def run(v):
+        name = f"variantbench-{os.getpid()}-{next(seq)}"
+        with latency.code_dir(file, code) as src:
+            argv = bare.argv("python", name, src, command)
+            if v == "C":
+                i = argv.index("--entrypoint=")
+                argv = [a if a != "--workdir=/src" else "--workdir=/box" for a in argv[:i + 2]]
+                argv[2:2] = ["--interactive"]
+                argv += ["/bin/sh", "-c", entry, "isobox", str(bare.limits["python"]["pids"]), "0",
+                         "python3", file]
+            if v == "M":
+                m = bare.limits["python"]["memoryBytes"] - 4096
+                argv = [f"--memory={m}" if a.startswith("--memory=") else
+                        f"--memory-swap={m}" if a.startswith("--memory-swap=") else a for a in argv]
+            if v == "D":
+                argv.remove("--rm")
+            try:
+                out = subprocess.run(argv, capture_output=True, text=True, timeout=120,
+                                     input="" if v == "C" else None)
+            finally:
+                if v == "D":
+                    delete(name)
+        if out.stdout != "hello\n":
+            raise RuntimeError(f"{v}: exit {out.returncode}, {out.stdout!r}, {out.stderr[:300]!r}")
+
+    total = {}
+    for v in args.order:
+        stop = time.monotonic() + args.seconds
+        done, errors = [0], []
+
+        def loop():
+            while time.monotonic() < stop and not errors:
+                try:
+                    run(v)
+                except Exception as e:  # noqa: B902 (reported, ends the phase)
+                    errors.append(e)
+                    return
+                done[0] += 1
+
+        threads = [threading.Thread(target=loop) for _ in range(4)]
+        t0, c0 = time.monotonic(), cpu.snapshot()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            sys.exit(f"variant {v}: {errors[0]}")
+        used, secs = cpu.between(c0, cpu.snapshot()), time.monotonic() - t0
+        t = total.setdefault(v, {"runs": 0, "seconds": 0.0, "cpu": {}})
+        t["runs"] += done[0]
+        t["seconds"] += secs
+        for k, x in used.items():
+            t["cpu"][k] = t["cpu"].get(k, 0.0) + x
+        print(f"{v}: {done[0]} runs, {done[0] / secs:.2f}/s", flush=True)
+    print("\n| variant | runs | per second | CPU-s per run | runsc and shims | docker CLI | gauge |")
+    print("|---|---|---|---|---|---|---|")
+    for v, t in total.items():
+        n, c = t["runs"], t["cpu"]
+        print(f"| {v} | {n} | {n / t['seconds']:.2f} | {c['total'] / n:.3f} | {c['runsc and shims'] / n:.3f} "
+              f"| {c['docker CLI'] / n:.3f} | {c['runsc and shims'] / c['docker CLI']:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
