@@ -15,10 +15,14 @@ Variants:
      cold run that way)
   D  no --rm: removed after exit by the API's DELETE ?force=1, as the
      worker does
+  I  --interactive, stdin from a pipe (closed at once), nothing else
+  S  a cold run through the service (the warm pool's limits less one
+     page of memory), to set against C
 
 The gauge printed is runsc's CPU per run over the docker CLI's: the CLI
 does the same work in every variant, so the ratio takes out this host's
-drift in speed between phases. Run as root with the service up (the
+drift in speed between phases (not across C and I: with stdin attached
+the CLI carries more). Run as root with the service up (the
 limits are read from one result). Containers are named
 variantbench-<pid>-<n>.
 """
@@ -62,8 +66,8 @@ def main():
     ap.add_argument("--order", default="ACMDDMCA")
     ap.add_argument("--url", default="http://127.0.0.1:8090")
     args = ap.parse_args()
-    if set(args.order) - set("ACMD"):
-        ap.error("--order: variants are A, C, M, D")
+    if set(args.order) - set("ACMDIS"):
+        ap.error("--order: variants are A, C, M, D, I, S")
     args.pool_wait = 60
     bare = warm.Bare(warm.load_settings())
     bare.limits["python"] = warm.execute(args, "python", latency.HELLO["python"][2]).limits
@@ -72,6 +76,11 @@ def main():
     _, file, code, command = latency.HELLO["python"]
 
     def run(v):
+        if v == "S":
+            r = warm.execute(args, "python", code, warm.COLD_LIMITS, patient=False)
+            if r.stdout != "hello\n" or r.warm is not False:
+                raise RuntimeError(f"S: exit {r.code}, warm {r.warm}, {r.stdout!r}")
+            return
         name = f"variantbench-{os.getpid()}-{next(seq)}"
         with latency.code_dir(file, code) as src:
             argv = bare.argv("python", name, src, command)
@@ -87,9 +96,11 @@ def main():
                         f"--memory-swap={m}" if a.startswith("--memory-swap=") else a for a in argv]
             if v == "D":
                 argv.remove("--rm")
+            if v == "I":
+                argv[2:2] = ["--interactive"]
             try:
                 out = subprocess.run(argv, capture_output=True, text=True, timeout=120,
-                                     input="" if v == "C" else None)
+                                     input="" if v in "CI" else None)
             finally:
                 if v == "D":
                     delete(name)

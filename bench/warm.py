@@ -657,13 +657,6 @@ def report(args, res):
                      "total": "**total** (/proc/stat busy)"}.get(k, k)
             lines.append(f"| {label} | {per['isobox'][k]:.3f} | {per['cold'][k]:.3f} "
                          f"| {per['bare'][k]:.3f} | {per['cold'][k] - per['bare'][k]:+.3f} |")
-        # The docker CLI does the same work for every run of every kind:
-        # its CPU per run is a gauge of the host's speed in those phases.
-        gauge = {w: per[w]["runsc and shims"] / per[w]["docker CLI"] if per[w]["docker CLI"] else 0.0
-                 for w in per}
-        lines.append(f"| runsc and shims ÷ docker CLI (work inside, in units of the host's speed then) "
-                     f"| {gauge['isobox']:.2f} | {gauge['cold']:.2f} | {gauge['bare']:.2f} "
-                     f"| {gauge['cold'] - gauge['bare']:+.2f} |")
         lines.append("")
     if "where" in res:
         w = res["where"]
