@@ -481,6 +481,7 @@ def phase(args, who, run, conc):
     tickets = itertools.count()
     lock = threading.Lock()
     done, errors = [], []
+    cpu0 = cpu.snapshot()  # before the clock starts: reading /proc is not the phase's time
     start = time.monotonic()
     stop_at = start + args.sustain_seconds / args.sustain_rounds
 
@@ -498,7 +499,6 @@ def phase(args, who, run, conc):
                 done.append((time.monotonic(), s))
 
     threads = [threading.Thread(target=loop) for _ in range(conc)]
-    cpu0 = cpu.snapshot()
     for t in threads:
         t.start()
     for t in threads:
