@@ -2,8 +2,9 @@
 """Which part of a cold run through isobox costs CPU inside runsc? Bare
 python hellos (bench/warm.py's `docker run` with isobox's flags) at
 concurrency 4, in variants that each add one thing the worker does,
-interleaved in the order given, with the host's CPU per run split by
-component (bench/cpu.py).
+interleaved in the order given: phases as bench/warm.py's sustained ones
+(each waits for a full, quiet pool; the output checked; the host's CPU per
+run split by component, bench/cpu.py).
 
     bench/bare_variants.py [--seconds S] [--order ACCA]
 
@@ -33,7 +34,6 @@ import re
 import socket
 import subprocess
 import sys
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -68,7 +68,8 @@ def main():
     args = ap.parse_args()
     if set(args.order) - set("ACMDIS"):
         ap.error("--order: variants are A, C, M, D, I, S")
-    args.pool_wait = 60
+    # What warm.phase reads: one phase of --seconds, no cap on runs.
+    args.pool_wait, args.sustain_seconds, args.sustain_rounds, args.sustain_max = 60, args.seconds, 1, 10**9
     bare = warm.Bare(warm.load_settings())
     bare.limits["python"] = warm.execute(args, "python", latency.HELLO["python"][2]).limits
     entry = entry_script()
@@ -77,10 +78,10 @@ def main():
 
     def run(v):
         if v == "S":
-            r = warm.execute(args, "python", code, warm.COLD_LIMITS, patient=False)
-            if r.stdout != "hello\n" or r.warm is not False:
-                raise RuntimeError(f"S: exit {r.code}, warm {r.warm}, {r.stdout!r}")
-            return
+            s = warm.execute(args, "python", code, warm.COLD_LIMITS, patient=False)
+            if s.warm is not False:
+                raise RuntimeError("S: the run was warm")
+            return s
         name = f"variantbench-{os.getpid()}-{next(seq)}"
         with latency.code_dir(file, code) as src:
             argv = bare.argv("python", name, src, command)
@@ -98,44 +99,27 @@ def main():
                 argv.remove("--rm")
             if v == "I":
                 argv[2:2] = ["--interactive"]
+            wall0, t0 = time.time(), time.monotonic()
             try:
                 out = subprocess.run(argv, capture_output=True, text=True, timeout=120,
                                      input="" if v in "CI" else None)
             finally:
                 if v == "D":
                     delete(name)
-        if out.stdout != "hello\n":
-            raise RuntimeError(f"{v}: exit {out.returncode}, {out.stdout!r}, {out.stderr[:300]!r}")
+        return warm.Sample(time.monotonic() - t0, wall0, time.time(), out.stdout, out.stderr, out.returncode)
 
     total = {}
     for v in args.order:
-        stop = time.monotonic() + args.seconds
-        done, errors = [0], []
-
-        def loop():
-            while time.monotonic() < stop and not errors:
-                try:
-                    run(v)
-                except Exception as e:  # noqa: B902 (reported, ends the phase)
-                    errors.append(e)
-                    return
-                done[0] += 1
-
-        threads = [threading.Thread(target=loop) for _ in range(4)]
-        t0, c0 = time.monotonic(), cpu.snapshot()
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        if errors:
-            sys.exit(f"variant {v}: {errors[0]}")
-        used, secs = cpu.between(c0, cpu.snapshot()), time.monotonic() - t0
+        ph = warm.phase(args, f"variant {v}", lambda: run(v), 4)
+        if ph["errors"]:
+            sys.exit(f"variant {v}: {ph['errors'][0]}")
+        n = len(ph["done"])
         t = total.setdefault(v, {"runs": 0, "seconds": 0.0, "cpu": {}})
-        t["runs"] += done[0]
-        t["seconds"] += secs
-        for k, x in used.items():
+        t["runs"] += n
+        t["seconds"] += ph["seconds"]
+        for k, x in ph["cpu"].items():
             t["cpu"][k] = t["cpu"].get(k, 0.0) + x
-        print(f"{v}: {done[0]} runs, {done[0] / secs:.2f}/s", flush=True)
+        print(f"{v}: {n} runs, {n / ph['seconds']:.2f}/s", flush=True)
     print("\n| variant | runs | per second | CPU-s per run | runsc and shims | docker CLI | gauge |")
     print("|---|---|---|---|---|---|---|")
     for v, t in total.items():
