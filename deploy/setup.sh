@@ -278,7 +278,7 @@ EOF
 		echo "$quota $period" >"$d/cpu.max"
 		echo 50 >"$d/cpu.weight"
 	else
-		for c in memory pids cpu cpuacct cpuset blkio devices freezer; do
+		for c in memory pids cpu cpuacct cpuset blkio devices freezer systemd; do
 			[ -d /sys/fs/cgroup/$c ] && mkdir -p /sys/fs/cgroup/$c/$SLICE
 		done
 		d=/sys/fs/cgroup/cpuset/$SLICE
@@ -298,6 +298,13 @@ EOF
 		echo "$quota" >/sys/fs/cgroup/cpu/$SLICE/cpu.cfs_quota_us
 		echo 512 >/sys/fs/cgroup/cpu/$SLICE/cpu.shares
 	fi
+	# The pool master's reaper (sandbox/reap.c) removes the empty cgroups
+	# that a sandbox which died starting left under the slice: rmdir there
+	# needs the slice's dir to be the service user's. Its files (the caps
+	# above) stay root's.
+	for d in /sys/fs/cgroup/$SLICE /sys/fs/cgroup/*/$SLICE; do
+		[ ! -d "$d" ] || chown isobox:isobox "$d"
+	done
 	say "cgroup parent $SLICE: memory=$mem pids=$pids cpus=$cpus$([ -f /sys/fs/cgroup/cgroup.controllers ] || echo " sockets=$sockets")"
 	if [ "$(docker info -f '{{.CgroupDriver}}')" = systemd ]; then
 		[ "$(conf_value cgroup_parent)" = isobox.slice ] ||

@@ -7,6 +7,15 @@
  * docker client orphaned by a killed worker may still create its container
  * a moment later); a worker without a master (CGI, or plain spawn-fcgi -F N)
  * calls it when it starts.
+ *
+ * It also removes the cgroups that runsc left behind. A sandbox that dies
+ * while it starts (runsc killed by the container's own memory limit, or
+ * "cannot read client sync file") leaves its cgroup dirs, empty, under
+ * the cgroup parent, and nothing else removes them. Only the cgroupfs
+ * driver's layout (<parent>/<64 hex id> in each hierarchy) is tidied here:
+ * systemd removes its own scopes. rmdir needs the parent dir to be the
+ * service user's (deploy/setup.sh gives it), and it never removes a
+ * cgroup that still holds a process or a child cgroup.
  */
 #define _GNU_SOURCE
 #include "deadline.h"
@@ -15,10 +24,24 @@
 #include "workdir.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
-static void reap_containers(const struct conf *c)
+#define CGROUP_ROOT "/sys/fs/cgroup"
+
+static bool has(const struct strv *s, const char *str)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->v[i], str))
+			return true;
+	return false;
+}
+
+/* Removes the containers of dead workers; every container it listed
+ * goes into *listed. */
+static void reap_containers(const struct conf *c, struct strv *listed)
 {
 	struct buf out = {0};
 	char *filter = xasprintf("label=isobox.instance=%s", c->instance);
@@ -32,6 +55,8 @@ static void reap_containers(const struct conf *c)
 		for (char *line = strtok(out.data, "\n"); line; line = strtok(NULL, "\n")) {
 			char id[80], state[16] = "", kind[16] = "", owner[64] = "";
 			int n = sscanf(line, "%79s %15s %15s %63s", id, state, kind, owner);
+			if (n >= 1)
+				strv_push(listed, id);
 			/* "dead": a removal that dockerd failed half-way ("directory
 			 * not empty", seen under load); nobody uses it any more,
 			 * whoever owns it. dockerd 20.10's list can go on saying
@@ -82,8 +107,99 @@ static void reap_dirs(const struct conf *c)
 	closedir(d);
 }
 
+/* The cgroup parent's dir in each hierarchy: v2 has one, v1 one per
+ * mounted hierarchy (those runsc does not use have no such dir). */
+static void cgroup_parents(const struct conf *c, struct strv *out)
+{
+	if (!c->cgroup_parent || c->cgroup_parent[0] != '/')
+		return; /* none, or systemd's driver */
+	if (access(CGROUP_ROOT "/cgroup.controllers", F_OK) == 0) {
+		strv_pushf(out, CGROUP_ROOT "%s", c->cgroup_parent);
+		return;
+	}
+	DIR *d = opendir(CGROUP_ROOT);
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.')
+			strv_pushf(out, CGROUP_ROOT "/%s%s", e->d_name, c->cgroup_parent);
+	if (d)
+		closedir(d);
+}
+
+/* The container ids that cgroups under the parents are named by, each once. */
+static void cgroup_ids(const struct strv *parents, struct strv *ids)
+{
+	for (size_t i = 0; i < parents->n; i++) {
+		DIR *d = opendir(parents->v[i]);
+		struct dirent *e;
+		while (d && (e = readdir(d)))
+			if (strlen(e->d_name) == 64 && strspn(e->d_name, "0123456789abcdef") == 64 &&
+			    !has(ids, e->d_name))
+				strv_push(ids, e->d_name);
+		if (d)
+			closedir(d);
+	}
+}
+
+/* Every container dockerd has, of any instance or none: another
+ * instance, or a bare docker run, may share the cgroup parent. */
+static bool all_containers(const struct conf *c, struct strv *out)
+{
+	struct buf ps_out = {0};
+	char *ps[] = {c->docker, "ps", "--all", "--no-trunc", "--quiet", NULL};
+	bool ok = subproc_capture(ps, REAP_LIST_MS, &ps_out, NULL) == 0;
+	for (char *line = ok && ps_out.data ? strtok(ps_out.data, "\n") : NULL; line; line = strtok(NULL, "\n"))
+		strv_push(out, line);
+	buf_free(&ps_out);
+	return ok;
+}
+
+/* unlisted: the names of cgroups found before any container was listed
+ * whose container was not in this instance's list. A container makes its
+ * cgroups after it is created, so one that dockerd does not list now
+ * is gone, and so is the need for its cgroups. */
+static void reap_cgroups(const struct conf *c, const struct strv *parents, const struct strv *unlisted)
+{
+	static bool warned;
+	struct strv alive = {0};
+	if (unlisted->n && all_containers(c, &alive)) {
+		for (size_t i = 0; i < unlisted->n; i++) {
+			if (has(&alive, unlisted->v[i]))
+				continue;
+			int removed = 0;
+			for (size_t j = 0; j < parents->n; j++) {
+				char *path = xasprintf("%s/%s", parents->v[j], unlisted->v[i]);
+				if (rmdir(path) == 0) {
+					removed++;
+				} else if ((errno == EACCES || errno == EPERM) && !warned) {
+					log_msg("cannot remove cgroup %s that a sandbox left behind: %s "
+						"(deploy/setup.sh gives the cgroup parent to %s's user)",
+						path, strerror(errno), c->instance);
+					warned = true;
+				}
+				free(path);
+			}
+			if (removed)
+				log_msg("removed the cgroups (%d) that container %.12s left behind", removed,
+					unlisted->v[i]);
+		}
+	}
+	strv_free(&alive);
+}
+
 void sandbox_reap(const struct conf *c)
 {
-	reap_containers(c);
+	struct strv parents = {0}, cgroups = {0}, listed = {0}, unlisted = {0};
+	cgroup_parents(c, &parents);
+	cgroup_ids(&parents, &cgroups); /* before the containers are listed */
+	reap_containers(c, &listed);
+	for (size_t i = 0; i < cgroups.n; i++)
+		if (!has(&listed, cgroups.v[i]))
+			strv_push(&unlisted, cgroups.v[i]);
+	reap_cgroups(c, &parents, &unlisted);
 	reap_dirs(c);
+	strv_free(&parents);
+	strv_free(&cgroups);
+	strv_free(&listed);
+	strv_free(&unlisted);
 }

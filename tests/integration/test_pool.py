@@ -1,10 +1,13 @@
 """The pool master's php-fpm-like settings, each with the pool under test
 restarted on a changed conf (put back after): pool.maxRequests recycles
 workers, pool.whenBusy answers a saturated pool by waiting or with 503 busy,
-and the hang backstop kills a worker stuck past its request's bound."""
+and the hang backstop kills a worker stuck past its request's bound; and
+its reaper's care for the cgroups a dead sandbox left."""
 import os
+import re
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -210,3 +213,41 @@ def test_what_nobody_waits_for_is_not_run(pool_with, front):
     assert overall("isobox_executions_total", language="python", outcome="ok") == 1, \
         "only the slow run ran to its end"
     assert overall("isobox_executions_total", language="python", outcome="cancelled") == 2, after
+
+
+def cgroups_of(cid):
+    """Container cid's cgroup dirs under the cgroup parent, in every hierarchy."""
+    roots = ["/sys/fs/cgroup"] if os.path.exists("/sys/fs/cgroup/cgroup.controllers") else \
+        [os.path.join("/sys/fs/cgroup", h) for h in os.listdir("/sys/fs/cgroup")]
+    return [p for p in (os.path.join(r, "isobox.slice", cid) for r in roots) if os.path.isdir(p)]
+
+
+def test_the_cgroups_of_a_sandbox_that_died_starting_are_removed():
+    """runsc killed by the container's own memory limit while it starts
+    leaves the container's cgroups behind, empty, and docker removes the
+    container: the master's reaper removes those cgroups within a round
+    or two, and not those of a live container that shares the parent
+    without being this instance's (a bare docker run here)."""
+    image = re.search(r'(?m)^  python: \{id: "(sha256:[0-9a-f]{64})"',
+                      open("/var/lib/isobox/images.lock").read()).group(1)
+    bare = ["docker", "run", "--pull=never", "--runtime=runsc-untrusted", "--network=none",
+            "--cgroup-parent=/isobox.slice", "--label=isobox.test=cgroups"]
+    live = subprocess.run(bare + ["--detach", "--rm", image, "sleep", "120"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            cidfile = os.path.join(tmp, "cid")
+            died = subprocess.run(bare + ["--rm", f"--cidfile={cidfile}", "--memory=8m",
+                                          "--memory-swap=8m", image, "true"],
+                                  capture_output=True, text=True, timeout=120)
+            cid = open(cidfile).read().strip()
+        assert died.returncode == 125, died.stderr
+        assert subprocess.run(["docker", "inspect", cid], capture_output=True).returncode != 0
+        assert cgroups_of(cid), "runsc removed its cgroups itself: this test needs another leftover"
+        assert cgroups_of(live)
+        assert wait_until(lambda: cgroups_of(cid) == [], 40), cgroups_of(cid)
+        assert cgroups_of(live), "the reaper removed a live container's cgroups"
+        assert subprocess.run(["docker", "inspect", "--format", "{{.State.Running}}", live],
+                              capture_output=True, text=True).stdout.strip() == "true"
+    finally:
+        subprocess.run(["docker", "rm", "--force", live], capture_output=True)
