@@ -70,6 +70,7 @@ def main():
         ap.error("--order: variants are A, C, M, D, I, S")
     # What warm.phase reads: one phase of --seconds, no cap on runs.
     args.pool_wait, args.sustain_seconds, args.sustain_rounds, args.sustain_max = 60, args.seconds, 1, 10**9
+    args.sustain_settle = 0
     bare = warm.Bare(warm.load_settings())
     bare.limits["python"] = warm.execute(args, "python", latency.HELLO["python"][2]).limits
     entry = entry_script()

@@ -467,26 +467,24 @@ def sustained(args, bare):
 
 
 def phase(args, who, run, conc):
-    """One sustained phase: conc threads calling run() until half of
+    """One sustained phase: conc threads calling run() until
     --sustain-seconds / --sustain-rounds (or that share of --sustain-max
-    runs) is used."""
+    runs) is used, counted after --sustain-settle seconds of the same load:
+    the warm pool's head start (a full pool when the phase begins) is then
+    spent before the count starts, and what is counted is the steady
+    state."""
     try:
         wait_pool(args, need="python" if who == "isobox" else None)
     except PoolUnavailable as e:
         note(f"sustained {who} started with the pool not full: {e}")
-    try:
-        before = metrics(args.url).get("python", {})
-    except OSError:
-        before = {}
     tickets = itertools.count()
     lock = threading.Lock()
     done, errors = [], []
-    cpu0 = cpu.snapshot()  # before the clock starts: reading /proc is not the phase's time
-    start = time.monotonic()
-    stop_at = start + args.sustain_seconds / args.sustain_rounds
+    window = {"stop_at": float("inf")}  # set when the count starts
 
     def loop():
-        while time.monotonic() < stop_at and next(tickets) < args.sustain_max // args.sustain_rounds:
+        while time.monotonic() < window["stop_at"] and \
+                next(tickets) < args.sustain_max // args.sustain_rounds:
             try:
                 s = run()
                 check_output(s, "hello\n", f"sustained {who}")
@@ -499,24 +497,38 @@ def phase(args, who, run, conc):
                 done.append((time.monotonic(), s))
 
     threads = [threading.Thread(target=loop) for _ in range(conc)]
+    settle = args.sustain_settle
+    if not settle:  # the snapshots before the clock: reading /proc is not the phase's time
+        before, cpu0 = pool_metrics(args), cpu.snapshot()
     for t in threads:
         t.start()
+    if settle:
+        time.sleep(settle)
+        before, cpu0 = pool_metrics(args), cpu.snapshot()
+    start = time.monotonic()
+    window["stop_at"] = start + args.sustain_seconds / args.sustain_rounds
     for t in threads:
         t.join()
     # Taken when the last run is answered: the warm master's refills after
     # it (or the reaper's removals) are not this phase's.
     used = cpu.between(cpu0, cpu.snapshot())
-    try:
-        after = metrics(args.url).get("python", {})
-    except OSError:
-        after = {}
-    last = max((t for t, _ in done), default=start)
-    ph = {"done": [s for _, s in done], "seconds": last - start, "errors": errors,
+    after = pool_metrics(args)
+    counted = [(t, s) for t, s in done if t >= start]
+    last = max((t for t, _ in counted), default=start)
+    ph = {"done": [s for _, s in counted], "seconds": last - start, "errors": errors,
           "refills": 0.0, "refill_seconds": 0.0, "cpu": used}
     if before and after and after["refills"] >= before["refills"]:  # else the pool restarted
         ph["refills"] = after["refills"] - before["refills"]
         ph["refill_seconds"] = after["refill_seconds"] - before["refill_seconds"]
     return ph
+
+
+def pool_metrics(args):
+    """The python pool's counters from /metrics; {} if it cannot be read."""
+    try:
+        return metrics(args.url).get("python", {})
+    except OSError:
+        return {}
 
 
 def stamps(s):
@@ -629,7 +641,7 @@ def report(args, res):
     if "sustained" in res:
         s = res["sustained"]
         lines += [f"| python hellos, concurrency {s['concurrency']}, ~{args.sustain_seconds:.0f} s each "
-                  f"({s['rounds']} phases) "
+                  f"({s['rounds']} phases, each counted after {args.sustain_settle:.0f} s of load) "
                   "| runs | per second | latency median | p90 | warm | refills done meanwhile (mean boot) |",
                   "|---|---|---|---|---|---|---|"]
         for who, label in (("isobox", "isobox, warm pool on (default limits)"),
@@ -710,6 +722,8 @@ def main():
     ap.add_argument("--sustain-seconds", type=float, default=30)
     ap.add_argument("--sustain-max", type=int, default=300, help="at most this many runs per side")
     ap.add_argument("--sustain-rounds", type=int, default=4, help="phases per side, interleaved")
+    ap.add_argument("--sustain-settle", type=float, default=20,
+                    help="seconds of each phase's load before its count starts (the pool's head start spent)")
     ap.add_argument("--concurrency", type=int, default=4, help="sustained; at most 4")
     ap.add_argument("--pool-wait", type=float, default=600,
                     help="seconds to wait for the warm pool to be full before giving up on a sample")
