@@ -254,8 +254,9 @@ int pool_run(struct worker *w, int workers, int status_fd)
 		if (wait > RESPAWN_BACKOFF_MS)
 			wait = RESPAWN_BACKOFF_MS;
 		/* Busy: half the workers or more run programs. A boot (pandas
-		 * imported ahead) costs more CPU than the run it saves, so under
-		 * load the pool waits to refill (bench/warm.py, sustained). */
+		 * imported ahead) costs more CPU than the run it saves, and one
+		 * without the preloads saves nothing either (each run pays a
+		 * boot; PERFORMANCE.md), so under load the pool waits to refill. */
 		bool saturated = 2 * scoreboard_count(w->board).executing >= w->exec_slots;
 		int64_t warm_wait = warm_tick(w->warm, &w->conf, &w->reg, saturated);
 		if (wait > warm_wait)
