@@ -497,14 +497,11 @@ def phase(args, who, run, conc):
                 done.append((time.monotonic(), s))
 
     threads = [threading.Thread(target=loop) for _ in range(conc)]
-    settle = args.sustain_settle
-    if not settle:  # the snapshots before the clock: reading /proc is not the phase's time
-        before, cpu0 = pool_metrics(args), cpu.snapshot()
     for t in threads:
         t.start()
-    if settle:
-        time.sleep(settle)
-        before, cpu0 = pool_metrics(args), cpu.snapshot()
+    time.sleep(args.sustain_settle)
+    # The snapshots before the clock: reading /proc is not the phase's time.
+    before, cpu0 = pool_metrics(args), cpu.snapshot()
     start = time.monotonic()
     window["stop_at"] = start + args.sustain_seconds / args.sustain_rounds
     for t in threads:
