@@ -47,8 +47,7 @@ pid_t docker_remove_start(const struct conf *c, const char *name)
  * 0.03 s user, 0.03 s sys), a tenth of a python hello's whole run, which
  * under load is a tenth fewer runs. HTTP/1.0, one request a connection.
  */
-/* Our own names and ids ([a-z0-9-]): nothing to escape in a path. */
-static bool plain_name(const char *name)
+bool docker_plain_name(const char *name)
 {
 	return *name && strlen(name) < 100 && !name[strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-")];
 }
@@ -56,7 +55,7 @@ static bool plain_name(const char *name)
 int docker_remove_send(const struct conf *c, const char *name)
 {
 	char req[256];
-	if (!plain_name(name))
+	if (!docker_plain_name(name))
 		return -1;
 	snprintf(req, sizeof req, "DELETE /containers/%s?force=1 HTTP/1.0\r\nHost: docker\r\n\r\n", name);
 	int fd = unix_request(c->docker_socket, req);
@@ -94,40 +93,46 @@ const char *docker_http_body(const char *reply, size_t len)
 	return end ? end + 4 : NULL;
 }
 
-/*
- * A container's record from dockerd's API (GET /containers/NAME/json, the
- * same JSON `docker inspect` prints), read whole by deadline: HTTP/1.0, so
- * dockerd closes the connection after it. -1 when the socket cannot be
- * reached (the caller falls back to the CLI), 0 when there is no record in
- * time (no such container, a late or broken answer), 1 with *out the
- * caller's to cJSON_Delete.
- */
-#define API_REPLY_MAX (1 << 20)
-static int api_container(const struct conf *c, const char *name, int64_t deadline, cJSON **out)
+int docker_api(const struct conf *c, const char *request, int64_t deadline, struct buf *reply)
 {
-	*out = NULL;
-	char req[256];
-	if (!plain_name(name))
-		return 0;
-	snprintf(req, sizeof req, "GET /containers/%s/json HTTP/1.0\r\nHost: docker\r\n\r\n", name);
-	autoclose int fd = unix_request(c->docker_socket, req);
+	autoclose int fd = unix_request(c->docker_socket, request);
 	if (fd < 0)
 		return -1;
-	struct buf reply = {0};
 	bool whole = false;
 	for (;;) {
 		char chunk[8192];
 		ssize_t r = read_by(fd, deadline, chunk, sizeof chunk);
 		whole = r == 0;
-		if (r <= 0 || reply.len + (size_t)r > API_REPLY_MAX)
+		if (r <= 0 || reply->len + (size_t)r > API_REPLY_MAX)
 			break;
-		buf_append(&reply, chunk, (size_t)r);
+		buf_append(reply, chunk, (size_t)r);
 	}
-	const char *body = whole && reply.len ? docker_http_body(reply.data, reply.len) : NULL;
-	if (body && docker_http_status(reply.data, reply.len) == 200)
+	int status = whole && reply->len ? docker_http_status(reply->data, reply->len) : -1;
+	return status > 0 && docker_http_body(reply->data, reply->len) ? status : 0;
+}
+
+/*
+ * A container's record from dockerd's API (GET /containers/NAME/json, the
+ * same JSON `docker inspect` prints). -1 when the socket cannot be reached
+ * (the caller falls back to the CLI), 0 when there is no record in time
+ * (no such container, a late or broken answer), 1 with *out the caller's
+ * to cJSON_Delete.
+ */
+static int api_container(const struct conf *c, const char *name, int64_t deadline, cJSON **out)
+{
+	*out = NULL;
+	char req[256];
+	if (!docker_plain_name(name))
+		return 0;
+	snprintf(req, sizeof req, "GET /containers/%s/json HTTP/1.0\r\nHost: docker\r\n\r\n", name);
+	struct buf reply = {0};
+	int status = docker_api(c, req, deadline, &reply);
+	if (status == 200) {
+		const char *body = docker_http_body(reply.data, reply.len);
 		*out = cJSON_ParseWithLength(body, reply.len - (size_t)(body - reply.data));
+	}
 	buf_free(&reply);
-	return *out != NULL;
+	return status < 0 ? -1 : *out != NULL;
 }
 
 bool docker_state_of(const cJSON *record, int *code, bool *oom)

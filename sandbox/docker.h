@@ -14,6 +14,16 @@ pid_t docker_remove_start(const struct conf *c, const char *name); /* rm --force
  * true if the container is gone. */
 int docker_remove_send(const struct conf *c, const char *name);
 bool docker_remove_done(int fd, int64_t deadline);
+/* Our own names and ids ([a-z0-9-]): nothing to escape in a path. */
+bool docker_plain_name(const char *name);
+/*
+ * One request to dockerd's API on its unix socket, HTTP/1.0 (dockerd closes
+ * the connection after its answer), the answer read whole into reply by
+ * deadline: its HTTP status; 0 when no whole answer came in time; -1 when
+ * the socket cannot be reached (errno).
+ */
+#define API_REPLY_MAX (1 << 20)
+int docker_api(const struct conf *c, const char *request, int64_t deadline, struct buf *reply);
 /* The status of an HTTP/1.x answer's first line; -1 if it is not one. */
 int docker_http_status(const char *reply, size_t len);
 /* Where an HTTP answer's body starts, after its headers; NULL: no end of headers. */
