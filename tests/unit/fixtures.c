@@ -65,3 +65,15 @@ char *conf_variant(const char *from, const char *to)
 	buf_free(&b);
 	return out;
 }
+
+struct sandbox_job fixture_python_job(const struct registry *r)
+{
+	static struct sandbox_file files[] = {{.name = "app.py", .data = "1", .len = 1}};
+	static char *args[] = {"--flag", "$(rm -rf /)", "a b"};
+	struct fault f;
+	return (struct sandbox_job){
+		.lang = registry_find(r, "python", NULL, &f), .files = files, .n_files = 1, .args = args, .n_args = 3,
+		.limits = {.memory_bytes = 100 << 20, .cpus = 0.5, .pids = 32,
+			   .output_bytes = 1000, .wall_time_ms = 2000},
+	};
+}

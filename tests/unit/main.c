@@ -12,6 +12,7 @@ int main(void)
 	test_registry();
 	test_request();
 	test_argv();
+	test_launch();
 	test_warm();
 	test_session();
 	test_result();

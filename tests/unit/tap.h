@@ -32,6 +32,7 @@ void test_conf(void);
 void test_registry(void);
 void test_request(void);
 void test_argv(void);
+void test_launch(void);
 void test_warm(void);
 void test_session(void);
 void test_result(void);

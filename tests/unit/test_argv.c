@@ -16,18 +16,10 @@ void test_argv(void)
 {
 	struct conf c;
 	struct registry r;
-	struct fault f;
 	struct strv a = {0};
 	fixture_load(&c, &r);
 
-	const struct language *py = registry_find(&r, "python", NULL, &f);
-	struct sandbox_file files[] = {{.name = "app.py", .data = "1", .len = 1}};
-	char *args[] = {"--flag", "$(rm -rf /)", "a b"};
-	struct sandbox_job job = {
-		.lang = py, .files = files, .n_files = 1, .args = args, .n_args = 3,
-		.limits = {.memory_bytes = 100 << 20, .cpus = 0.5, .pids = 32,
-			   .output_bytes = 1000, .wall_time_ms = 2000},
-	};
+	struct sandbox_job job = fixture_python_job(&r);
 	sandbox_docker_argv(&c, &job, "isobox-main-1.2-abcd", "1.2", "/var/lib/isobox/work/x", &a);
 
 	is_str(a.v[0], c.docker, "argv: the docker client from conf");
@@ -81,7 +73,7 @@ void test_argv(void)
 	strv_free(&a);
 
 	/* A compiled language: K compile words, then the run words. */
-	struct language cc = *py;
+	struct language cc = *job.lang;
 	struct strv compile = {0}, run = {0};
 	strv_push(&compile, "gcc");
 	strv_push(&compile, "-o");
@@ -91,7 +83,7 @@ void test_argv(void)
 	cc.compile = compile;
 	cc.run = run;
 	struct sandbox_file cfiles[] = {{.name = "src/prog.c"}, {.name = "util.h"}, {.name = "util.c"}};
-	struct sandbox_job cjob = {.lang = &cc, .files = cfiles, .n_files = 3, .args = args, .n_args = 1,
+	struct sandbox_job cjob = {.lang = &cc, .files = cfiles, .n_files = 3, .args = job.args, .n_args = 1,
 				   .limits = job.limits};
 	sandbox_docker_argv(&c, &cjob, "n", "o", "/d", &a);
 	img = index_of(&a, TEST_ID_PY);

@@ -1,0 +1,392 @@
+/*
+ * launch.c: a cold run's container through dockerd's API instead of a
+ * `docker run` client: create, attach, start, then wait.
+ *
+ * Why: the docker CLI is a process of its own on every run, about 0.1-0.15
+ * CPU-s on this 2-core host (docs/PERFORMANCE.md), which under load is that
+ * many fewer runs. dockerd does the same work either way.
+ *
+ * argv.c stays the one list of a run's flags: this file turns that argv
+ * into the JSON the CLI would send, knowing each flag argv.c writes and
+ * refusing any other, and tests/integration compares the container that
+ * results with the CLI's own (test_launch.py).
+ */
+#define _GNU_SOURCE
+#include "launch.h"
+#include "docker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* "--memory=5" with flag "--memory": true, *value "5". */
+static bool flag(const char *arg, const char *name, const char **value)
+{
+	size_t n = strlen(name);
+	if (strncmp(arg, name, n) || arg[n] != '=')
+		return false;
+	*value = arg + n + 1;
+	return true;
+}
+
+static bool number(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	*out = strtod(s, &end);
+	return *s && !*end && !errno && isfinite(*out) && *out >= 0;
+}
+
+static cJSON *child(cJSON *parent, const char *key, bool array)
+{
+	cJSON *o = cJSON_GetObjectItemCaseSensitive(parent, key);
+	if (!o)
+		o = array ? cJSON_AddArrayToObject(parent, key) : cJSON_AddObjectToObject(parent, key);
+	return o;
+}
+
+static void push_string(cJSON *parent, const char *key, const char *s)
+{
+	cJSON_AddItemToArray(child(parent, key, true), cJSON_CreateString(s));
+}
+
+/* "k=v" into parent[key][k] = v. */
+static bool pair(cJSON *parent, const char *key, const char *kv, char sep)
+{
+	const char *eq = strchr(kv, sep);
+	if (!eq || eq == kv)
+		return false;
+	autofree char *k = xstrndup(kv, (size_t)(eq - kv));
+	cJSON_AddStringToObject(child(parent, key, false), k, eq + 1);
+	return true;
+}
+
+/* "type=bind,src=S,dst=D[,readonly]" */
+static bool mount(cJSON *host, const char *spec)
+{
+	autofree char *copy = xstrndup(spec, strlen(spec));
+	const char *type = NULL, *src = NULL, *dst = NULL;
+	bool ro = false;
+	for (char *save = NULL, *f = strtok_r(copy, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
+		const char *v;
+		if (flag(f, "type", &v))
+			type = v;
+		else if (flag(f, "src", &v))
+			src = v;
+		else if (flag(f, "dst", &v))
+			dst = v;
+		else if (!strcmp(f, "readonly"))
+			ro = true;
+		else
+			return false;
+	}
+	if (!type || strcmp(type, "bind") || !src || !dst)
+		return false;
+	cJSON *m = cJSON_CreateObject();
+	cJSON_AddStringToObject(m, "Type", "bind");
+	cJSON_AddStringToObject(m, "Source", src);
+	cJSON_AddStringToObject(m, "Target", dst);
+	cJSON_AddBoolToObject(m, "ReadOnly", ro);
+	cJSON_AddItemToArray(child(host, "Mounts", true), m);
+	return true;
+}
+
+/* "nproc=32:32" */
+static bool ulimit(cJSON *host, const char *spec)
+{
+	const char *eq = strchr(spec, '=');
+	long long soft, hard;
+	int end = 0;
+	if (!eq || eq == spec || sscanf(eq + 1, "%lld:%lld%n", &soft, &hard, &end) != 2 || eq[1 + end])
+		return false;
+	cJSON *u = cJSON_CreateObject();
+	autofree char *name = xstrndup(spec, (size_t)(eq - spec));
+	cJSON_AddStringToObject(u, "Name", name);
+	cJSON_AddNumberToObject(u, "Soft", (double)soft);
+	cJSON_AddNumberToObject(u, "Hard", (double)hard);
+	cJSON_AddItemToArray(child(host, "Ulimits", true), u);
+	return true;
+}
+
+/* As the CLI does: the profile's JSON, compacted, in the option itself. */
+static bool seccomp(cJSON *host, const char *path, struct buf *why)
+{
+	autoclose int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct buf text = {0};
+	char chunk[8192];
+	ssize_t r = 0;
+	while (fd >= 0 && text.len < API_REPLY_MAX && (r = read(fd, chunk, sizeof chunk)) > 0)
+		buf_append(&text, chunk, (size_t)r);
+	cJSON *profile = fd >= 0 && r == 0 ? cJSON_ParseWithLength(text.data, text.len) : NULL;
+	buf_free(&text);
+	if (!profile) {
+		buf_printf(why, "cannot read the seccomp profile %s", path);
+		return false;
+	}
+	autofree char *compact = cJSON_PrintUnformatted(profile);
+	cJSON_Delete(profile);
+	autofree char *opt = xasprintf("seccomp=%s", compact);
+	push_string(host, "SecurityOpt", opt);
+	return true;
+}
+
+/* The flags that set one field as they are: a string, a number, or one
+ * more item of a list. */
+enum kind { TEXT, NUMBER, ITEM };
+static const struct field {
+	const char *flag;
+	bool host; /* in HostConfig, else in the body itself */
+	const char *key;
+	enum kind kind;
+} fields[] = {
+	{"--runtime", true, "Runtime", TEXT},
+	{"--network", true, "NetworkMode", TEXT},
+	{"--cgroupns", true, "CgroupnsMode", TEXT},
+	{"--cgroup-parent", true, "CgroupParent", TEXT},
+	{"--user", false, "User", TEXT},
+	{"--workdir", false, "WorkingDir", TEXT},
+	{"--hostname", false, "Hostname", TEXT},
+	{"--memory", true, "Memory", NUMBER},
+	{"--memory-swap", true, "MemorySwap", NUMBER},
+	{"--pids-limit", true, "PidsLimit", NUMBER},
+	{"--cap-drop", true, "CapDrop", ITEM},
+	{"--env", false, "Env", ITEM},
+	{"--entrypoint", false, "Entrypoint", ITEM}, /* [""]: the image's is reset */
+};
+
+/* A flag of the table into the body: -1 not one of them, else whether its value was good. */
+static int add_field(cJSON *body, cJSON *host, const char *a)
+{
+	const char *v;
+	double d;
+	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+		const struct field *fl = &fields[i];
+		cJSON *o = fl->host ? host : body;
+		if (!flag(a, fl->flag, &v))
+			continue;
+		if (fl->kind == TEXT)
+			cJSON_AddStringToObject(o, fl->key, v);
+		else if (fl->kind == ITEM)
+			push_string(o, fl->key, v);
+		else if (number(v, &d))
+			cJSON_AddNumberToObject(o, fl->key, d);
+		else
+			return 0;
+		return 1;
+	}
+	return -1;
+}
+
+/* One flag of argv.c's into the body; false: not one argv.c writes, or a bad value. */
+static bool add_flag(cJSON *body, cJSON *host, const char *a, const char **name, struct buf *why)
+{
+	const char *v;
+	double d;
+	int field = add_field(body, host, a);
+	if (field >= 0)
+		return field;
+	if (!strcmp(a, "--interactive")) {
+		cJSON_AddBoolToObject(body, "AttachStdin", true);
+		cJSON_AddBoolToObject(body, "OpenStdin", true);
+		cJSON_AddBoolToObject(body, "StdinOnce", true);
+	} else if (!strcmp(a, "--pull=never")) {
+		; /* create never pulls */
+	} else if (!strcmp(a, "--read-only")) {
+		cJSON_AddBoolToObject(host, "ReadonlyRootfs", true);
+	} else if (flag(a, "--name", &v)) {
+		*name = v;
+	} else if (flag(a, "--label", &v)) {
+		return pair(body, "Labels", v, '=');
+	} else if (flag(a, "--mount", &v)) {
+		return mount(host, v);
+	} else if (flag(a, "--security-opt", &v)) {
+		if (flag(v, "seccomp", &v))
+			return seccomp(host, v, why);
+		push_string(host, "SecurityOpt", v);
+	} else if (flag(a, "--cpus", &v) && number(v, &d)) {
+		cJSON_AddNumberToObject(host, "NanoCpus", round(d * 1e9));
+	} else if (flag(a, "--ulimit", &v)) {
+		return ulimit(host, v);
+	} else if (flag(a, "--tmpfs", &v)) {
+		return pair(host, "Tmpfs", v, ':');
+	} else if (flag(a, "--log-driver", &v)) {
+		cJSON *log = cJSON_AddObjectToObject(host, "LogConfig");
+		cJSON_AddStringToObject(log, "Type", v);
+		cJSON_AddObjectToObject(log, "Config");
+	} else {
+		return false;
+	}
+	return true;
+}
+
+bool launch_create_body(char *const argv[], cJSON **out, const char **name, struct buf *why)
+{
+	*out = NULL;
+	*name = NULL;
+	if (!argv[0] || !argv[1] || strcmp(argv[1], "run")) {
+		buf_printf(why, "not a docker run");
+		return false;
+	}
+	cJSON *body = cJSON_CreateObject();
+	cJSON *host = cJSON_AddObjectToObject(body, "HostConfig");
+	cJSON_AddBoolToObject(body, "AttachStdout", true);
+	cJSON_AddBoolToObject(body, "AttachStderr", true);
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(host, "RestartPolicy"), "Name", "no");
+	size_t i = 2;
+	for (; argv[i] && !strncmp(argv[i], "--", 2); i++) {
+		if (!add_flag(body, host, argv[i], name, why)) {
+			if (!why->len)
+				buf_printf(why, "a flag launch.c does not know: %.100s", argv[i]);
+			cJSON_Delete(body);
+			return false;
+		}
+	}
+	if (!argv[i] || !*name || !docker_plain_name(*name)) {
+		buf_printf(why, argv[i] ? "no name of ours" : "no image");
+		cJSON_Delete(body);
+		return false;
+	}
+	cJSON_AddStringToObject(body, "Image", argv[i++]);
+	cJSON *cmd = cJSON_AddArrayToObject(body, "Cmd");
+	for (; argv[i]; i++)
+		cJSON_AddItemToArray(cmd, cJSON_CreateString(argv[i]));
+	*out = body;
+	return true;
+}
+
+/* docker's own words from an API answer ({"message": ...}), else what happened. */
+static void api_failed(struct buf *why, const char *step, int status, const struct buf *reply)
+{
+	const char *body = status > 0 ? docker_http_body(reply->data, reply->len) : NULL;
+	cJSON *j = body ? cJSON_ParseWithLength(body, reply->len - (size_t)(body - reply->data)) : NULL;
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(j, "message");
+	if (cJSON_IsString(m))
+		buf_printf(why, "%s: %.300s", step, m->valuestring);
+	else if (status == 0)
+		buf_printf(why, "%s: no answer from dockerd in time", step);
+	else
+		buf_printf(why, "%s: dockerd answered %d", step, status);
+	cJSON_Delete(j);
+}
+
+/* The attach's answer ends with its headers, and the stream follows them
+ * on the same connection: read byte by byte, so that none of it is taken. */
+static bool upgraded(int fd, int64_t deadline)
+{
+	char head[1024];
+	size_t n = 0;
+	while (n < 4 || memcmp(head + n - 4, "\r\n\r\n", 4)) {
+		if (n == sizeof head || read_by(fd, deadline, head + n, 1) != 1)
+			return false;
+		n++;
+	}
+	int status = docker_http_status(head, n);
+	return status == 101 || status == 200;
+}
+
+int launch_start(const struct conf *c, char *const argv[], int64_t deadline, struct buf *why,
+		 bool *unreachable, int *wait_fd)
+{
+	*unreachable = false;
+	*wait_fd = -1;
+	cJSON *body;
+	const char *name;
+	if (!launch_create_body(argv, &body, &name, why))
+		return -1;
+	autofree char *json = cJSON_PrintUnformatted(body);
+	cJSON_Delete(body);
+	autofree char *req = xasprintf("POST /containers/create?name=%s HTTP/1.0\r\nHost: docker\r\n"
+				       "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+				       name, strlen(json), json);
+	struct buf reply = {0};
+	int status = docker_api(c, req, deadline, &reply);
+	if (status < 0) {
+		*unreachable = true;
+		buf_printf(why, "Cannot connect to the Docker daemon at unix://%s: %s", c->docker_socket,
+			   strerror(errno));
+	} else if (status != 201) {
+		api_failed(why, "create", status, &reply);
+	}
+	buf_free(&reply);
+	if (status != 201)
+		return -1;
+
+	/* Attached and waiting before the start, as the CLI does, so that no
+	 * output and no exit is missed. */
+	char attach[256];
+	snprintf(attach, sizeof attach,
+		 "POST /containers/%s/attach?stream=1&stdin=1&stdout=1&stderr=1 HTTP/1.1\r\nHost: docker\r\n"
+		 "Connection: Upgrade\r\nUpgrade: tcp\r\nContent-Length: 0\r\n\r\n", name);
+	int fd = unix_request(c->docker_socket, attach);
+	if (fd < 0 || !upgraded(fd, deadline)) {
+		buf_printf(why, "attach: %s", fd < 0 ? strerror(errno) : "no stream from dockerd in time");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	char wait[256];
+	snprintf(wait, sizeof wait, "POST /containers/%s/wait?condition=next-exit HTTP/1.0\r\nHost: docker\r\n"
+		 "Content-Length: 0\r\n\r\n", name);
+	*wait_fd = unix_request(c->docker_socket, wait);
+	if (*wait_fd >= 0) {
+		char req_start[256];
+		snprintf(req_start, sizeof req_start,
+			 "POST /containers/%s/start HTTP/1.0\r\nHost: docker\r\nContent-Length: 0\r\n\r\n", name);
+		status = docker_api(c, req_start, deadline, &reply);
+		if (status != 204)
+			api_failed(why, "start", status, &reply);
+	} else {
+		buf_printf(why, "wait: %s", strerror(errno));
+	}
+	buf_free(&reply);
+	if (*wait_fd < 0 || status != 204) {
+		close(fd);
+		if (*wait_fd >= 0)
+			close(*wait_fd);
+		*wait_fd = -1;
+		return -1;
+	}
+	return fd;
+}
+
+int launch_exit_code(const struct buf *reply)
+{
+	const char *body = reply->len ? docker_http_body(reply->data, reply->len) : NULL;
+	if (!body || docker_http_status(reply->data, reply->len) != 200)
+		return -1;
+	cJSON *j = cJSON_ParseWithLength(body, reply->len - (size_t)(body - reply->data));
+	const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "StatusCode");
+	int code = cJSON_IsNumber(s) && s->valuedouble >= 0 && s->valuedouble <= 255 ? s->valueint : -1;
+	cJSON_Delete(j);
+	return code;
+}
+
+size_t demux_feed(struct demux *d, const char *p, size_t n, int *fd, const char **data, size_t *len)
+{
+	size_t used = 0;
+	*fd = d->fd;
+	*data = NULL;
+	*len = 0;
+	while (!d->left && used < n) {
+		d->head[d->head_len++] = (unsigned char)p[used++];
+		if (d->head_len < 8)
+			continue;
+		d->head_len = 0;
+		d->fd = d->head[0] == 1 ? 1 : 2;
+		d->left = (size_t)d->head[4] << 24 | (size_t)d->head[5] << 16 | (size_t)d->head[6] << 8 | d->head[7];
+	}
+	if (d->left && used < n) {
+		size_t take = n - used < d->left ? n - used : d->left;
+		*fd = d->fd;
+		*data = p + used;
+		*len = take;
+		d->left -= take;
+		used += take;
+	}
+	return used;
+}

@@ -1,0 +1,255 @@
+/*
+ * The cold run's container through dockerd's API (launch.c): the create
+ * body equals what the docker CLI sends for the same argv, and the
+ * attached stream's frames come apart right.
+ *
+ * cli-create-body.json is the body that docker 20.10.24's CLI sent to
+ * POST /containers/create for the argv below (captured on its socket),
+ * with the CLI's spellings of "not set" left out: members that are false,
+ * 0, "", null, [] or {}, MemorySwappiness -1 and ConsoleSize [0,0]. Env
+ * and Ulimits are sorted (the CLI's order is a map's), and the seccomp
+ * profile's text is "seccomp=PROFILE".
+ */
+#include "tap.h"
+#include "fixtures.h"
+#include "../../sandbox/argv.h"
+#include "../../sandbox/launch.h"
+
+#include <stdlib.h>
+
+/* Drop the members that say "not set", recursively (not array elements). */
+static void drop_unset(cJSON *o)
+{
+	cJSON *next;
+	for (cJSON *m = o ? o->child : NULL; m; m = next) {
+		next = m->next;
+		drop_unset(m);
+		bool unset = cJSON_IsFalse(m) || cJSON_IsNull(m) || (cJSON_IsNumber(m) && m->valuedouble == 0) ||
+			     (cJSON_IsString(m) && !m->valuestring[0]) ||
+			     ((cJSON_IsArray(m) || cJSON_IsObject(m)) && !m->child);
+		if (unset && cJSON_IsObject(o))
+			cJSON_DeleteItemFromObjectCaseSensitive(o, m->string);
+	}
+}
+
+static const char *sort_key(const cJSON *item)
+{
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(item, "Name");
+	return cJSON_IsString(item) ? item->valuestring : cJSON_IsString(name) ? name->valuestring : "";
+}
+
+static int by_key(const void *a, const void *b)
+{
+	return strcmp(sort_key(*(cJSON *const *)a), sort_key(*(cJSON *const *)b));
+}
+
+/* An array's items in order of their string, or their "Name". */
+static void sort_array(cJSON *array)
+{
+	int n = cJSON_GetArraySize(array);
+	cJSON **items = calloc((size_t)n + 1, sizeof *items);
+	for (int i = 0; i < n; i++)
+		items[i] = cJSON_DetachItemFromArray(array, 0);
+	qsort(items, (size_t)n, sizeof *items, by_key);
+	for (int i = 0; i < n; i++)
+		cJSON_AddItemToArray(array, items[i]);
+	free(items);
+}
+
+static cJSON *read_json(const char *path)
+{
+	FILE *fp = fopen(path, "r");
+	struct buf b = {0};
+	char chunk[4096];
+	size_t n;
+	while (fp && (n = fread(chunk, 1, sizeof chunk, fp)) > 0)
+		buf_append(&b, chunk, n);
+	if (fp)
+		fclose(fp);
+	cJSON *j = b.len ? cJSON_ParseWithLength(b.data, b.len) : NULL;
+	buf_free(&b);
+	return j;
+}
+
+static bool refused(char **argv, const char *what)
+{
+	cJSON *body;
+	const char *name;
+	struct buf why = {0};
+	bool ok = !launch_create_body(argv, &body, &name, &why) && !body && why.len;
+	if (!ok || !strstr(why.data, what))
+		printf("#   why: %s\n", why.data ? why.data : "(none)");
+	ok = ok && strstr(why.data, what);
+	buf_free(&why);
+	return ok;
+}
+
+static void test_body(void)
+{
+	struct conf c;
+	struct registry r;
+	struct strv a = {0};
+	fixture_load(&c, &r);
+	struct sandbox_job job = fixture_python_job(&r);
+	sandbox_docker_argv(&c, &job, "isobox-main-0123456789abcdef", "1.2", "/var/lib/isobox/work/x", &a);
+	/* The repository's profile: the installed one is setup's copy of it. */
+	int at = index_of(&a, "--security-opt=seccomp=/var/lib/isobox/sandbox/seccomp.json");
+	ok(at > 0, "launch: the argv names the installed seccomp profile");
+	if (at > 0) {
+		free(a.v[at]);
+		a.v[at] = xstrdup("--security-opt=seccomp=deploy/seccomp.json");
+	}
+
+	cJSON *body;
+	const char *name;
+	struct buf why = {0};
+	ok(launch_create_body(a.v, &body, &name, &why), "launch: the run's argv makes a create body (%s)",
+	   why.data ? why.data : "");
+	is_str(name, "isobox-main-0123456789abcdef", "launch: the container's name from --name");
+
+	/* The profile goes in whole, as the CLI sends it. */
+	cJSON *host = cJSON_GetObjectItemCaseSensitive(body, "HostConfig");
+	cJSON *opts = cJSON_GetObjectItemCaseSensitive(host, "SecurityOpt");
+	cJSON *profile = read_json("deploy/seccomp.json"), *sent = NULL;
+	cJSON *opt;
+	cJSON_ArrayForEach(opt, opts) {
+		if (cJSON_IsString(opt) && !strncmp(opt->valuestring, "seccomp=", 8)) {
+			sent = cJSON_Parse(opt->valuestring + 8);
+			cJSON_SetValuestring(opt, "seccomp=PROFILE");
+		}
+	}
+	ok(profile && sent && cJSON_Compare(profile, sent, true), "launch: the seccomp profile's JSON, whole");
+	cJSON_Delete(profile);
+	cJSON_Delete(sent);
+
+	drop_unset(body);
+	sort_array(cJSON_GetObjectItemCaseSensitive(body, "Env"));
+	sort_array(cJSON_GetObjectItemCaseSensitive(host, "Ulimits"));
+	cJSON *cli = read_json("tests/unit/cli-create-body.json");
+	bool same = cli && body && cJSON_Compare(cli, body, true);
+	if (!same) {
+		char *mine = cJSON_PrintUnformatted(body);
+		printf("#   ours: %s\n", mine);
+		free(mine);
+	}
+	ok(same, "launch: the create body is the docker CLI's for the same argv");
+	cJSON_Delete(cli);
+	cJSON_Delete(body);
+	buf_free(&why);
+
+	/* A flag that argv.c never writes is refused, not dropped. */
+	char *priv[] = {"docker", "run", "--name=x", "--privileged", "img", NULL};
+	ok(refused(priv, "--privileged"), "launch: an unknown flag is refused");
+	char *vol[] = {"docker", "run", "--name=x", "--mount=type=volume,src=a,dst=/b", "img", NULL};
+	ok(refused(vol, "--mount"), "launch: a mount that is not a bind is refused");
+	char *noname[] = {"docker", "run", "--read-only", "img", NULL};
+	ok(refused(noname, "name"), "launch: a run without a name of ours is refused");
+	char *badname[] = {"docker", "run", "--name=../x", "img", NULL};
+	ok(refused(badname, "name"), "launch: a name that needs escaping is refused");
+	char *noimage[] = {"docker", "run", "--name=x", NULL};
+	ok(refused(noimage, "image"), "launch: a run without an image is refused");
+	char *notrun[] = {"docker", "exec", "x", NULL};
+	ok(refused(notrun, "run"), "launch: only docker run");
+	char *nocpus[] = {"docker", "run", "--name=x", "--cpus=1e999", "img", NULL};
+	ok(refused(nocpus, "--cpus"), "launch: a number that is not one is refused");
+	char *noseccomp[] = {"docker", "run", "--name=x", "--security-opt=seccomp=/nonexistent", "img", NULL};
+	ok(refused(noseccomp, "seccomp"), "launch: a seccomp profile that cannot be read is refused");
+
+	char *runc[] = {"docker", "run", "--name=x", "--cgroupns=private", "--network=isobox-egress",
+			"--runtime=isobox-runc", "img", NULL};
+	ok(launch_create_body(runc, &body, &name, &why), "launch: runc's and egress's flags");
+	host = cJSON_GetObjectItemCaseSensitive(body, "HostConfig");
+	is_str(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(host, "CgroupnsMode")), "private",
+	       "launch: --cgroupns=private");
+	is_str(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(host, "NetworkMode")), "isobox-egress",
+	       "launch: --network");
+	is_str(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(host, "Runtime")), "isobox-runc",
+	       "launch: --runtime");
+	cJSON *cmd = cJSON_GetObjectItemCaseSensitive(body, "Cmd");
+	ok(cJSON_IsArray(cmd) && !cmd->child, "launch: no command words after the image: none");
+	cJSON_Delete(body);
+
+	strv_free(&a);
+	conf_free(&c);
+	registry_free(&r);
+}
+
+/* Feed the stream in pieces of `step` bytes; collect stdout and stderr. */
+static void demux_all(const char *s, size_t n, size_t step, struct buf *out, struct buf *err)
+{
+	struct demux d = {0};
+	for (size_t at = 0; at < n; at += step) {
+		const char *p = s + at;
+		size_t left = n - at < step ? n - at : step;
+		while (left) {
+			int fd;
+			const char *data;
+			size_t len;
+			size_t used = demux_feed(&d, p, left, &fd, &data, &len);
+			if (len)
+				buf_append(fd == 1 ? out : err, data, len);
+			if (!used)
+				return; /* must not happen: the caller would spin */
+			p += used;
+			left -= used;
+		}
+	}
+}
+
+static void test_demux(void)
+{
+	/* stdout "out\n", an empty stderr frame, stderr "err", stdout "x",
+	 * docker's own stream (3) "sys", a 300-byte stdout frame. */
+	static const char head[] = "\1\0\0\0\0\0\0\4out\n"
+				   "\2\0\0\0\0\0\0\0"
+				   "\2\0\0\0\0\0\0\3err"
+				   "\1\0\0\0\0\0\0\1x"
+				   "\3\0\0\0\0\0\0\3sys"
+				   "\1\0\0\0\0\0\1\54";
+	struct buf s = {0};
+	buf_append(&s, head, sizeof head - 1);
+	for (int i = 0; i < 300; i++)
+		buf_append(&s, "y", 1);
+	bool all = true;
+	for (size_t step = 1; step <= s.len; step++) {
+		struct buf out = {0}, err = {0};
+		demux_all(s.data, s.len, step, &out, &err);
+		bool right = out.len == 305 && !memcmp(out.data, "out\nx", 5) && out.data[304] == 'y' &&
+			     err.len == 6 && !memcmp(err.data, "errsys", 6);
+		if (!right)
+			printf("#   step %zu: out %zu, err %zu\n", step, out.len, err.len);
+		all = all && right;
+		buf_free(&out);
+		buf_free(&err);
+	}
+	ok(all, "demux: frames come apart the same, however the stream is cut");
+	buf_free(&s);
+}
+
+static int exit_code_of(const char *reply)
+{
+	struct buf b = {0};
+	buf_append(&b, reply, strlen(reply));
+	int code = launch_exit_code(&b);
+	buf_free(&b);
+	return code;
+}
+
+static void test_exit_code(void)
+{
+	ok(exit_code_of("HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n"
+			"{\"Error\":null,\"StatusCode\":3}\n") == 3, "wait: the container's exit status");
+	ok(exit_code_of("HTTP/1.0 200 OK\r\n\r\n{\"StatusCode\":0}") == 0, "wait: exit 0");
+	ok(exit_code_of("HTTP/1.0 404 Not Found\r\n\r\n{\"message\":\"No such container\"}") == -1,
+	   "wait: no such container: no status");
+	ok(exit_code_of("HTTP/1.0 200 OK\r\n\r\n{\"StatusCode\":256}") == -1, "wait: out of range: none");
+	ok(exit_code_of("HTTP/1.0 200 OK\r\n\r\n") == -1, "wait: headers only (cut short): none");
+	ok(exit_code_of("") == -1 && exit_code_of("garbage") == -1, "wait: no answer: none");
+}
+
+void test_launch(void)
+{
+	test_body();
+	test_demux();
+	test_exit_code();
+}
