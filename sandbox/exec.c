@@ -1,6 +1,7 @@
 /*
- * exec.c: one program run in a sandbox, supervised. Start the docker
- * client, feed stdin, read both pipes through the decoder (decoder.c) and
+ * exec.c: one program run in a sandbox, supervised. Start the container
+ * (launch.c: through dockerd's API; the docker client when that cannot be
+ * reached), feed stdin, read its output through the decoder (decoder.c) and
  * act on what it reports: keep output under its cap, tell the sink, and
  * stop the container at the deadline (deadline.c), at the output cap, when
  * the caller leaves or the worker stops. Then collect the exit status and
@@ -15,13 +16,16 @@
 #include "frame.h"
 #include "decoder.h"
 #include "docker.h"
+#include "launch.h"
 #include "subproc.h"
 #include "warm.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 volatile int sandbox_stop_requested;
@@ -41,6 +45,14 @@ struct exec {
 	const struct warm_lease *lease; /* a warm sandbox's, else NULL */
 	struct session_link *link;      /* a session step's, else NULL */
 	int in_fd, out_fd, err_fd;
+	/* A cold run through dockerd's API: out_fd is the attached stream
+	 * (stdout and stderr in frames), in_fd a dup of it for stdin, whose
+	 * end is a shutdown of the connection's writing half. */
+	bool api;
+	struct demux demux;
+	int wait_fd;             /* API: dockerd answers here when the container exits */
+	struct buf wait_reply;
+	int exit_code;           /* API: from that answer; -1 until it came */
 	const char *in_data;     /* what goes down stdin: the program's stdin, or */
 	size_t in_len, in_off;   /* for a warm sandbox the job first (warm.c) */
 	struct buf docker_msg;   /* docker's own stderr, before the sandbox is up */
@@ -257,6 +269,45 @@ static void flush_held(struct exec *x, int which)
 	on_event(x, &ev);
 }
 
+/* The attached stream: each piece of output to the decoder, as if read
+ * from its own pipe. */
+static void demux_stream(struct exec *x, const char *p, size_t n)
+{
+	while (n > 0) {
+		int fd;
+		const char *data;
+		size_t len;
+		size_t used = demux_feed(&x->demux, p, n, &fd, &data, &len);
+		if (len)
+			decode(x, fd, data, len);
+		p += used;
+		n -= used;
+	}
+}
+
+/* dockerd's answer to the wait: the container has exited. */
+static void read_wait(struct exec *x)
+{
+	char chunk[1024];
+	ssize_t n = read(x->wait_fd, chunk, sizeof chunk);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n > 0 && x->wait_reply.len < 65536) {
+		buf_append(&x->wait_reply, chunk, (size_t)n);
+		return;
+	}
+	close_fd_at(&x->wait_fd);
+	x->exit_code = launch_exit_code(&x->wait_reply);
+}
+
+/* The program's stdin is all written, or no longer read: it sees its end. */
+static void end_stdin(struct exec *x)
+{
+	if (x->api && x->in_fd >= 0)
+		shutdown(x->in_fd, SHUT_WR);
+	close_fd_at(&x->in_fd);
+}
+
 /* Read what is there on one pipe; close it at end of file. */
 static void pump(struct exec *x, int *fd, int which)
 {
@@ -267,10 +318,14 @@ static void pump(struct exec *x, int *fd, int which)
 	if (n <= 0) {
 		close_fd_at(fd);
 		flush_held(x, which);
+		if (x->api)
+			flush_held(x, 2); /* the stream carried both */
 		return;
 	}
 	if (x->link)
 		unframe(x, chunk, (size_t)n);
+	else if (x->api)
+		demux_stream(x, chunk, (size_t)n);
 	else
 		decode(x, which, chunk, (size_t)n);
 }
@@ -284,13 +339,13 @@ static void feed_stdin(struct exec *x)
 		if (w < 0 && errno == EAGAIN)
 			return;
 		if (w <= 0) { /* EPIPE: the program stopped reading */
-			close_fd_at(&x->in_fd);
+			end_stdin(x);
 			return;
 		}
 		x->in_off += (size_t)w;
 	}
 	if (!x->link) /* a session's agent reads more requests after this one */
-		close_fd_at(&x->in_fd); /* all written: the program sees end of file */
+		end_stdin(x); /* all written: the program sees end of file */
 }
 
 
@@ -325,7 +380,8 @@ static void supervise(struct exec *x)
 {
 	int64_t drain_until = 0;
 	feed_stdin(x);
-	while ((x->out_fd >= 0 || x->err_fd >= 0) && !(x->link && x->link->ended) && !x->agent_ended) {
+	while ((x->out_fd >= 0 || x->err_fd >= 0 || x->wait_fd >= 0) && !(x->link && x->link->ended) &&
+	       !x->agent_ended) {
 		int64_t now = now_ms();
 		int64_t deadline = exec_deadline(x->c, &x->job->limits, &x->dec, &x->clock);
 		if (!x->stopped && now >= deadline)
@@ -343,13 +399,14 @@ static void supervise(struct exec *x)
 		/* The caller's connection, once the sandbox is up (a kill during
 		 * start would race docker creating the container). */
 		bool watch = x->sink && x->sink->hangup_fd >= 0 && !x->stopped && x->clock.up_ms;
-		struct pollfd p[4] = {
+		struct pollfd p[5] = {
 			{.fd = x->out_fd, .events = POLLIN},
 			{.fd = x->err_fd, .events = POLLIN},
 			{.fd = x->in_off < x->in_len ? x->in_fd : -1, .events = POLLOUT},
 			{.fd = watch ? x->sink->hangup_fd : -1},
+			{.fd = x->wait_fd, .events = POLLIN},
 		};
-		if (poll(p, 4, (int)(wait > 0 ? wait : 0)) < 0 && errno != EINTR)
+		if (poll(p, 5, (int)(wait > 0 ? wait : 0)) < 0 && errno != EINTR)
 			break;
 		if (p[0].revents)
 			pump(x, &x->out_fd, 1);
@@ -361,6 +418,8 @@ static void supervise(struct exec *x)
 			x->res->client_gone = true;
 			stop(x, STOP_CLIENT_GONE);
 		}
+		if (p[4].revents)
+			read_wait(x);
 	}
 	if (!x->ended_ms)
 		x->ended_ms = now_ms();
@@ -392,7 +451,7 @@ static bool inspect(struct exec *x, int client_status, int64_t deadline)
 		code = x->link->end_code; /* the agent's word: the session lives on */
 	} else if (x->agent_ended) {
 		code = x->res->run.exit_code; /* the warm agent's word (DEC_PROGRAM_ENDED) */
-	} else if ((x->client > 0 || x->lease) && !x->stopped && own == 0) {
+	} else if ((x->client > 0 || x->lease || x->api) && !x->stopped && own == 0) {
 		code = own;
 	} else if (!docker_inspect(x->c, x->sb->name, deadline, &code, &oom)) {
 		if (!x->link)
@@ -439,6 +498,7 @@ static bool collect(struct exec *x, struct fault *f)
 	close_fd_at(&x->in_fd);
 	close_fd_at(&x->out_fd);
 	close_fd_at(&x->err_fd);
+	close_fd_at(&x->wait_fd);
 	int client_status = -1;
 	if (x->client > 0)
 		client_status = subproc_wait(x->client, deadline - now_ms());
@@ -446,6 +506,8 @@ static bool collect(struct exec *x, struct fault *f)
 		client_status = warm_exit_status(x->lease, 200);
 	if (x->killer > 0)
 		subproc_wait(x->killer, deadline - now_ms());
+	if (x->exit_code >= 0)
+		client_status = W_EXITCODE(x->exit_code, 0); /* dockerd's wait answered */
 	if (x->stopped == STOP_WORKER)
 		return fail(f, E_WORKER_STOPPING, "the worker is shutting down; retry");
 	if (!x->clock.up_ms)
@@ -464,24 +526,43 @@ bool exec_cold(const struct sandbox *sb, const struct sandbox_job *job,
 	       const struct sandbox_sink *sink, struct sandbox_result *res, struct fault *f)
 {
 	struct exec x = {.c = sb->c, .sb = sb, .job = job, .sink = sink, .res = res,
-			 .in_fd = -1, .out_fd = -1, .err_fd = -1,
+			 .in_fd = -1, .out_fd = -1, .err_fd = -1, .wait_fd = -1, .exit_code = -1,
 			 .in_data = job->stdin_data, .in_len = job->stdin_len};
 	struct strv argv = {0};
 	decoder_init(&x.dec, job->lang->compile.n > 0);
 	sandbox_docker_argv(x.c, job, sb->name, sandbox_owner_id(), sb->dir, &argv);
-	int *fds[3] = {&x.in_fd, &x.out_fd, &x.err_fd};
 	x.clock.spawned_ms = now_ms();
 	x.spawned_at = time(NULL);
-	x.client = subproc_spawn(argv.v, fds);
+	bool unreachable;
+	/* Create, attach, start: by the start deadline (up_ms is 0 yet). */
+	int64_t start_by = exec_deadline(x.c, &job->limits, &x.dec, &x.clock);
+	x.out_fd = launch_start(x.c, argv.v, start_by, &x.docker_msg, &unreachable, &x.wait_fd);
+	if (x.out_fd >= 0) {
+		x.api = true;
+		x.in_fd = fcntl(x.out_fd, F_DUPFD_CLOEXEC, 0);
+		if (x.in_fd < 0) /* no way to write stdin: the program gets none */
+			shutdown(x.out_fd, SHUT_WR);
+	} else if (unreachable) {
+		log_msg("%s: the docker client instead", x.docker_msg.data);
+		buf_free(&x.docker_msg);
+		int *fds[3] = {&x.in_fd, &x.out_fd, &x.err_fd};
+		x.client = subproc_spawn(argv.v, fds);
+	}
 	strv_free(&argv);
-	if (x.client < 0)
-		return fail(f, E_SANDBOX_UNAVAILABLE, "cannot start %s: %s", x.c->docker, strerror(errno));
-	if (job->stdin_len == 0)
-		close_fd_at(&x.in_fd);
-	supervise(&x);
-	bool ok = collect(&x, f);
+	bool ok;
+	if (x.out_fd < 0 && !unreachable) {
+		ok = docker_start_failed(x.c, job->lang->name, docker_reason(&x), now_ms() >= start_by, f);
+	} else if (x.client < 0 && !x.api) {
+		ok = fail(f, E_SANDBOX_UNAVAILABLE, "cannot start %s: %s", x.c->docker, strerror(errno));
+	} else {
+		if (job->stdin_len == 0)
+			end_stdin(&x);
+		supervise(&x);
+		ok = collect(&x, f);
+	}
 	buf_free(&x.docker_msg);
 	buf_free(&x.held);
+	buf_free(&x.wait_reply);
 	return ok;
 }
 
@@ -493,6 +574,7 @@ bool exec_warm(const struct sandbox *sb, struct warm_lease *lease, const struct 
 	char nonce[2 * 16 + 1];
 	random_hex(nonce, 16);
 	struct exec x = {.c = sb->c, .sb = sb, .job = job, .sink = sink, .res = res, .client = -1, .lease = lease,
+			 .wait_fd = -1, .exit_code = -1,
 			 .in_fd = lease->fds[0], .out_fd = lease->fds[1], .err_fd = lease->fds[2]};
 	lease->fds[0] = lease->fds[1] = lease->fds[2] = -1; /* ours now; collect() closes them */
 	struct buf frame = {0};
@@ -537,7 +619,7 @@ bool exec_session(const struct sandbox *sb, struct session_link *link, int in_fd
 		  const struct sandbox_sink *sink, struct sandbox_result *res, struct fault *f)
 {
 	struct exec x = {.c = sb->c, .sb = sb, .job = job, .sink = sink, .res = res, .client = -1,
-			 .link = link, .in_fd = in_fd, .out_fd = out_fd, .err_fd = -1,
+			 .wait_fd = -1, .exit_code = -1, .link = link, .in_fd = in_fd, .out_fd = out_fd, .err_fd = -1,
 			 .in_data = request->data, .in_len = request->len};
 	decoder_init(&x.dec, !kernel && job->lang->compile.n > 0);
 	/* Up already, like a warm sandbox: bounded from now (deadline.c). */

@@ -84,6 +84,16 @@ def test_ignoring_sigterm_does_not_help():
     assert run["timedOut"] is True and 1400 <= run["durationMs"] <= 4000
 
 
+@attack("close stdout and stderr, then go on running",
+        "the run is not over when its output ends: killed at the wall time, timedOut")
+def test_closing_the_output_does_not_end_the_run():
+    started = time.monotonic()
+    run = run_ok("exec >&- 2>&-\nsleep 30", language="bash", limits={"wallTimeMs": 1500})
+    took = time.monotonic() - started
+    assert run["timedOut"] is True and run["exitCode"] == 137, run
+    assert 1400 <= run["durationMs"] <= 4000 and took < 10, (run, took)
+
+
 @attack("CPU spin", "killed at the wall time; the host keeps answering during it")
 def test_cpu_spin_is_bounded():
     with concurrent.futures.ThreadPoolExecutor(2) as ex:

@@ -6,7 +6,7 @@ import subprocess
 import threading
 import time
 
-from conftest import INSTANCE, containers, execute, run_ok
+from conftest import INSTANCE, containers, execute, run_ok, wait_until
 
 PROBE = r'''
 import ctypes, errno, json, os, socket
@@ -172,33 +172,37 @@ def test_worker_runs_unprivileged():
 
 
 def test_worker_fds_do_not_reach_the_docker_client():
+    """libfcgi sets no close-on-exec: a docker client that a worker starts
+    must get only 0, 1, 2. A cold run starts none (its container goes
+    through dockerd's API), so a session's is looked at: the worker starts
+    it, detached, and it lives as long as the session."""
     from conftest import workers
-    """libfcgi sets no close-on-exec: the client must get only 0, 1, 2."""
+    from sessions_util import create, delete
     seen = {}
 
     def look():
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and not seen:
-            for pid in os.listdir("/proc"):
-                if not pid.isdigit():
-                    continue
-                try:
-                    cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
-                    if len(cmd) > 1 and cmd[0].endswith(b"docker") and cmd[1] == b"run" \
-                            and any(a.startswith(b"--label=isobox.instance=" + INSTANCE.encode()) for a in cmd):
-                        fds = sorted(int(fd) for fd in os.listdir(f"/proc/{pid}/fd"))
-                        seen["fds"] = fds
-                        links = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in fds[3:]]
-                        seen["sockets"] = [x for x in links if x.startswith("socket:")]
-                        return
-                except OSError:
-                    continue
-            time.sleep(0.05)
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+                if len(cmd) > 1 and cmd[0].endswith(b"docker") and cmd[1] == b"run" \
+                        and b"--label=isobox.instance=" + INSTANCE.encode() in cmd \
+                        and b"--label=isobox.kind=session" in cmd:
+                    fds = sorted(int(fd) for fd in os.listdir(f"/proc/{pid}/fd"))
+                    seen["fds"] = fds
+                    links = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in fds[3:]]
+                    seen["sockets"] = [x for x in links if x.startswith("socket:")]
+                    return True
+            except OSError:
+                continue
+        return False
 
-    t = threading.Thread(target=look)
-    t.start()
-    run_ok("import time\ntime.sleep(3)")
-    t.join()
+    session = create()
+    try:
+        wait_until(look, 20)
+    finally:
+        assert delete(session["id"]) == 204
     assert "fds" in seen, "the docker client was not seen"
     # The worker's own sockets: the FastCGI listener (fd 0) and connections.
     worker_sockets = set()
