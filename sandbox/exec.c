@@ -525,7 +525,7 @@ static bool collect(struct exec *x, struct fault *f)
 bool exec_cold(const struct sandbox *sb, const struct sandbox_job *job,
 	       const struct sandbox_sink *sink, struct sandbox_result *res, struct fault *f)
 {
-	struct exec x = {.c = sb->c, .sb = sb, .job = job, .sink = sink, .res = res,
+	struct exec x = {.c = sb->c, .sb = sb, .job = job, .sink = sink, .res = res, .client = -1,
 			 .in_fd = -1, .out_fd = -1, .err_fd = -1, .wait_fd = -1, .exit_code = -1,
 			 .in_data = job->stdin_data, .in_len = job->stdin_len};
 	struct strv argv = {0};
@@ -536,12 +536,10 @@ bool exec_cold(const struct sandbox *sb, const struct sandbox_job *job,
 	bool unreachable;
 	/* Create, attach, start: by the start deadline (up_ms is 0 yet). */
 	int64_t start_by = exec_deadline(x.c, &job->limits, &x.dec, &x.clock);
-	x.out_fd = launch_start(x.c, argv.v, start_by, &x.docker_msg, &unreachable, &x.wait_fd);
+	x.out_fd = launch_start(x.c, argv.v, start_by, &x.docker_msg, &unreachable, &x.wait_fd, &x.wait_reply);
 	if (x.out_fd >= 0) {
 		x.api = true;
 		x.in_fd = fcntl(x.out_fd, F_DUPFD_CLOEXEC, 0);
-		if (x.in_fd < 0) /* no way to write stdin: the program gets none */
-			shutdown(x.out_fd, SHUT_WR);
 	} else if (unreachable) {
 		log_msg("%s: the docker client instead", x.docker_msg.data);
 		buf_free(&x.docker_msg);
@@ -554,6 +552,10 @@ bool exec_cold(const struct sandbox *sb, const struct sandbox_job *job,
 		ok = docker_start_failed(x.c, job->lang->name, docker_reason(&x), now_ms() >= start_by, f);
 	} else if (x.client < 0 && !x.api) {
 		ok = fail(f, E_SANDBOX_UNAVAILABLE, "cannot start %s: %s", x.c->docker, strerror(errno));
+	} else if (x.api && x.in_fd < 0) { /* the sandbox goes with sandbox_destroy */
+		ok = fail(f, E_SANDBOX_UNAVAILABLE, "cannot hold the sandbox's stdin: %s", strerror(errno));
+		close_fd_at(&x.out_fd);
+		close_fd_at(&x.wait_fd);
 	} else {
 		if (job->stdin_len == 0)
 			end_stdin(&x);

@@ -1,6 +1,6 @@
 /*
  * launch.c: a cold run's container through dockerd's API instead of a
- * `docker run` client: create, attach, start, then wait.
+ * `docker run` client: create, attach, ask for the exit, start.
  *
  * Why: the docker CLI is a process of its own on every run, about 0.1-0.15
  * CPU-s on this 2-core host (docs/PERFORMANCE.md), which under load is that
@@ -8,8 +8,8 @@
  *
  * argv.c stays the one list of a run's flags: this file turns that argv
  * into the JSON the CLI would send, knowing each flag argv.c writes and
- * refusing any other, and tests/integration compares the container that
- * results with the CLI's own (test_launch.py).
+ * refusing any other; tests/unit/test_launch.c compares that JSON with
+ * the body docker's own CLI sent for the same argv.
  */
 #define _GNU_SOURCE
 #include "launch.h"
@@ -113,7 +113,8 @@ static bool ulimit(cJSON *host, const char *spec)
 	return true;
 }
 
-/* As the CLI does: the profile's JSON, compacted, in the option itself. */
+/* As the CLI does: the profile's JSON, compacted, in the option itself.
+ * Not through a symbolic link (the profile is ours: setup writes it). */
 static bool seccomp(cJSON *host, const char *path, struct buf *why)
 {
 	autoclose int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -123,14 +124,16 @@ static bool seccomp(cJSON *host, const char *path, struct buf *why)
 	while (fd >= 0 && text.len < API_REPLY_MAX && (r = read(fd, chunk, sizeof chunk)) > 0)
 		buf_append(&text, chunk, (size_t)r);
 	cJSON *profile = fd >= 0 && r == 0 ? cJSON_ParseWithLength(text.data, text.len) : NULL;
-	buf_free(&text);
+	cJSON_Delete(profile);
 	if (!profile) {
+		buf_free(&text);
 		buf_printf(why, "cannot read the seccomp profile %s", path);
 		return false;
 	}
-	autofree char *compact = cJSON_PrintUnformatted(profile);
-	cJSON_Delete(profile);
-	autofree char *opt = xasprintf("seccomp=%s", compact);
+	/* Whitespace out, the text kept: a number is never re-printed. */
+	cJSON_Minify(text.data);
+	autofree char *opt = xasprintf("seccomp=%s", text.data);
+	buf_free(&text);
 	push_string(host, "SecurityOpt", opt);
 	return true;
 }
@@ -267,6 +270,8 @@ static void api_failed(struct buf *why, const char *step, int status, const stru
 	const cJSON *m = cJSON_GetObjectItemCaseSensitive(j, "message");
 	if (cJSON_IsString(m))
 		buf_printf(why, "%s: %.300s", step, m->valuestring);
+	else if (status < 0)
+		buf_printf(why, "%s: cannot reach dockerd: %s", step, strerror(errno));
 	else if (status == 0)
 		buf_printf(why, "%s: no answer from dockerd in time", step);
 	else
@@ -274,23 +279,28 @@ static void api_failed(struct buf *why, const char *step, int status, const stru
 	cJSON_Delete(j);
 }
 
-/* The attach's answer ends with its headers, and the stream follows them
- * on the same connection: read byte by byte, so that none of it is taken. */
-static bool upgraded(int fd, int64_t deadline)
+/*
+ * An answer's status line and headers, read byte by byte by deadline into
+ * head: on the attach's connection the stream follows them, and none of it
+ * may be taken. Its HTTP status; -1 if none came whole in time.
+ */
+static int read_head(int fd, int64_t deadline, struct buf *head)
 {
-	char head[1024];
-	size_t n = 0;
-	while (n < 4 || memcmp(head + n - 4, "\r\n\r\n", 4)) {
-		if (n == sizeof head || read_by(fd, deadline, head + n, 1) != 1)
-			return false;
-		n++;
+	char c;
+	while (head->len < 4 || memcmp(head->data + head->len - 4, "\r\n\r\n", 4)) {
+		if (head->len >= 4096 || read_by(fd, deadline, &c, 1) != 1)
+			return -1;
+		buf_append(head, &c, 1);
 	}
-	int status = docker_http_status(head, n);
-	return status == 101 || status == 200;
+	return docker_http_status(head->data, head->len);
 }
 
+/* The API version of the CLI whose create body tests/unit/test_launch.c
+ * holds: dockerd applies that version's rules to what it is sent. */
+#define API "/v1.41"
+
 int launch_start(const struct conf *c, char *const argv[], int64_t deadline, struct buf *why,
-		 bool *unreachable, int *wait_fd)
+		 bool *unreachable, int *wait_fd, struct buf *wait_head)
 {
 	*unreachable = false;
 	*wait_fd = -1;
@@ -300,7 +310,7 @@ int launch_start(const struct conf *c, char *const argv[], int64_t deadline, str
 		return -1;
 	autofree char *json = cJSON_PrintUnformatted(body);
 	cJSON_Delete(body);
-	autofree char *req = xasprintf("POST /containers/create?name=%s HTTP/1.0\r\nHost: docker\r\n"
+	autofree char *req = xasprintf("POST " API "/containers/create?name=%s HTTP/1.0\r\nHost: docker\r\n"
 				       "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
 				       name, strlen(json), json);
 	struct buf reply = {0};
@@ -316,42 +326,48 @@ int launch_start(const struct conf *c, char *const argv[], int64_t deadline, str
 	if (status != 201)
 		return -1;
 
-	/* Attached and waiting before the start, as the CLI does, so that no
-	 * output and no exit is missed. */
-	char attach[256];
-	snprintf(attach, sizeof attach,
-		 "POST /containers/%s/attach?stream=1&stdin=1&stdout=1&stderr=1 HTTP/1.1\r\nHost: docker\r\n"
-		 "Connection: Upgrade\r\nUpgrade: tcp\r\nContent-Length: 0\r\n\r\n", name);
-	int fd = unix_request(c->docker_socket, attach);
-	if (fd < 0 || !upgraded(fd, deadline)) {
+	/*
+	 * Attached, and the exit asked for, before the start, as the CLI does,
+	 * so that no output and no exit is missed: dockerd answers the wait's
+	 * headers once it has registered the waiter.
+	 */
+	char req_attach[256], req_wait[256], req_start[256];
+	snprintf(req_attach, sizeof req_attach,
+		 "POST " API "/containers/%s/attach?stream=1&stdin=1&stdout=1&stderr=1 HTTP/1.1\r\n"
+		 "Host: docker\r\nConnection: Upgrade\r\nUpgrade: tcp\r\nContent-Length: 0\r\n\r\n", name);
+	snprintf(req_wait, sizeof req_wait, "POST " API "/containers/%s/wait?condition=next-exit HTTP/1.0\r\n"
+		 "Host: docker\r\nContent-Length: 0\r\n\r\n", name);
+	snprintf(req_start, sizeof req_start, "POST " API "/containers/%s/start HTTP/1.0\r\n"
+		 "Host: docker\r\nContent-Length: 0\r\n\r\n", name);
+	struct buf head = {0};
+	int fd = unix_request(c->docker_socket, req_attach);
+	status = fd < 0 ? -1 : read_head(fd, deadline, &head);
+	buf_free(&head);
+	if (status != 101 && status != 200) {
 		buf_printf(why, "attach: %s", fd < 0 ? strerror(errno) : "no stream from dockerd in time");
-		if (fd >= 0)
-			close(fd);
-		return -1;
+		goto fail;
 	}
-	char wait[256];
-	snprintf(wait, sizeof wait, "POST /containers/%s/wait?condition=next-exit HTTP/1.0\r\nHost: docker\r\n"
-		 "Content-Length: 0\r\n\r\n", name);
-	*wait_fd = unix_request(c->docker_socket, wait);
-	if (*wait_fd >= 0) {
-		char req_start[256];
-		snprintf(req_start, sizeof req_start,
-			 "POST /containers/%s/start HTTP/1.0\r\nHost: docker\r\nContent-Length: 0\r\n\r\n", name);
-		status = docker_api(c, req_start, deadline, &reply);
-		if (status != 204)
-			api_failed(why, "start", status, &reply);
-	} else {
-		buf_printf(why, "wait: %s", strerror(errno));
+	*wait_fd = unix_request(c->docker_socket, req_wait);
+	status = *wait_fd < 0 ? -1 : read_head(*wait_fd, deadline, wait_head);
+	if (status != 200) {
+		buf_printf(why, "wait: %s", *wait_fd < 0 ? strerror(errno) : "no answer from dockerd in time");
+		goto fail;
+	}
+	status = docker_api(c, req_start, deadline, &reply);
+	if (status != 204) {
+		api_failed(why, "start", status, &reply);
+		buf_free(&reply);
+		goto fail;
 	}
 	buf_free(&reply);
-	if (*wait_fd < 0 || status != 204) {
-		close(fd);
-		if (*wait_fd >= 0)
-			close(*wait_fd);
-		*wait_fd = -1;
-		return -1;
-	}
 	return fd;
+fail:
+	if (fd >= 0)
+		close(fd);
+	if (*wait_fd >= 0)
+		close(*wait_fd);
+	*wait_fd = -1;
+	return -1;
 }
 
 int launch_exit_code(const struct buf *reply)

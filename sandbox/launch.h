@@ -23,14 +23,14 @@ bool launch_create_body(char *const argv[], cJSON **body, const char **name, str
  * The caller writes the program's stdin to it, ends it with
  * shutdown(SHUT_WR), and reads the output multiplexed (struct demux).
  * *wait_fd is the connection on which dockerd answers when the container
- * has exited (launch_exit_code reads that answer): the run is over then,
- * not when the stream ends (a program can close its stdout and stderr and
- * go on). *unreachable: dockerd's socket could not be reached, and
+ * has exited, its headers already read into wait_head (launch_exit_code
+ * reads the whole answer): the run is over then, not when the stream ends
+ * (a program can close its stdout and stderr and go on). *unreachable: dockerd's socket could not be reached, and
  * nothing was created (the caller may use the CLI). By deadline; a
  * container that was created stays for the caller's removal.
  */
 int launch_start(const struct conf *c, char *const argv[], int64_t deadline, struct buf *why,
-		 bool *unreachable, int *wait_fd);
+		 bool *unreachable, int *wait_fd, struct buf *wait_head);
 
 /* The exit status in dockerd's whole answer to the wait; -1: none. Pure. */
 int launch_exit_code(const struct buf *reply);

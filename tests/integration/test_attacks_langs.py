@@ -105,18 +105,27 @@ def test_rust_compiles_at_the_lowest_pids_and_the_program_gets_only_them():
     assert result["run"]["stdout"].split() == ["7", "11"], result["run"]
 
 
-@attack("Java: Runtime.exec loop", "IOException error=11 (EAGAIN) before the process limit (40, JVM threads included)")
+@attack("Java: Runtime.exec loop",
+        "EAGAIN before the process limit (40, JVM threads included): the fork's IOException error=11, "
+        "or the JVM's own thread (each child gets a reaper thread) that cannot start")
 def test_java_exec_loop():
+    # Each exec is a process and then a reaper thread; which of the two
+    # meets the limit first depends on how many threads the JVM has
+    # started by then (its compiler threads come and go), so both are
+    # the limit holding: 3 of 8 runs end at the thread, on either launch path.
     run = run_ok("import java.util.ArrayList;\npublic class Main {\n"
                  "    public static void main(String[] args) throws Exception {\n"
                  "        ArrayList<Process> kids = new ArrayList<>();\n"
                  "        try {\n            for (;;) kids.add(Runtime.getRuntime().exec(new String[]{\"sleep\", \"30\"}));\n"
-                 "        } catch (java.io.IOException e) {\n"
+                 "        } catch (java.io.IOException | OutOfMemoryError e) {\n"
                  "            System.out.println(kids.size() + \" \" + e.getMessage());\n        }\n"
                  "        System.exit(0);\n    }\n}\n",
                  language="java", limits={"pids": 40, "wallTimeMs": 15000})
-    n, message = run["stdout"].split(" ", 1)
-    assert "error=11" in message and 0 < int(n) < 40, run
+    # The JVM logs each thread it cannot start on stdout first.
+    n, message = run["stdout"].strip().split("\n")[-1].split(" ", 1)
+    assert 0 < int(n) < 40, run
+    assert "error=11" in message or ("unable to create native thread" in message
+                                     and "pthread_create failed (EAGAIN)" in run["stdout"]), run
 
 
 @attack("PHP: pcntl_fork loop", "pcntl_fork returns -1 with EAGAIN (11) before the process limit (16)")
