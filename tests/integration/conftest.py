@@ -126,6 +126,18 @@ def docker_containers(instance=INSTANCE):
     return [tuple((line + " ").split(" ")[:2]) for line in reversed(out.splitlines())]
 
 
+def running_owners(instance=INSTANCE):
+    """The pids of the workers whose cold run's container is running now,
+    from its isobox.owner label ("PID.STARTTIME"): a run in progress, and
+    who runs it (its container goes through dockerd's API: the worker has
+    no docker child to see)."""
+    out = subprocess.run(
+        ["docker", "ps", "--filter", f"label=isobox.instance={instance}", "--filter", "label=isobox.kind=cold",
+         "--format", '{{.Label "isobox.owner"}}'],
+        check=True, capture_output=True, text=True).stdout
+    return [int(owner.split(".")[0]) for owner in out.split() if owner.split(".")[0].isdigit()]
+
+
 def warm_waiting():
     """Warm sandboxes ready or booting, from /metrics. Read after listing the
     containers, so that one which booted in between is not taken for a run's."""

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import PREFIX, REPO, children, wait_until
+from conftest import PREFIX, REPO, running_owners, wait_until
 from tenants_util import call, new_key, tenants_file
 
 CLUSTER = os.path.join(REPO, "deploy", "cluster.sh")
@@ -261,12 +261,12 @@ def test_a_host_killed(cluster):
     assert call("POST", f"/v1/sessions/{sid}/exec", {"code": "x = 1"}, url=url, source=None)[0] == 200
     master = pid_of(f"{RUN}/h3/pool.pid")
     # A memory limit of its own: a cold run (not the warm sandbox), whose
-    # worker has a docker child to see.
+    # container shows running by its labels.
     slow = {"language": "python", "code": "import time; time.sleep(30)",
             "limits": {"memoryBytes": 128 << 20, "wallTimeMs": 15000}}
     with concurrent.futures.ThreadPoolExecutor(1) as ex:
         inflight = ex.submit(call, "POST", "/execute", slow, None, via("h3"), None, 90, url)
-        assert wait_until(lambda: any(children(w) for w in children(master)), 10), "the run never started"
+        assert wait_until(lambda: running_owners("h3"), 10), "the run never started"
         os.killpg(master, signal.SIGKILL)  # the host's process group: its master and workers
         status, _, err = inflight.result(timeout=30)
     assert status == 502 and err["error"]["code"] == "service_unavailable", err

@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from conftest import CONF, LOG_DIR, URL, children, request, wait_until, workers
+from conftest import CONF, LOG_DIR, URL, request, running_owners, wait_until, workers
 from tenants_util import KEYS, SECRET, call, new_key, reload_pool, revoke_key, tenants_file
 
 attack = pytest.mark.attack
@@ -205,7 +205,7 @@ def test_concurrent_executions_are_held_to_the_share(keys):
         first = ex.submit(call, "POST", "/execute", slow, keys["alpha"])
         # A worker has its sandbox only after the claim is made: wait for it,
         # not for a guess at how long admission takes.
-        assert wait_until(lambda: any(children(p) for p in workers()), 10)
+        assert wait_until(running_owners, 10)
         status, headers, body = call("POST", "/execute", PY, key=keys["alpha"])
         assert status == 429 and body["error"]["code"] == "too_many_executions", body
         assert headers["Retry-After"] == "1"
@@ -230,7 +230,7 @@ def test_a_run_whose_client_left_holds_its_tenants_place(keys):
     with socket.create_connection((u.hostname, u.port), source_address=("127.0.0.2", 0)) as s:
         s.sendall(head + body)
     # Gone before any answer. The run starts anyway, and holds the place.
-    assert wait_until(lambda: any(children(p) for p in workers()), 10)
+    assert wait_until(running_owners, 10)
     status, _, refused = call("POST", "/execute", PY, key=keys["alpha"])
     assert status == 429 and refused["error"]["code"] == "too_many_executions", refused
     # Once it has run its course, the place is free again.
@@ -243,9 +243,10 @@ def test_a_worker_killed_mid_run_gives_its_place_back(keys):
     master, so the tenant is not locked out of its one place."""
     slow = {"language": "python", "code": "import time; time.sleep(30)"}
     threading.Thread(target=call, args=("POST", "/execute", slow, keys["alpha"]), daemon=True).start()
-    assert wait_until(lambda: any(children(p) for p in workers()), 10)
+    assert wait_until(running_owners, 10)
     assert call("POST", "/execute", PY, key=keys["alpha"])[0] == 429
-    runner = [p for p in workers() if children(p)][0]
+    runner = running_owners()[0]
+    assert runner in workers(), (runner, workers())
     os.kill(runner, signal.SIGKILL)
     assert wait_until(lambda: call("POST", "/execute", PY, key=keys["alpha"])[0] == 200, 20)
 
