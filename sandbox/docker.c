@@ -111,6 +111,14 @@ int docker_api(const struct conf *c, const char *request, int64_t deadline, stru
 	return status > 0 && docker_http_body(reply->data, reply->len) ? status : 0;
 }
 
+cJSON *docker_reply_json(const struct buf *reply, int status)
+{
+	const char *body = reply->len ? docker_http_body(reply->data, reply->len) : NULL;
+	if (!body || docker_http_status(reply->data, reply->len) != status)
+		return NULL;
+	return cJSON_ParseWithLength(body, reply->len - (size_t)(body - reply->data));
+}
+
 /*
  * A container's record from dockerd's API (GET /containers/NAME/json, the
  * same JSON `docker inspect` prints). -1 when the socket cannot be reached
@@ -127,10 +135,7 @@ static int api_container(const struct conf *c, const char *name, int64_t deadlin
 	snprintf(req, sizeof req, "GET /containers/%s/json HTTP/1.0\r\nHost: docker\r\n\r\n", name);
 	struct buf reply = {0};
 	int status = docker_api(c, req, deadline, &reply);
-	if (status == 200) {
-		const char *body = docker_http_body(reply.data, reply.len);
-		*out = cJSON_ParseWithLength(body, reply.len - (size_t)(body - reply.data));
-	}
+	*out = docker_reply_json(&reply, 200);
 	buf_free(&reply);
 	return status < 0 ? -1 : *out != NULL;
 }

@@ -26,6 +26,9 @@ bool docker_plain_name(const char *name);
 int docker_api(const struct conf *c, const char *request, int64_t deadline, struct buf *reply);
 /* The status of an HTTP/1.x answer's first line; -1 if it is not one. */
 int docker_http_status(const char *reply, size_t len);
+/* The JSON body of a whole answer of that status; NULL if it has none.
+ * The caller cJSON_Deletes it. */
+cJSON *docker_reply_json(const struct buf *reply, int status);
 /* Where an HTTP answer's body starts, after its headers; NULL: no end of headers. */
 const char *docker_http_body(const char *reply, size_t len);
 /* State.ExitCode and State.OOMKilled of a container's record (inspect's JSON). */

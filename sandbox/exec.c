@@ -51,8 +51,7 @@ struct exec {
 	bool api;
 	struct demux demux;
 	int wait_fd;             /* API: dockerd answers here when the container exits */
-	struct buf wait_reply;
-	int exit_code;           /* API: from that answer; -1 until it came */
+	struct buf wait_reply;   /* API: that answer (launch_exit_code reads it) */
 	const char *in_data;     /* what goes down stdin: the program's stdin, or */
 	size_t in_len, in_off;   /* for a warm sandbox the job first (warm.c) */
 	struct buf docker_msg;   /* docker's own stderr, before the sandbox is up */
@@ -297,7 +296,6 @@ static void read_wait(struct exec *x)
 		return;
 	}
 	close_fd_at(&x->wait_fd);
-	x->exit_code = launch_exit_code(&x->wait_reply);
 }
 
 /* The program's stdin is all written, or no longer read: it sees its end. */
@@ -506,8 +504,9 @@ static bool collect(struct exec *x, struct fault *f)
 		client_status = warm_exit_status(x->lease, 200);
 	if (x->killer > 0)
 		subproc_wait(x->killer, deadline - now_ms());
-	if (x->exit_code >= 0)
-		client_status = W_EXITCODE(x->exit_code, 0); /* dockerd's wait answered */
+	int waited = x->api ? launch_exit_code(&x->wait_reply) : -1;
+	if (waited >= 0)
+		client_status = W_EXITCODE(waited, 0); /* dockerd's wait answered */
 	if (x->stopped == STOP_WORKER)
 		return fail(f, E_WORKER_STOPPING, "the worker is shutting down; retry");
 	if (!x->clock.up_ms)
@@ -526,7 +525,7 @@ bool exec_cold(const struct sandbox *sb, const struct sandbox_job *job,
 	       const struct sandbox_sink *sink, struct sandbox_result *res, struct fault *f)
 {
 	struct exec x = {.c = sb->c, .sb = sb, .job = job, .sink = sink, .res = res, .client = -1,
-			 .in_fd = -1, .out_fd = -1, .err_fd = -1, .wait_fd = -1, .exit_code = -1,
+			 .in_fd = -1, .out_fd = -1, .err_fd = -1, .wait_fd = -1,
 			 .in_data = job->stdin_data, .in_len = job->stdin_len};
 	struct strv argv = {0};
 	decoder_init(&x.dec, job->lang->compile.n > 0);
@@ -576,7 +575,7 @@ bool exec_warm(const struct sandbox *sb, struct warm_lease *lease, const struct 
 	char nonce[2 * 16 + 1];
 	random_hex(nonce, 16);
 	struct exec x = {.c = sb->c, .sb = sb, .job = job, .sink = sink, .res = res, .client = -1, .lease = lease,
-			 .wait_fd = -1, .exit_code = -1,
+			 .wait_fd = -1,
 			 .in_fd = lease->fds[0], .out_fd = lease->fds[1], .err_fd = lease->fds[2]};
 	lease->fds[0] = lease->fds[1] = lease->fds[2] = -1; /* ours now; collect() closes them */
 	struct buf frame = {0};
@@ -621,7 +620,7 @@ bool exec_session(const struct sandbox *sb, struct session_link *link, int in_fd
 		  const struct sandbox_sink *sink, struct sandbox_result *res, struct fault *f)
 {
 	struct exec x = {.c = sb->c, .sb = sb, .job = job, .sink = sink, .res = res, .client = -1,
-			 .wait_fd = -1, .exit_code = -1, .link = link, .in_fd = in_fd, .out_fd = out_fd, .err_fd = -1,
+			 .wait_fd = -1, .link = link, .in_fd = in_fd, .out_fd = out_fd, .err_fd = -1,
 			 .in_data = request->data, .in_len = request->len};
 	decoder_init(&x.dec, !kernel && job->lang->compile.n > 0);
 	/* Up already, like a warm sandbox: bounded from now (deadline.c). */

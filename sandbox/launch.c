@@ -265,8 +265,7 @@ bool launch_create_body(char *const argv[], cJSON **out, const char **name, stru
 /* docker's own words from an API answer ({"message": ...}), else what happened. */
 static void api_failed(struct buf *why, const char *step, int status, const struct buf *reply)
 {
-	const char *body = status > 0 ? docker_http_body(reply->data, reply->len) : NULL;
-	cJSON *j = body ? cJSON_ParseWithLength(body, reply->len - (size_t)(body - reply->data)) : NULL;
+	cJSON *j = status > 0 ? docker_reply_json(reply, status) : NULL;
 	const cJSON *m = cJSON_GetObjectItemCaseSensitive(j, "message");
 	if (cJSON_IsString(m))
 		buf_printf(why, "%s: %.300s", step, m->valuestring);
@@ -372,10 +371,7 @@ fail:
 
 int launch_exit_code(const struct buf *reply)
 {
-	const char *body = reply->len ? docker_http_body(reply->data, reply->len) : NULL;
-	if (!body || docker_http_status(reply->data, reply->len) != 200)
-		return -1;
-	cJSON *j = cJSON_ParseWithLength(body, reply->len - (size_t)(body - reply->data));
+	cJSON *j = docker_reply_json(reply, 200);
 	const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "StatusCode");
 	int code = cJSON_IsNumber(s) && s->valuedouble >= 0 && s->valuedouble <= 255 ? s->valueint : -1;
 	cJSON_Delete(j);
