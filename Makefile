@@ -65,7 +65,7 @@ bin/isobox-fcgi: $(LIB_SRC) $(MAIN_SRC) $(HEADERS)
 	$(CC) $(WFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(LIB_SRC) $(MAIN_SRC) $(LDLIBS)
 
 # The session agent runs inside sandboxes of every image: static, libc only.
-AGENT_SRC := sandbox/agent/agent.c sandbox/agent/agent_base.c sandbox/agent/agent_wire.c sandbox/agent/agent_files.c
+AGENT_SRC := $(sort $(wildcard sandbox/agent/*.c))
 bin/isobox-agent: $(AGENT_SRC) $(wildcard sandbox/agent/*.h)
 	@mkdir -p bin
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -Wshadow -static -o $@ $(AGENT_SRC)

@@ -6,11 +6,17 @@
  */
 #include "deadline.h"
 
+/* The sandbox's own end (a session's), if it comes first. */
+static int64_t within_end(const struct exec_clock *t, int64_t deadline)
+{
+	return t->end_by_ms && t->end_by_ms < deadline ? t->end_by_ms : deadline;
+}
+
 int64_t exec_deadline(const struct conf *c, const struct limits *l, const struct decoder *d,
 		      const struct exec_clock *t)
 {
 	if (!t->up_ms)
-		return t->spawned_ms + c->sandbox.start_timeout_ms;
+		return within_end(t, t->spawned_ms + c->sandbox.start_timeout_ms);
 	/*
 	 * Once the sandbox is up, its whole life is bounded from that moment,
 	 * whatever it prints: code that runs during a compile can forge the
@@ -25,7 +31,7 @@ int64_t exec_deadline(const struct conf *c, const struct limits *l, const struct
 		phase = t->phase_ms + l->compile_time_ms;
 	else /* compiled: the entry script starts the program at once */
 		phase = t->phase_ms + START_ALLOWANCE_MS;
-	return phase < life ? phase : life;
+	return within_end(t, phase < life ? phase : life);
 }
 
 int64_t sandbox_bound_ms(const struct conf *c, const struct limits *l)

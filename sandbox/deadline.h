@@ -37,9 +37,12 @@
 #define FILE_REQUEST_MS_PER_4MIB 1000
 
 /* When the current exec began, came up, and entered its current phase
- * (monotonic ms; up_ms is 0 until the sandbox shows a sign of life). */
+ * (monotonic ms; up_ms is 0 until the sandbox shows a sign of life), and
+ * the end of the sandbox it runs in, when that is set from outside (a
+ * session's maxLifetimeMs; 0: none): no phase runs past it. */
 struct exec_clock {
 	int64_t spawned_ms, up_ms, phase_ms;
+	int64_t end_by_ms;
 };
 
 /* How long a file request that moves this many bytes may take. */

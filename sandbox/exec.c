@@ -30,8 +30,10 @@
 
 volatile int sandbox_stop_requested;
 
-/* Why the worker stopped the container (first reason wins). */
-enum stop_reason { STOP_NONE, STOP_DEADLINE, STOP_OUTPUT_CAP, STOP_CLIENT_GONE, STOP_WORKER, STOP_GARBLED };
+/* Why the worker stopped the container (first reason wins). STOP_ENDED:
+ * the sandbox's own end came (a session's maxLifetimeMs). */
+enum stop_reason { STOP_NONE, STOP_DEADLINE, STOP_ENDED, STOP_OUTPUT_CAP, STOP_CLIENT_GONE, STOP_WORKER,
+		   STOP_GARBLED };
 
 struct exec {
 	const struct conf *c;
@@ -90,7 +92,7 @@ static void stop(struct exec *x, enum stop_reason why)
 	x->stopped = why;
 	if (!x->ended_ms)
 		x->ended_ms = now_ms();
-	if (x->link && why != STOP_GARBLED && session_interrupt(x))
+	if (x->link && why != STOP_GARBLED && why != STOP_ENDED && session_interrupt(x))
 		return; /* the session lives on if its agent ends the step */
 	if (x->link)
 		x->link->lost = true;
@@ -363,14 +365,15 @@ static void check_idle(struct exec *x, int64_t now)
 	}
 }
 
-/* The deadline passed: the phase that was running ran out of time. */
-static void timed_out(struct exec *x)
+/* The deadline passed: the phase that was running ran out of time, its
+ * own or the sandbox's (then nothing is interrupted: the sandbox ends). */
+static void timed_out(struct exec *x, int64_t now)
 {
 	if (x->dec.program_started)
 		x->res->run.timed_out = true;
 	else if (x->res->has_compile)
 		x->res->compile.timed_out = true;
-	stop(x, STOP_DEADLINE);
+	stop(x, x->clock.end_by_ms && now >= x->clock.end_by_ms ? STOP_ENDED : STOP_DEADLINE);
 }
 
 /* Poll the pipes until both close, enforcing the deadlines. */
@@ -383,7 +386,7 @@ static void supervise(struct exec *x)
 		int64_t now = now_ms();
 		int64_t deadline = exec_deadline(x->c, &x->job->limits, &x->dec, &x->clock);
 		if (!x->stopped && now >= deadline)
-			timed_out(x);
+			timed_out(x, now);
 		if (!x->stopped && sandbox_stop_requested)
 			stop(x, STOP_WORKER);
 		check_idle(x, now);
@@ -623,8 +626,10 @@ bool exec_session(const struct sandbox *sb, struct session_link *link, int in_fd
 			 .wait_fd = -1, .link = link, .in_fd = in_fd, .out_fd = out_fd, .err_fd = -1,
 			 .in_data = request->data, .in_len = request->len};
 	decoder_init(&x.dec, !kernel && job->lang->compile.n > 0);
-	/* Up already, like a warm sandbox: bounded from now (deadline.c). */
+	/* Up already, like a warm sandbox: bounded from now (deadline.c),
+	 * and by the session's own end. */
 	x.clock.spawned_ms = x.clock.up_ms = x.clock.phase_ms = now_ms();
+	x.clock.end_by_ms = link->end_by_ms;
 	x.spawned_at = time(NULL);
 	supervise(&x);
 	if (!link->ended && !link->lost) {

@@ -24,11 +24,13 @@ bool exec_warm(const struct sandbox *sb, struct warm_lease *lease, const struct 
  * (frame.h), goes to the agent on in_fd; its answers come on out_fd. Both
  * fds become exec's and are closed. The step ends with the agent's end
  * frame; a stop (deadline, output cap, the client gone) asks the agent to
- * interrupt the step. link says how it ended: lost when the session's
- * sandbox died, broke the protocol or ignored the interrupt (it is killed).
+ * interrupt the step; the session's end (link->end_by_ms) kills the sandbox.
+ * link says how it ended: lost when the session's sandbox died, broke the
+ * protocol, ignored the interrupt or reached its end (it is killed).
  */
 struct session_link {
 	const char *tag;
+	int64_t end_by_ms;      /* the session's end (monotonic ms): the step is cut there */
 	struct frame_decoder frames;
 	bool ended;             /* the end frame came */
 	int end_code;

@@ -84,6 +84,7 @@ struct sandbox_result {
 	struct buf kernel;     /* a cell's result as its kernel wrote it (JSON,
 				  untrusted: fcgi/ checks what it uses) */
 	const char *session_ended; /* the session ended during the step: why */
+	char session_why[96];      /* where session_ended's words are, when made up */
 	struct sandbox_output *outputs; /* the job's outputs, by name */
 	size_t n_outputs;
 	bool outputs_truncated; /* more matched than request.maxOutputFiles/Bytes */

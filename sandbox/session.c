@@ -167,7 +167,10 @@ bool session_step(const struct conf *c, const struct session *s, const struct sa
 	frame_new_tag(tag);
 	struct buf request = {0};
 	session_step_request(job, kernel, tag, &request);
-	struct session_link link = {.tag = tag};
+	/* The session's end, however busy: the step is cut there, from here
+	 * (the master's look also ends it, every 2 s, even while we hold it). */
+	int64_t life_end = session_life_end_ms(&h.s);
+	struct session_link link = {.tag = tag, .end_by_ms = now_ms() + (life_end - wall_ms())};
 	/* A cell's JSON: its value and error are capped by the output cap,
 	 * its images (at most 8) by the file cap. */
 	frame_init(&link.frames, (unsigned long long)(job->limits.output_bytes + c->sessions.max_file_bytes));
@@ -179,6 +182,10 @@ bool session_step(const struct conf *c, const struct session *s, const struct sa
 		res->session_ended = oom ? "it ran out of memory (its memoryBytes)"
 			: link.interrupted ? "it did not stop its step when interrupted"
 					   : "its sandbox stopped";
+		if (!oom && wall_ms() >= life_end) { /* cut here, or by the master: the step timed out */
+			res->session_ended = session_over(&h.s, life_end, res->session_why);
+			(res->has_run ? &res->run : &res->compile)->timed_out = true;
+		}
 		session_close(&h, false);
 		session_end(c, h.s.id, h.s.container, res->session_ended, true);
 	} else {

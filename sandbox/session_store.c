@@ -90,10 +90,26 @@ void session_new_id(const char *host, char out[SESSION_ID_LEN + 1])
 		snprintf(out + at + 2 * i, 3, "%02x", rnd[i]);
 }
 
+int64_t session_life_end_ms(const struct session *s)
+{
+	return s->created_ms + s->lifetime_ms;
+}
+
 int64_t session_expires_ms(const struct session *s)
 {
-	int64_t idle = s->last_used_ms + s->idle_ms, life = s->created_ms + s->lifetime_ms;
+	int64_t idle = s->last_used_ms + s->idle_ms, life = session_life_end_ms(s);
 	return idle < life ? idle : life;
+}
+
+const char *session_over(const struct session *s, int64_t now, char text[SESSION_WHY_MAX])
+{
+	if (now >= session_life_end_ms(s))
+		snprintf(text, SESSION_WHY_MAX, "it reached its maxLifetimeMs (%lld)", (long long)s->lifetime_ms);
+	else if (!s->busy && now >= s->last_used_ms + s->idle_ms)
+		snprintf(text, SESSION_WHY_MAX, "it was idle for its idleTimeoutMs (%lld)", (long long)s->idle_ms);
+	else
+		return NULL;
+	return text;
 }
 
 bool session_record_write(int dir_fd, const struct session *s)
@@ -235,7 +251,9 @@ static int64_t memory_used(const struct conf *c, const struct session *s)
 	return -1;
 }
 
-bool session_get(const struct conf *c, const char *tenant, const char *id, struct session *out,
+/* One as its directory has it, over or not: what it holds until it is
+ * ended (the admission counts it). */
+static bool look(const struct conf *c, const char *tenant, const char *id, struct session *out,
 		 struct fault *f)
 {
 	if (!c->sessions.dir)
@@ -246,6 +264,20 @@ bool session_get(const struct conf *c, const char *tenant, const char *id, struc
 	autoclose int lock = openat(dir, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	out->busy = lock_held(lock);
 	out->memory_used = memory_used(c, out);
+	return true;
+}
+
+/* A session over by its clocks is ended already for its callers, before
+ * the master's next look (every 2 s) or a request ends it. */
+bool session_get(const struct conf *c, const char *tenant, const char *id, struct session *out,
+		 struct fault *f)
+{
+	char text[SESSION_WHY_MAX];
+	const char *why;
+	if (!look(c, tenant, id, out, f))
+		return false;
+	if ((why = session_over(out, wall_ms(), text)))
+		return fail(f, E_SESSION_EXPIRED, "session %.40s has ended: %s", id, why);
 	return true;
 }
 
@@ -272,6 +304,16 @@ bool session_open(const struct conf *c, const char *tenant, const char *id, stru
 	if (!record_read(h->dir_fd, &h->s)) {
 		session_close(h, false);
 		return not_there(c, tenant, id, f);
+	}
+	/* Or be over by its clocks, the master not having looked yet: nothing
+	 * starts in it. */
+	char text[SESSION_WHY_MAX];
+	const char *why = session_over(&h->s, wall_ms(), text);
+	if (why) {
+		struct session s = h->s;
+		session_close(h, false);
+		session_end(c, s.id, s.container, why, true);
+		return fail(f, E_SESSION_EXPIRED, "session %.40s has ended: %s", id, why);
 	}
 	return true;
 }
@@ -358,7 +400,7 @@ bool session_list(const struct conf *c, const char *tenant, struct session **out
 	while ((e = readdir(d))) {
 		struct session s;
 		struct fault ignored;
-		if (!session_valid_id(e->d_name) || !session_get(c, tenant, e->d_name, &s, &ignored))
+		if (!session_valid_id(e->d_name) || !look(c, tenant, e->d_name, &s, &ignored))
 			continue;
 		if (*n == cap)
 			*out = xrealloc(*out, (cap = cap ? 2 * cap : 16) * sizeof **out);
@@ -435,9 +477,10 @@ static bool holder_alive(int dir_fd)
 }
 
 /* Why a session should end now (NULL: it should not), from its record;
- * kind: 1 expired, 2 died, 0 neither (a creation that died half-way). */
-static const char *why_to_end(const struct conf *c, int dir, int64_t now, struct session *s,
-			      char text[96], int *kind)
+ * kind: 1 expired, 2 died, 0 neither (a creation that died half-way).
+ * busy: a request holds it, so only its lifetime can end it here. */
+static const char *why_to_end(const struct conf *c, int dir, int64_t now, bool busy, struct session *s,
+			      char text[SESSION_WHY_MAX], int *kind)
 {
 	*s = (struct session){0};
 	*kind = 1;
@@ -448,37 +491,41 @@ static const char *why_to_end(const struct conf *c, int dir, int64_t now, struct
 		return fstat(dir, &st) == 0 && now - (int64_t)st.st_mtime * 1000 > NEVER_STARTED_MS ?
 			"it never started" : NULL;
 	}
-	if (now >= s->created_ms + s->lifetime_ms) {
-		snprintf(text, 96, "it reached its maxLifetimeMs (%lld)", (long long)s->lifetime_ms);
-		return text;
-	}
-	if (now >= s->last_used_ms + s->idle_ms) {
-		snprintf(text, 96, "it was idle for its idleTimeoutMs (%lld)", (long long)s->idle_ms);
-		return text;
-	}
+	s->busy = busy;
+	const char *why = session_over(s, now, text);
+	if (why || busy)
+		return why;
 	*kind = 2;
 	if (now - s->created_ms > c->sandbox.start_timeout_ms && !holder_alive(dir))
 		return "its sandbox stopped (dockerd or the host restarted, or it was killed)";
 	return NULL;
 }
 
-/* One session: end it if it is idle, old or dead and no request holds it.
- * Only a session to end is locked, and judged again under the lock (a
- * step may have come and gone in between): the master's look every two
- * seconds must not make a step that arrives then fail as busy.
- * 0: kept; 1: expired; 2: died. */
+/* One session: end it if it is idle, old or dead and no request holds it,
+ * or past its maxLifetimeMs even if one does (the lifetime is enforced
+ * from outside: that request answers with what it has). Only a session
+ * to end is locked, and judged again under the lock (a step may have come
+ * and gone in between): the master's look every two seconds must not
+ * make a step that arrives then fail as busy. 0: kept; 1: expired; 2: died. */
 static int expire_one(const struct conf *c, int top, const char *id, int64_t now)
 {
 	autoclose int dir = openat(top, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	autoclose int lock = dir < 0 ? -1 : openat(dir, "lock", O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	struct session s;
-	char text[96];
+	char text[SESSION_WHY_MAX];
 	int kind;
-	if (dir < 0 || lock_held(lock))
-		return 0; /* in use, or being made: its request bounds itself */
-	const char *why = why_to_end(c, dir, now, &s, text, &kind);
-	/* No lock file: a creation that died before making it. */
-	if (!why || (lock >= 0 && !lock_take(lock)) || !(why = why_to_end(c, dir, now, &s, text, &kind)))
+	if (dir < 0)
+		return 0;
+	bool busy = lock_held(lock);
+	const char *why = why_to_end(c, dir, now, busy, &s, text, &kind);
+	if (why && busy && kind == 1) {
+		session_end(c, id, s.container, why, false);
+		return kind;
+	}
+	/* Not held: taken, and judged again. No lock file: a creation that
+	 * died before making it. */
+	if (!why || busy || (lock >= 0 && !lock_take(lock)) ||
+	    !(why = why_to_end(c, dir, now, false, &s, text, &kind)))
 		return 0;
 	session_end(c, id, s.container, why, false);
 	return kind;

@@ -32,6 +32,14 @@ void session_close(struct session_handle *h, bool used);
  * sandbox is gone. */
 bool session_pipes(struct session_handle *h, int *in_fd, int *out_fd, struct fault *f);
 
+/* Why s is over by its own clocks at now (wall ms): past its
+ * maxLifetimeMs, or idle past its idleTimeoutMs unless a request holds it
+ * (s->busy) (text holds the words); NULL: it is not. Pure. */
+#define SESSION_WHY_MAX 96
+const char *session_over(const struct session *s, int64_t now, char text[SESSION_WHY_MAX]);
+/* When its maxLifetimeMs ends (wall ms), however busy. Pure. */
+int64_t session_life_end_ms(const struct session *s);
+
 /* Write the record of s into its directory (atomically). */
 bool session_record_write(int dir_fd, const struct session *s);
 

@@ -3,7 +3,8 @@
  *
  * The worker talks to it in frames on its stdin and stdout (sandbox/frame.h
  * is the protocol). It writes files into the workspace and runs programs
- * there ("run": one step at a time, each in a process group of its own),
+ * there ("run": one step at a time; a step that is stopped takes every
+ * process it started with it, agent_procs.h),
  * hands cells to a live interpreter that keeps its state between them
  * (kernel sessions: kernel.py), and reads and writes the workspace for the
  * worker (put, get, list, del) without ever following a symbolic link:
@@ -44,6 +45,7 @@
 
 #include "agent_base.h"
 #include "agent_files.h"
+#include "agent_procs.h"
 #include "agent_wire.h"
 
 
@@ -56,8 +58,9 @@ static struct {
 	pid_t pid;       /* run: the program, leader of its process group */
 	int out, err;    /* run: its pipes, -1 once at end of file */
 	int64_t kill_at; /* cell: interrupted; the kernel is killed at this time */
-	bool interrupted; /* run: killed by int; its whole group goes before the answer */
+	bool interrupted; /* run: killed by int; all it started goes before the answer */
 	bool silent;     /* cell: a new request replaced it; it gets no answer */
+	struct procs_snapshot before; /* what ran when it began (agent_procs.h) */
 } step = {.out = -1, .err = -1};
 
 static struct {
@@ -168,38 +171,34 @@ static void discard(int *fd)
 }
 
 /*
- * An interrupted run's process group, killed until none of it is left. On
- * gVisor a process that is forking when its group gets SIGKILL can leave a
- * child that never got it, and a fork bomb's survivors would go on into
- * the next step, holding its memory and its pids. The members that are
- * orphans are ours to reap (PID 1, or subreaper); waitpid(-pgid) reaps
- * only those. Bounded: a zombie whose parent left the group (setsid) and
- * lives on is not ours to reap, and keeps the group existing until then.
+ * A stopped step's processes, every one, whatever it did to its session,
+ * group or parent (setsid, a double fork, nohup), killed until none is
+ * left, before its end is answered: on gVisor a process that is forking
+ * when it gets SIGKILL can leave a child that never got it, and what
+ * survives would go on into the next step, holding its memory and pids.
+ * Bounded: SWEEP_MS.
  */
-static void sweep_group(pid_t pgid)
+static void sweep_step(pid_t root, pid_t keep)
 {
-	int64_t until = now_ms() + SWEEP_MS;
-	while (kill(-pgid, SIGKILL) == 0 && now_ms() < until) {
-		while (waitpid(-pgid, NULL, WNOHANG) > 0)
-			;
-		usleep(2000);
-	}
+	procs_sweep(&step.before, root, keep, now_ms() + SWEEP_MS);
 }
 
 /* The run ends: unanswered if a new request replaced it (then it is
  * killed), else after what it wrote until it exited. */
 static void run_ended(bool answer, int status)
 {
-	if (answer && step.interrupted)
-		sweep_group(step.pid);
+	if (!answer) {
+		kill(-step.pid, SIGKILL);
+		kill(step.pid, SIGKILL); /* if it has not called setsid() yet */
+	}
+	if (!answer || step.interrupted)
+		sweep_step(0, 0);
+	procs_free(&step.before);
 	if (answer) {
 		drain(&step.out, "out", step.tag);
 		drain(&step.err, "err", step.tag);
 		int code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 		send_frame("end", step.tag, code, "", 0);
-	} else {
-		kill(-step.pid, SIGKILL);
-		kill(step.pid, SIGKILL); /* if it has not called setsid() yet */
 	}
 	discard(&step.out);
 	discard(&step.err);
@@ -241,9 +240,13 @@ static const char *cell_tag(void)
 	return step.kind == STEP_CELL && !step.silent ? step.tag : NULL;
 }
 
-/* The cell ends: what the kernel wrote until now, then its answer. */
+/* The cell ends: what the kernel wrote until now, then its answer. An
+ * interrupted cell's processes go first (the kernel stays, if it lives). */
 static void cell_ended(int code, const char *json, size_t n)
 {
+	if (step.kill_at)
+		sweep_step(kernel.pid, kernel.pid);
+	procs_free(&step.before);
 	drain(&kernel.out, "out", cell_tag());
 	drain(&kernel.err, "err", cell_tag());
 	if (!step.silent)
@@ -478,6 +481,8 @@ static void run_request(const char *tag, unsigned long long nfiles, unsigned lon
 		lseek(rd, 0, SEEK_SET);
 	if (!w.err && (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)))
 		set_why(&w, errno, "cannot make pipes: %s", strerror(errno));
+	if (!w.err)
+		procs_snapshot(&step.before);
 	pid_t pid = w.err ? -1 : spawn(argv, (int[]){rd, out[1], err[1]}, 3);
 	if (pid < 0)
 		set_why(&w, errno, "cannot fork: %s", strerror(errno));
@@ -515,6 +520,7 @@ static void cell_request(const char *tag, unsigned long long code_len, unsigned 
 	/* The worker's decoder knows by the RS on stderr that the cell runs. */
 	send_frame("err", tag, -1, "\036", 1);
 	step_start(STEP_CELL, tag);
+	procs_snapshot(&step.before);
 	kernel.served = true;
 	/* The kernel reads whole cells before it runs them, so this does not
 	 * block for long. If it fails (EPIPE), the kernel died: poll sees it. */
@@ -568,7 +574,7 @@ int main(int argc, char **argv)
 		fatal("usage: isobox-agent [--workspace DIR] shell | kernel ARGV...");
 	atexit(stop_children);
 	/* As PID 1 it is already: the orphans of a run are the agent's to reap
-	 * (and to sweep: sweep_group), also where it runs as a process. */
+	 * (and to sweep: agent_procs.h), also where it runs as a process. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	signal(SIGPIPE, SIG_IGN); /* a closed pipe is an error where it happens */
 	if (pipe2(chld_pipe, O_CLOEXEC | O_NONBLOCK))

@@ -12,6 +12,7 @@ workspace; with AGENT_DOCKER_IMAGE=<image id>, inside the real sandbox
 AGENT_RUNSC=/usr/bin/runsc, in gVisor without docker ("runsc do"; as uid
 65534 with AGENT_RUNSC_NOBODY=1 too).
 """
+import glob
 import os
 import secrets
 import select
@@ -21,7 +22,7 @@ import tempfile
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SOURCES = [os.path.join(REPO, "sandbox", "agent", f) for f in ("agent.c", "agent_base.c", "agent_wire.c", "agent_files.c")]
+SOURCES = sorted(glob.glob(os.path.join(REPO, "sandbox", "agent", "*.c")))  # as the Makefile's AGENT_SRC
 KERNEL = os.path.join(REPO, "sandbox", "agent", "kernel.py")
 DOCKER_IMAGE = os.environ.get("AGENT_DOCKER_IMAGE")
 DOCKER_RUNTIME = os.environ.get("AGENT_DOCKER_RUNTIME", "runsc-untrusted")

@@ -170,6 +170,92 @@ def test_int_kills_the_whole_group_before_the_answer(shell):
     assert shell.do("run", ["python3", "-c", GROUP_LEFT, said.split()[0].decode()]).out == b"0\n"
 
 
+# Each way a process can leave its step's process group, session or
+# parent; each is marked by its own sleep length, to be found in /proc.
+ESCAPES = {
+    "setsid": "(setsid sleep 400.1 >/dev/null 2>&1 &)",
+    "subshell orphan": "(sleep 400.2 &)",
+    "nohup": "nohup sleep 400.3 >/dev/null 2>&1 &",
+    "disown": "sleep 400.4 & disown",
+    "a new session leader that forks again": "setsid sh -c 'sleep 400.5 & sleep 400.6 & wait' >/dev/null 2>&1 &",
+    "double fork through setsid": "(setsid sh -c '(sleep 400.7 &)' &)",
+    "stopped": "sleep 400.8 & sleep 0.3; kill -STOP $!",  # after its exec
+    "a python daemon (fork, setsid, fork, chdir /)":
+        "python3 -c 'import os\nif os.fork() == 0:\n os.setsid()\n if os.fork() == 0:\n"
+        "  os.chdir(\"/\"); os.execvp(\"sleep\", [\"sleep\", \"400.9\"])\n os._exit(0)' &",
+}
+
+
+def sleeping(*marks):
+    """The pids of the sleeps with these marks (their argument), on this host."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if len(argv) >= 2 and argv[0].endswith(b"sleep") and argv[1].decode() in marks:
+            found[argv[1].decode()] = int(entry)
+    return found
+
+
+def escape_marks():
+    return [f"400.{i}" for i in range(1, 10)]
+
+
+def test_int_takes_every_process_the_step_started(shell):
+    """However it left its group (setsid, double fork, nohup, disown, a
+    stopped one), nothing a stopped step started is left when it answers;
+    what an earlier step left running, and its children, stay."""
+    kept = shell.do("run", ["sh", "-c", "sleep 399.1 >/dev/null 2>&1 &"])
+    assert kept.code == 0
+    try:
+        script = "\n".join(ESCAPES.values()) + "\nsleep 60"
+        tag = shell.run(["bash", "-c", script])
+        deadline = time.monotonic() + 10
+        while len(sleeping(*escape_marks())) < 9 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sorted(sleeping(*escape_marks())) == escape_marks()
+        shell.interrupt(tag)
+        a = shell.answer(tag, timeout=10)
+        assert a.code == 137
+        assert sleeping(*escape_marks()) == {}, [k for k, v in ESCAPES.items()]
+        assert "399.1" in sleeping("399.1")  # an earlier step's: the session's
+    finally:
+        for pid in sleeping("399.1").values():
+            os.kill(pid, 9)
+
+
+def test_a_new_run_takes_every_process_of_the_one_it_replaces(shell):
+    shell.run(["bash", "-c", ESCAPES["setsid"] + "\n" + ESCAPES["disown"] + "\nsleep 60"])
+    deadline = time.monotonic() + 10
+    while len(sleeping("400.1", "400.4")) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(sleeping("400.1", "400.4")) == 2
+    assert shell.do("run", ["echo", "new"]).out == b"new\n"
+    assert sleeping("400.1", "400.4") == {}
+
+
+def test_a_step_that_ends_by_itself_keeps_its_daemons(shell):
+    a = shell.do("run", ["bash", "-c", ESCAPES["setsid"] + "\n" + ESCAPES["nohup"] + "\necho done"])
+    try:
+        assert (a.code, a.out) == (0, b"done\n")
+        deadline = time.monotonic() + 5
+        while len(sleeping("400.1", "400.3")) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(sleeping("400.1", "400.3")) == 2
+        # A later step that is stopped does not take them either.
+        tag = shell.run(["sleep", "60"])
+        time.sleep(0.2)
+        shell.interrupt(tag)
+        assert shell.answer(tag).code == 137
+        assert len(sleeping("400.1", "400.3")) == 2
+    finally:
+        for pid in sleeping("400.1", "400.3").values():
+            os.kill(pid, 9)
+
+
 def test_int_for_another_tag_is_ignored(shell):
     tag = shell.run(["sh", "-c", "sleep 0.5; echo done"])
     shell.interrupt("0123456789abcdef")
@@ -469,6 +555,48 @@ def test_kernel_interrupt_in_c(kernel):
     else:
         assert r["error"]["name"] == "KeyboardInterrupt"
         assert cell(kernel, "kept")[1]["value"] == "1"
+
+
+KERNEL_ESCAPE = ("import subprocess\n"
+                 "subprocess.Popen(['sleep', '401.1'], start_new_session=True)\n"
+                 "subprocess.Popen(['bash', '-c', '(setsid sleep 401.2 >/dev/null 2>&1 &)'])\n")
+
+
+def test_kernel_interrupt_takes_what_the_cell_started(kernel):
+    # Out of the kernel's group, which gets the interrupt's SIGINT.
+    a, r = cell(kernel, "import subprocess\nbg = subprocess.Popen(['sleep', '401.3'], start_new_session=True)")
+    assert r["error"] is None, r
+    try:
+        tag = kernel.cell(KERNEL_ESCAPE + "import time\nwhile True: time.sleep(0.01)")
+        deadline = time.monotonic() + 10
+        while len(sleeping("401.1", "401.2")) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(sleeping("401.1", "401.2")) == 2
+        kernel.interrupt(tag)
+        a = kernel.answer(tag, timeout=10)
+        assert result(a)["error"]["name"] == "KeyboardInterrupt"
+        assert sleeping("401.1", "401.2") == {}
+        assert "401.3" in sleeping("401.3")  # an earlier cell's
+        a, r = cell(kernel, "bg.poll() is None")
+        assert r["value"] == "True", r
+    finally:
+        for pid in sleeping("401.3").values():
+            os.kill(pid, 9)
+
+
+def test_kernel_restart_takes_what_the_cell_started(kernel):
+    tag = kernel.cell(KERNEL_ESCAPE + "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                      "while True: pass")
+    deadline = time.monotonic() + 10
+    while len(sleeping("401.1", "401.2")) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(sleeping("401.1", "401.2")) == 2
+    kernel.interrupt(tag)
+    a = kernel.answer(tag, timeout=10)
+    assert result(a)["restarted"] is True
+    assert sleeping("401.1", "401.2") == {}
+    a, r = cell(kernel, "1 + 1")  # the new kernel is there
+    assert r["value"] == "2", r
 
 
 def test_kernel_restarted_when_sigint_ignored(kernel):

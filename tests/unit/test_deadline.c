@@ -88,6 +88,17 @@ void test_deadline(void)
 		}
 	}
 	ok(bounded, "deadline: no record moves the deadline past the sandbox's life");
+
+	/* A session's end, set from outside, cuts every phase. */
+	decoder_init(&d, true);
+	t = (struct exec_clock){.spawned_ms = 1000, .up_ms = 1000, .phase_ms = 1000, .end_by_ms = 1500};
+	ok(exec_deadline(&c, &l, &d, &t) == 1500, "deadline: a session's end comes before the step's own");
+	say(&d, &t, 1200, "\0360 0 0\n\036", 8);
+	ok(exec_deadline(&c, &l, &d, &t) == 1500, "deadline: no record moves it past the session's end");
+	t.end_by_ms = 99999;
+	ok(exec_deadline(&c, &l, &d, &t) == 1200 + 1000, "deadline: a later session end leaves the step's own");
+	t = (struct exec_clock){.spawned_ms = 1000, .end_by_ms = 1200};
+	ok(exec_deadline(&c, &l, &d, &t) == 1200, "deadline: it cuts the start too");
 	conf_free(&c);
 	registry_free(&r);
 }
