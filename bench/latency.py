@@ -29,6 +29,10 @@ import tempfile
 import time
 import urllib.request
 
+# A python request that no warm sandbox takes: one process fewer than the
+# default pids (a warm sandbox's RLIMIT_NPROC is fixed when it starts;
+# memory and cpus are set when one is taken, so they no longer force cold).
+FORCE_COLD = {"pids": 128 - 1}
 LOCK = "/var/lib/isobox/images.lock"
 PREFIX = os.environ.get("PREFIX", "/opt/isobox")
 

@@ -33,6 +33,7 @@ import subprocess
 import time
 import urllib.parse
 
+import latency
 from report import median_ms, p90_ms, write_section
 
 PREFIX = os.environ.get("PREFIX", "/opt/isobox")
@@ -113,7 +114,7 @@ def main():
             r[f"volume{size}"] = made
         plain, mounted = [], []
         for _ in range(min(n, 10)):
-            code = {"language": "python", "code": "pass", "limits": {"memoryBytes": 268435456 - 4096}}
+            code = {"language": "python", "code": "pass", "limits": latency.FORCE_COLD}
             plain.append(timed(lambda: call(url, "POST", "/execute", code)))
             mounted.append(timed(lambda: call(url, "POST", "/execute", dict(code, volume="bench-16-0"))))
         r["mount"] = (plain, mounted)

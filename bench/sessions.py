@@ -7,8 +7,8 @@
   upload     PUT of 1 MiB into /workspace
   download   GET of the same 1 MiB
   cold       POST /execute of the same `x = 0; x += 1`, cold: it asks for
-             one page less memory than python's default, so no warm sandbox
-             fits (as bench/warm.py does)
+             one process fewer than python's default pids, so no warm
+             sandbox takes it (latency.FORCE_COLD, as bench/warm.py does)
 
 and the goal of the issue: a kernel step under 0.1x a cold /execute.
 
@@ -26,6 +26,7 @@ import time
 import urllib.error
 import urllib.request
 
+import latency
 from report import median_ms, p90_ms, write_section
 
 
@@ -87,7 +88,7 @@ def main():
         for _ in range(n):
             t, (status, body) = timed(lambda: call(url, "POST", "/execute",
                                                    {"language": "python", "code": "x = 0\nx += 1",
-                                                    "limits": {"memoryBytes": 268435456 - 4096}}))
+                                                    "limits": latency.FORCE_COLD}))
             cold.append(t)
             warm += json.loads(body).get("warm", False)
         results["cold"] = cold

@@ -63,8 +63,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cpu  # noqa: E402  (where the host's CPU goes, by component)
 import latency  # noqa: E402  (its images, hello worlds, conf reader and stats)
 
-DEFAULT_MEMORY = 268435456
-COLD_LIMITS = {"memoryBytes": DEFAULT_MEMORY - 4096}  # one page less: no warm sandbox fits
+COLD_LIMITS = latency.FORCE_COLD
 PANDAS = ('import pandas as pd\n'
           'df = pd.DataFrame({"x": [1, 2, 3], "y": [0.5, 1.5, 2.5]})\n'
           'print(df)\n')
@@ -642,7 +641,7 @@ def report(args, res):
                   "| runs | per second | latency median | p90 | warm | refills done meanwhile (mean boot) |",
                   "|---|---|---|---|---|---|---|"]
         for who, label in (("isobox", "isobox, warm pool on (default limits)"),
-                           ("cold", "isobox, all cold (one page less memory)"),
+                           ("cold", "isobox, all cold (one process fewer)"),
                            ("bare", "bare `docker run`")):
             x = s[who]
             warm = "–" if who == "bare" else f"{x['warm']} of {x['runs']}"

@@ -213,13 +213,16 @@ static bool parse_pool(const cJSON *o, struct conf_pool *p, struct fault *f)
  */
 static bool parse_warm(const cJSON *o, const char *base_dir, struct conf_warm *w, struct fault *f)
 {
-	static const char *const keys[] = {"sandboxes", "memoryBudgetBytes", "maxAgeMs", "agentDir", NULL};
-	w->memory_budget_bytes = (int64_t)1 << 30;
+	static const char *const keys[] = {"sandboxes", "memoryBudgetBytes", "preloadBytes", "maxAgeMs",
+					   "agentDir", NULL};
+	w->memory_budget_bytes = (int64_t)2 << 30;
+	w->preload_bytes = (int64_t)256 << 20;
 	w->max_age_ms = 600000;
 	if (!o)
 		return true;
 	if (!json_object(o, "warm", f) || !json_known_keys(o, keys, "warm", f) ||
 	    !get_optional_int(o, "warm", "memoryBudgetBytes", 0, &w->memory_budget_bytes, f) ||
+	    !get_optional_int(o, "warm", "preloadBytes", 0, &w->preload_bytes, f) ||
 	    !get_optional_int(o, "warm", "maxAgeMs", 10000, &w->max_age_ms, f))
 		return false;
 	if (!cJSON_GetObjectItemCaseSensitive(o, "agentDir"))

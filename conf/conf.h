@@ -63,6 +63,8 @@ struct conf {
 		size_t n;
 		int64_t total;               /* all counts */
 		int64_t memory_budget_bytes; /* what the ready ones may hold in all */
+		int64_t preload_bytes;       /* room for what an agent's preloads hold, above
+						a request's memory (sandbox/warm.c) */
 		int64_t max_age_ms;          /* replaced after waiting this long */
 		char *agent_dir;             /* sandbox/agent/ as installed; NULL: no pool */
 	} warm;

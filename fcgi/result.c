@@ -56,6 +56,8 @@ cJSON *result_to_json(const struct language *lang, const struct sandbox_result *
 	cJSON_AddStringToObject(o, "version", lang->full_version);
 	cJSON_AddStringToObject(o, "backend", res->backend);
 	cJSON_AddBoolToObject(o, "warm", res->warm); /* a sandbox started ahead (only faster) */
+	if (!res->warm && res->warm_miss) /* its language has a warm pool: why not */
+		cJSON_AddStringToObject(o, "coldReason", res->warm_miss);
 	if (res->has_compile)
 		cJSON_AddItemToObject(o, "compile", phase_to_json(&res->compile));
 	if (res->has_run)

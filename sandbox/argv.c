@@ -110,9 +110,16 @@ static void push_expanded(struct strv *a, const char *tmpl, const struct sandbox
  * run and a warm sandbox, so that they cannot drift apart. kind is the
  * isobox.kind label ("cold", "warm").
  */
+/*
+ * Every run's flags. own_cgroup (NULL: none): a cgroup of our own below
+ * the parent that the sandbox starts in (a warm one, cgroup.h), whose
+ * quota is its CPU limit: a quota of the container's own would stop the
+ * taker from lowering it (the kernel refuses a parent's quota below a
+ * child's).
+ */
 static void push_hardened(const struct conf *c, const struct language *l, const struct limits *lim,
 			  bool network, const char *container, const char *owner, const char *kind,
-			  const char *home, struct strv *a)
+			  const char *home, const char *own_cgroup, struct strv *a)
 {
 	strv_push(a, c->docker);
 	strv_push(a, "run");
@@ -151,7 +158,8 @@ static void push_hardened(const struct conf *c, const struct language *l, const 
 		   runc ? c->runc.seccomp_profile : c->sandbox.seccomp_profile);
 	strv_pushf(a, "--memory=%lld", (long long)lim->memory_bytes);
 	strv_pushf(a, "--memory-swap=%lld", (long long)lim->memory_bytes); /* = no swap */
-	strv_pushf(a, "--cpus=%.3f", lim->cpus);
+	if (!own_cgroup)
+		strv_pushf(a, "--cpus=%.3f", lim->cpus);
 	/*
 	 * The process limit is RLIMIT_NPROC, which gVisor enforces cleanly.
 	 * The host pids cgroup only backstops: under ptrace, a low pids limit
@@ -173,7 +181,10 @@ static void push_hardened(const struct conf *c, const struct language *l, const 
 		   (long long)c->sandbox.work_bytes);
 	strv_pushf(a, "--workdir=%s", home);
 	strv_push(a, "--log-driver=none"); /* output goes through pipes only */
-	strv_pushf(a, "--cgroup-parent=%s", c->cgroup_parent);
+	if (own_cgroup)
+		strv_pushf(a, "--cgroup-parent=%s/%s", c->cgroup_parent, own_cgroup);
+	else
+		strv_pushf(a, "--cgroup-parent=%s", c->cgroup_parent);
 	strv_push(a, "--hostname=isobox");
 	/* The image has no environment; this is all the program sees. */
 	strv_push(a, "--env=PATH=/usr/local/bin:/usr/bin:/bin");
@@ -200,7 +211,7 @@ void sandbox_docker_argv(const struct conf *c, const struct sandbox_job *job,
 			 struct strv *a)
 {
 	const struct language *l = job->lang;
-	push_hardened(c, l, &job->limits, job->network, container, owner, "cold", "/box", a);
+	push_hardened(c, l, &job->limits, job->network, container, owner, "cold", "/box", NULL, a);
 	strv_pushf(a, "--mount=type=bind,src=%s,dst=/src,readonly", src_dir);
 	push_volume(c, job->volume, job->volume_ro, a);
 	strv_push(a, "--entrypoint=");
@@ -230,9 +241,9 @@ static void push_command(struct strv *a, const char *script, const struct sandbo
 }
 
 void sandbox_warm_argv(const struct conf *c, const struct language *l, const struct limits *lim,
-		       const char *container, const char *owner, struct strv *a)
+		       const char *container, const char *owner, bool own_cgroup, struct strv *a)
 {
-	push_hardened(c, l, lim, false, container, owner, "warm", "/box", a);
+	push_hardened(c, l, lim, false, container, owner, "warm", "/box", own_cgroup ? container : NULL, a);
 	strv_pushf(a, "--mount=type=bind,src=%s,dst=/isobox-agent,readonly", c->warm.agent_dir);
 	strv_push(a, "--entrypoint=");
 	strv_push(a, l->image_id);
@@ -252,7 +263,7 @@ void sandbox_session_argv(const struct conf *c, const struct language *l, const 
 			  const char *owner, struct strv *a)
 {
 	bool kernel = s->type == SESSION_KERNEL;
-	push_hardened(c, l, &s->limits, s->network, s->container, owner, "session", "/workspace", a);
+	push_hardened(c, l, &s->limits, s->network, s->container, owner, "session", "/workspace", NULL, a);
 	strv_pushf(a, "--label=isobox.session=%s", s->id);
 	push_volume(c, s->volume[0] ? s->volume : NULL, s->volume_ro, a);
 	/* The session's files: in its own memory, like /box, and kept. */
@@ -270,7 +281,7 @@ void sandbox_session_argv(const struct conf *c, const struct language *l, const 
 void sandbox_volume_argv(const struct conf *c, const struct language *l, const char *id,
 			 const char *container, const char *owner, struct strv *a)
 {
-	push_hardened(c, l, &l->defaults, false, container, owner, "cold", "/memory", a);
+	push_hardened(c, l, &l->defaults, false, container, owner, "cold", "/memory", NULL, a);
 	strv_pushf(a, "--mount=type=bind,src=%s,dst=/isobox-agent,readonly", c->warm.agent_dir);
 	push_volume(c, id, false, a);
 	strv_push(a, "--entrypoint=");
@@ -284,7 +295,7 @@ void sandbox_volume_argv(const struct conf *c, const struct language *l, const c
 void sandbox_outputs_argv(const struct conf *c, const struct sandbox_job *job, const char *container,
 			  const char *owner, struct strv *a)
 {
-	push_hardened(c, job->lang, &job->limits, job->network, container, owner, "cold", "/box", a);
+	push_hardened(c, job->lang, &job->limits, job->network, container, owner, "cold", "/box", NULL, a);
 	strv_pushf(a, "--mount=type=bind,src=%s,dst=/isobox-agent,readonly", c->warm.agent_dir);
 	push_volume(c, job->volume, job->volume_ro, a);
 	strv_push(a, "--entrypoint=");

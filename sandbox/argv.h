@@ -12,9 +12,11 @@ void sandbox_docker_argv(const struct conf *c, const struct sandbox_job *job,
 			 const char *container, const char *owner, const char *src_dir,
 			 struct strv *argv);
 
-/* The argv of a warm sandbox: the same hardening, the agent as command. Pure. */
+/* The argv of a warm sandbox: the same hardening, the agent as command;
+ * own_cgroup: started in a cgroup of its own named as the container
+ * (cgroup.h), which holds its CPU limit. Pure. */
 void sandbox_warm_argv(const struct conf *c, const struct language *l, const struct limits *lim,
-		       const char *container, const char *owner, struct strv *argv);
+		       const char *container, const char *owner, bool own_cgroup, struct strv *argv);
 
 /* The docker argv of a session's sandbox, and of one step's command. Pure. */
 void sandbox_session_argv(const struct conf *c, const struct language *l, const struct session *s,

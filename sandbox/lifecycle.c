@@ -142,7 +142,7 @@ static bool run_warm(const struct conf *c, struct warm_pool *wp, const struct sa
 {
 	struct warm_lease lease;
 	*done = false;
-	if (!warm_take(wp, job, &lease, &res->warm_miss))
+	if (!warm_take(c, wp, job, &lease, &res->warm_miss))
 		return false;
 	struct sandbox sb = {.c = c, .name = lease.name};
 	bool go_cold = false;

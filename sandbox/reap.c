@@ -15,9 +15,13 @@
  * driver's layout (<parent>/<64 hex id> in each hierarchy) is tidied here:
  * systemd removes its own scopes. rmdir needs the parent dir to be the
  * service user's (deploy/setup.sh gives it), and it never removes a
- * cgroup that still holds a process or a child cgroup.
+ * cgroup that still holds a process or a child cgroup. The same goes for
+ * the cgroups of our own that warm sandboxes start in (cgroup.h), named
+ * after their containers: the master removes each after its container,
+ * and this catches the ones a dead master left.
  */
 #define _GNU_SOURCE
+#include "cgroup.h"
 #include "deadline.h"
 #include "owner.h"
 #include "subproc.h"
@@ -25,11 +29,12 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
-
-#define CGROUP_ROOT "/sys/fs/cgroup"
 
 static bool has(const struct strv *s, const char *str)
 {
@@ -45,18 +50,20 @@ static void reap_containers(const struct conf *c, struct strv *listed)
 {
 	struct buf out = {0};
 	char *filter = xasprintf("label=isobox.instance=%s", c->instance);
-	char *ps[] = {c->docker, "ps", "--all", "--no-trunc", "--filter", filter,
-		"--format", "{{.ID}} {{.State}} {{.Label \"isobox.kind\"}} {{.Label \"isobox.owner\"}}", NULL};
+	char *ps[] = {c->docker, "ps", "--all", "--no-trunc", "--filter", filter, "--format",
+		"{{.ID}} {{.State}} {{.Label \"isobox.kind\"}} {{.Label \"isobox.owner\"}} {{.Names}}", NULL};
 	struct strv rm = {0};
 	strv_push(&rm, c->docker);
 	strv_push(&rm, "rm");
 	strv_push(&rm, "--force");
 	if (subproc_capture(ps, REAP_LIST_MS, &out, NULL) == 0 && out.data) {
 		for (char *line = strtok(out.data, "\n"); line; line = strtok(NULL, "\n")) {
-			char id[80], state[16] = "", kind[16] = "", owner[64] = "";
-			int n = sscanf(line, "%79s %15s %15s %63s", id, state, kind, owner);
+			char id[80], state[16] = "", kind[16] = "", owner[64] = "", name[80] = "";
+			int n = sscanf(line, "%79s %15s %15s %63s %79s", id, state, kind, owner, name);
 			if (n >= 1)
 				strv_push(listed, id);
+			if (n >= 5)
+				strv_push(listed, name); /* a warm one's own cgroup is named so */
 			/* "dead": a removal that dockerd failed half-way ("directory
 			 * not empty", seen under load); nobody uses it any more,
 			 * whoever owns it. dockerd 20.10's list can go on saying
@@ -107,35 +114,26 @@ static void reap_dirs(const struct conf *c)
 	closedir(d);
 }
 
-/* The cgroup parent's dir in each hierarchy: v2 has one, v1 one per
- * mounted hierarchy (those runsc does not use have no such dir). */
-static void cgroup_parents(const struct conf *c, struct strv *out)
+/* The container ids that cgroups under the parents are named by, each
+ * once; and the cgroups of our own that this instance's warm sandboxes
+ * started in (named "isobox-<instance>-..."), made longer ago than a start
+ * may take (a younger one may be waiting for its container). */
+static void cgroup_ids(const struct conf *c, const struct strv *parents, struct strv *ids, struct strv *own)
 {
-	if (!c->cgroup_parent || c->cgroup_parent[0] != '/')
-		return; /* none, or systemd's driver */
-	if (access(CGROUP_ROOT "/cgroup.controllers", F_OK) == 0) {
-		strv_pushf(out, CGROUP_ROOT "%s", c->cgroup_parent);
-		return;
-	}
-	DIR *d = opendir(CGROUP_ROOT);
-	struct dirent *e;
-	while (d && (e = readdir(d)))
-		if (e->d_name[0] != '.')
-			strv_pushf(out, CGROUP_ROOT "/%s%s", e->d_name, c->cgroup_parent);
-	if (d)
-		closedir(d);
-}
-
-/* The container ids that cgroups under the parents are named by, each once. */
-static void cgroup_ids(const struct strv *parents, struct strv *ids)
-{
+	autofree char *prefix = xasprintf("isobox-%s-", c->instance);
+	time_t old = time(NULL) - (time_t)(c->sandbox.start_timeout_ms / 1000) - 1;
 	for (size_t i = 0; i < parents->n; i++) {
 		DIR *d = opendir(parents->v[i]);
 		struct dirent *e;
-		while (d && (e = readdir(d)))
+		struct stat st;
+		while (d && (e = readdir(d))) {
 			if (strlen(e->d_name) == 64 && strspn(e->d_name, "0123456789abcdef") == 64 &&
 			    !has(ids, e->d_name))
 				strv_push(ids, e->d_name);
+			if (!strncmp(e->d_name, prefix, strlen(prefix)) && !has(own, e->d_name) &&
+			    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_mtime < old)
+				strv_push(own, e->d_name);
+		}
 		if (d)
 			closedir(d);
 	}
@@ -189,17 +187,21 @@ static void reap_cgroups(const struct conf *c, const struct strv *parents, const
 
 void sandbox_reap(const struct conf *c)
 {
-	struct strv parents = {0}, cgroups = {0}, listed = {0}, unlisted = {0};
+	struct strv parents = {0}, cgroups = {0}, own = {0}, listed = {0}, unlisted = {0};
 	cgroup_parents(c, &parents);
-	cgroup_ids(&parents, &cgroups); /* before the containers are listed */
+	cgroup_ids(c, &parents, &cgroups, &own); /* before the containers are listed */
 	reap_containers(c, &listed);
 	for (size_t i = 0; i < cgroups.n; i++)
 		if (!has(&listed, cgroups.v[i]))
 			strv_push(&unlisted, cgroups.v[i]);
 	reap_cgroups(c, &parents, &unlisted);
+	for (size_t i = 0; i < own.n; i++)
+		if (!has(&listed, own.v[i]) && cgroup_own_remove(c, own.v[i]))
+			log_msg("removed the cgroup of warm sandbox %s, which is gone", own.v[i]);
 	reap_dirs(c);
 	strv_free(&parents);
 	strv_free(&cgroups);
+	strv_free(&own);
 	strv_free(&listed);
 	strv_free(&unlisted);
 }

@@ -78,8 +78,9 @@ struct sandbox_result {
 	bool warm;        /* it ran in a warm sandbox (warm.c) */
 	const char *backend; /* what ran it: conf_backend_name, static */
 	const char *warm_miss; /* else why not, when its language has a warm
-				  pool: "empty", "limits", "network",
-				  "outputs", "volume", "dead" */
+				  pool (warm.h, warm_take): "empty", "limits",
+				  "memory", "cgroup", "network", "outputs",
+				  "volume", "dead" */
 	/* A session step (session.c): */
 	struct buf kernel;     /* a cell's result as its kernel wrote it (JSON,
 				  untrusted: fcgi/ checks what it uses) */

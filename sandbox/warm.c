@@ -26,10 +26,23 @@
  * The board in shared memory says what each slot is; workers write only a
  * slot's state and taker. The master acts on its own records (the client
  * pid, the container name it chose), never on a pid read from the board.
+ *
+ * Limits: docker update does not work on runsc, so a sandbox is started
+ * with room for any request (the ceilings' memory and CPU, plus what its
+ * agent's preloads hold: warm.preloadBytes) in a cgroup of its own
+ * (cgroup.h), and the worker that takes it sets that cgroup to what its
+ * request asked, above what the sandbox holds then: the program gets all
+ * the memory it asked for, and no more, and the preloads are charged to
+ * the sandbox beside it. The process limit (RLIMIT_NPROC) is set at the
+ * start and cannot change, so the pids must be the language's default.
+ * Where the cgroup parent is no path (systemd's driver) there is no cgroup
+ * of our own: sandboxes start with the default limits plus preloadBytes,
+ * and only default limits take one.
  */
 #define _GNU_SOURCE
 #include "warm.h"
 #include "argv.h"
+#include "cgroup.h"
 #include "owner.h"
 #include "deadline.h"
 #include "docker.h"
@@ -63,12 +76,15 @@ struct warm_slot { /* shared */
 struct warm_lang { /* shared */
 	char name[40];
 	int target;
-	struct limits profile; /* what its sandboxes were started with */
+	struct limits profile; /* what a request that asks for none gets */
+	struct limits boot;    /* what its sandboxes were started with */
+	_Atomic long long preloaded; /* what one held when it was ready (0: not known yet) */
 	_Atomic int ready, starting;
 	_Atomic long long refills, refill_ms;
 };
 
 struct warm_board {
+	bool own_cgroups; /* sandboxes start in cgroups of their own (cgroup.h) */
 	struct warm_lang lang[WARM_MAX_LANGUAGES];
 	int n_langs;
 	struct warm_slot slot[WARM_MAX_SANDBOXES];
@@ -108,12 +124,32 @@ static const struct language *find_lang(const struct registry *reg, const char *
 	return NULL;
 }
 
-/* The limits a request that asks for none gets: the only ones a warm
- * sandbox can serve (docker update does not work on this runsc). */
+/* The limits a request that asks for none gets. */
 static struct limits profile_of(const struct conf *c, const struct language *l)
 {
 	struct limits none = {0};
 	return limits_apply(&l->defaults, &none, 0, &c->floors, &c->ceilings);
+}
+
+/* What a sandbox starts with: room for any request's memory and CPU, and
+ * for its preloads (the header comment). */
+static struct limits boot_of(const struct conf *c, const struct language *l, bool own_cgroups)
+{
+	struct limits b = profile_of(c, l);
+	if (own_cgroups) {
+		b.memory_bytes = c->ceilings.memory_bytes;
+		b.cpus = c->ceilings.cpus;
+	}
+	b.memory_bytes += c->warm.preload_bytes;
+	return b;
+}
+
+/* What a ready or starting sandbox of lang holds against the budget: a
+ * default request's memory and its preloads. */
+static int64_t held_by(const struct conf *c, const struct warm_lang *wl)
+{
+	long long preloaded = atomic_load(&wl->preloaded);
+	return wl->profile.memory_bytes + (preloaded > 0 ? preloaded : c->warm.preload_bytes);
 }
 
 static void close_fds(int fds[3])
@@ -134,6 +170,7 @@ struct warm_pool *warm_create(const struct conf *c, const struct registry *reg)
 	if (wp->board == MAP_FAILED)
 		die("cannot map the warm pool's board: %s", strerror(errno));
 	memset(wp->board, 0, sizeof *wp->board);
+	wp->board->own_cgroups = cgroup_own_possible(c);
 	wp->master = getpid();
 	for (size_t i = 0; i < c->warm.n; i++) {
 		const struct language *l = find_lang(reg, c->warm.langs[i]);
@@ -145,6 +182,7 @@ struct warm_pool *warm_create(const struct conf *c, const struct registry *reg)
 		snprintf(wl->name, sizeof wl->name, "%s", l->name);
 		wl->target = (int)c->warm.counts[i];
 		wl->profile = profile_of(c, l);
+		wl->boot = boot_of(c, l, wp->board->own_cgroups);
 		int *q = wp->queue[wp->board->n_langs++];
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, q) < 0)
 			die("cannot make the warm queue: %s", strerror(errno));
@@ -224,6 +262,8 @@ static bool collect_removals(struct warm_pool *wp, const struct conf *c, int64_t
 		}
 		if (!gone)
 			log_msg("warm pool: dockerd did not remove %s", r->name);
+		else if (wp->board->own_cgroups)
+			cgroup_own_remove(c, r->name); /* else the reaper's, later */
 		*r = (struct warm_removal){0};
 	}
 	return awaiting;
@@ -257,14 +297,21 @@ static void start_one(struct warm_pool *wp, const struct conf *c, const struct l
 	snprintf(o->name, sizeof o->name, "isobox-%s-%016llx", c->instance, (unsigned long long)rnd);
 	snprintf(o->image_id, sizeof o->image_id, "%s", l->image_id);
 	memcpy(wp->board->slot[i].name, o->name, sizeof o->name);
-	struct limits profile = profile_of(c, l);
+	struct limits boot = boot_of(c, l, wp->board->own_cgroups);
+	if (wp->board->own_cgroups && !cgroup_own_make(c, o->name, boot.memory_bytes, boot.cpus)) {
+		cgroup_own_remove(c, o->name);
+		o->name[0] = '\0';
+		return; /* logged; the next tick tries again */
+	}
 	struct strv argv = {0};
-	sandbox_warm_argv(c, l, &profile, o->name, sandbox_owner_id(), &argv);
+	sandbox_warm_argv(c, l, &boot, o->name, sandbox_owner_id(), wp->board->own_cgroups, &argv);
 	int *fds[3] = {&o->fds[0], &o->fds[1], &o->fds[2]};
 	o->client = subproc_spawn(argv.v, fds);
 	strv_free(&argv);
 	if (o->client < 0) {
 		log_msg("warm pool: cannot start docker for %s: %s", l->name, strerror(errno));
+		if (wp->board->own_cgroups)
+			cgroup_own_remove(c, o->name);
 		o->client = 0;
 		o->name[0] = '\0';
 		return;
@@ -272,7 +319,8 @@ static void start_one(struct warm_pool *wp, const struct conf *c, const struct l
 	o->born_ms = now_ms();
 	wp->board->slot[i].lang = lang;
 	atomic_store(&wp->board->slot[i].exit_status, -1);
-	wp->board->lang[lang].profile = profile;
+	wp->board->lang[lang].profile = profile_of(c, l);
+	wp->board->lang[lang].boot = boot;
 	atomic_store(&wp->board->slot[i].state, W_STARTING);
 }
 
@@ -337,6 +385,10 @@ static void check_starting(struct warm_pool *wp, const struct conf *c, int i, in
 		close_fds(o->fds); /* the queue holds them now */
 		buf_free(&o->said);
 		o->ready_ms = now;
+		/* What its agent and preloads hold: charged beside each request. */
+		int64_t held = wp->board->own_cgroups ? cgroup_memory_used(c, o->name) : -1;
+		if (held > 0)
+			atomic_store(&wl->preloaded, held);
 		atomic_fetch_add(&wl->refills, 1);
 		atomic_fetch_add(&wl->refill_ms, now - o->born_ms);
 		wp->backoff_ms[wp->board->slot[i].lang] = 0;
@@ -369,10 +421,10 @@ static bool still_good(struct warm_pool *wp, const struct conf *c, const struct 
 	const struct language *l = find_lang(reg, wl->name);
 	if (!l || !l->image_id || strcmp(l->image_id, wp->own[i].image_id))
 		return false; /* the image was rebuilt (or the language went) */
-	struct limits p = profile_of(c, l);
+	struct limits p = profile_of(c, l), b = boot_of(c, l, wp->board->own_cgroups);
 	if (p.memory_bytes != wl->profile.memory_bytes || p.cpus != wl->profile.cpus ||
-	    p.pids != wl->profile.pids)
-		return false; /* the defaults or ceilings changed */
+	    p.pids != wl->profile.pids || b.memory_bytes != wl->boot.memory_bytes || b.cpus != wl->boot.cpus)
+		return false; /* the defaults, ceilings or preloadBytes changed */
 	return now - wp->own[i].ready_ms < c->warm.max_age_ms;
 }
 
@@ -432,7 +484,7 @@ int64_t warm_tick(struct warm_pool *wp, const struct conf *c, const struct regis
 		if (state == W_STARTING)
 			starting[lang]++, starting_all++;
 		if (state == W_READY || state == W_STARTING)
-			held += b->lang[lang].profile.memory_bytes;
+			held += held_by(c, &b->lang[lang]);
 	}
 	bool waiting = starting_all > 0, held_back = false;
 	for (int l = 0; l < b->n_langs; l++) {
@@ -441,12 +493,11 @@ int64_t warm_tick(struct warm_pool *wp, const struct conf *c, const struct regis
 		 * each request then pays a boot anyway (bench/warm.py). */
 		while (!saturated && lang && lang->image_id && ready[l] + starting[l] < b->lang[l].target &&
 		       starting_all < STARTING_AT_ONCE && now >= wp->backoff_until[l]) {
-			struct limits p = profile_of(c, lang);
-			if (held + p.memory_bytes > c->warm.memory_budget_bytes)
+			if (held + held_by(c, &b->lang[l]) > c->warm.memory_budget_bytes)
 				break;
 			start_one(wp, c, lang, l);
 			starting[l]++, starting_all++;
-			held += p.memory_bytes;
+			held += held_by(c, &b->lang[l]);
 			waiting = true;
 		}
 		if (saturated && ready[l] + starting[l] < b->lang[l].target)
@@ -513,8 +564,11 @@ void warm_destroy(struct warm_pool *wp, const struct conf *c)
 	}
 	int64_t until = now_ms() + REMOVE_MS; /* the ones already asked for */
 	for (int i = 0; i < WARM_MAX_SANDBOXES; i++)
-		if (wp->removing[i].fd > 0)
-			docker_remove_done(wp->removing[i].fd, until);
+		if (wp->removing[i].fd > 0 && docker_remove_done(wp->removing[i].fd, until) &&
+		    wp->board->own_cgroups)
+			cgroup_own_remove(c, wp->removing[i].name);
+	for (size_t i = 3; wp->board->own_cgroups && i < rm.n; i++)
+		cgroup_own_remove(c, rm.v[i]);
 	strv_free(&rm);
 	for (int l = 0; l < wp->board->n_langs; l++)
 		for (int k = 0; k < 2; k++)
@@ -546,8 +600,21 @@ static void tell_master(const struct warm_pool *wp)
 		kill(wp->master, SIGUSR1);
 }
 
-bool warm_take(struct warm_pool *wp, const struct sandbox_job *job, struct warm_lease *lease,
-	       const char **miss)
+/* Give the taken sandbox the job's memory, above what it holds now, and
+ * its CPU (the header comment). */
+static bool set_limits(const struct conf *c, const struct warm_lang *wl, const char *name,
+		       const struct limits *want, const char **miss)
+{
+	int64_t held = cgroup_memory_used(c, name);
+	if (held >= 0 && held + want->memory_bytes > wl->boot.memory_bytes)
+		return *miss = "memory", false; /* its preloads grew past preloadBytes */
+	if (held < 0 || !cgroup_own_set(c, name, held + want->memory_bytes, want->cpus))
+		return *miss = "cgroup", false; /* logged */
+	return true;
+}
+
+bool warm_take(const struct conf *c, struct warm_pool *wp, const struct sandbox_job *job,
+	       struct warm_lease *lease, const char **miss)
 {
 	*miss = NULL;
 	if (!wp)
@@ -557,15 +624,19 @@ bool warm_take(struct warm_pool *wp, const struct sandbox_job *job, struct warm_
 		lang++;
 	if (lang == wp->board->n_langs || wp->board->lang[lang].target == 0)
 		return false;
-	const struct limits *p = &wp->board->lang[lang].profile, *want = &job->limits;
+	const struct warm_lang *wl = &wp->board->lang[lang];
+	const struct limits *p = &wl->profile, *want = &job->limits;
 	if (job->network)
 		return *miss = "network", false;
 	if (job->n_outputs) /* the agent returns files (outputs.c); warm ones do not */
 		return *miss = "outputs", false;
 	if (job->volume) /* mounted at start; a warm one started without it */
 		return *miss = "volume", false;
-	if (want->memory_bytes != p->memory_bytes || want->cpus != p->cpus || want->pids != p->pids)
+	bool own = wp->board->own_cgroups;
+	if (want->pids != p->pids || (!own && (want->memory_bytes != p->memory_bytes || want->cpus != p->cpus)))
 		return *miss = "limits", false;
+	if (own && atomic_load(&wl->preloaded) + want->memory_bytes > wl->boot.memory_bytes)
+		return *miss = "memory", false;
 	int slot, fds[3];
 	while (dequeue(wp->queue[lang][1], &slot, fds)) {
 		int expected = W_READY;
@@ -576,6 +647,10 @@ bool warm_take(struct warm_pool *wp, const struct sandbox_job *job, struct warm_
 			memcpy(lease->fds, fds, sizeof fds);
 			snprintf(lease->name, sizeof lease->name, "%s", wp->board->slot[slot].name);
 			tell_master(wp); /* refill now */
+			if (own && !set_limits(c, wl, lease->name, want, miss)) {
+				warm_release(wp, lease); /* unused: the master removes it */
+				return false;
+			}
 			return true;
 		}
 		close_fds(fds); /* died in the queue: the master removes it */

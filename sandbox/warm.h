@@ -21,13 +21,17 @@ struct warm_lease {
 };
 
 /*
- * Take a ready sandbox for this job (a worker). False, with *miss naming
- * why, when there is none to take: "empty", "limits" (the job's memory,
- * cpus or pids are not the pool's), "network"; *miss stays NULL when the
- * language has no warm pool at all.
+ * Take a ready sandbox for this job (a worker), with the job's memory and
+ * cpus set on it (warm.c says how). False, with *miss naming why, when
+ * there is none to take: "empty"; "limits" (pids other than the default,
+ * or, with no cgroup of its own, memory or cpus too); "memory" (what its
+ * preloads hold and the job's memory do not fit what it started with);
+ * "cgroup" (its limits could not be set: it is not used); "network",
+ * "outputs", "volume". *miss stays NULL when the language has no warm
+ * pool at all.
  */
-bool warm_take(struct warm_pool *wp, const struct sandbox_job *job, struct warm_lease *lease,
-	       const char **miss);
+bool warm_take(const struct conf *c, struct warm_pool *wp, const struct sandbox_job *job,
+	       struct warm_lease *lease, const char **miss);
 /* The wait status of its docker client (= the container's exit), as the
  * master reaped it; -1 if that takes longer than wait_ms. */
 int warm_exit_status(const struct warm_lease *lease, int64_t wait_ms);

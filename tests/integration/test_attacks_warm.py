@@ -174,3 +174,24 @@ def test_a_forged_end_cuts_only_its_own_run():
     targets = sum(v for k, v in scrape()[1].items() if k[0] == "isobox_warm_target")
     assert wait_until(lambda: warm_containers() == targets and warm_full(), 15), warm_containers()
     assert warm_run("print('next')")["stdout"] == "next\n"
+
+
+@attack("warm: a run that asked for 64 MiB reaches for the room its sandbox started with (the ceiling and the preloads)",
+        "oomKilled at its own limit: the sandbox's cgroup was lowered to it when the run took it")
+def test_a_warm_run_cannot_use_the_room_it_started_with():
+    code = "n = 200 << 20\nb = bytearray(n)\nfor i in range(0, n, 4096):\n    b[i] = 1\nprint('got it')"
+    r = warm_run(code, limits={"memoryBytes": 64 << 20})
+    assert r["oomKilled"] and r["stdout"] == "", r
+
+
+@attack("warm: a run that asked for 0.25 cpus spins on every core for 2 s",
+        "held to a quarter of a CPU (its sandbox's cgroup quota was set when the run took it)")
+def test_a_warm_run_is_held_to_its_cpus():
+    code = ("import os, threading, time\n"
+            "def spin():\n    end = time.monotonic() + 2\n    while time.monotonic() < end: pass\n"
+            "t0, c0 = time.monotonic(), time.process_time()\n"
+            "ts = [threading.Thread(target=spin) for _ in range(4)]\n"
+            "[t.start() for t in ts]; [t.join() for t in ts]\n"
+            "print(round((time.process_time() - c0) / (time.monotonic() - t0), 2))")
+    r = warm_run(code, limits={"cpus": 0.25})
+    assert float(r["stdout"]) < 0.5, r  # 2 cores spun freely would give ~2

@@ -17,9 +17,10 @@ from metrics_util import deltas, scrape, value
 
 WARM = 2     # python
 WARM_JS = 1
-# One byte under python's default memory: a request that must run cold and
-# that no program here can tell from a default one.
-COLD = {"limits": {"memoryBytes": 268435456 - 4096}}
+# One process under python's default pids: a request that must run cold
+# (RLIMIT_NPROC is set when a warm sandbox starts) and that no program here
+# can tell from a default one.
+COLD = {"limits": {"pids": 127}}
 
 
 def warm_containers(state=None):
@@ -171,12 +172,12 @@ def test_per_request_limits_hold_on_the_warm_path():
 def test_what_a_warm_sandbox_cannot_serve_runs_cold_and_is_counted():
     before = scrape()[1]
     assert full()
-    status, r = execute({"language": "python", "code": "print(1)", "limits": {"cpus": 0.5}})
-    assert status == 200 and r["warm"] is False, r
+    status, r = execute({"language": "python", "code": "print(1)", "limits": {"pids": 64}})
+    assert status == 200 and r["warm"] is False and r["coldReason"] == "limits", r
     status, r = execute({"language": "python", "code": "print(1)"})
-    assert status == 200 and r["warm"] is True, r
+    assert status == 200 and r["warm"] is True and "coldReason" not in r, r
     status, r = execute({"language": "bash", "code": "echo 1"})
-    assert status == 200 and r["warm"] is False, r
+    assert status == 200 and r["warm"] is False and "coldReason" not in r, r  # no pool for bash
     d = deltas(before, scrape()[1])
     assert d("isobox_warm_misses_total", language="python", reason="limits") == 1
     assert d("isobox_warm_hits_total", language="python") == 1
@@ -299,3 +300,51 @@ def test_warm_lines_arrive_as_written_without_a_flush(language):
     lines = arrivals(evs)
     assert [text for _, text in lines] == ["line 0", "line 1", "line 2"], lines
     assert all(0.6 <= g <= 2.0 for g in streaming.gaps(lines)), streaming.gaps(lines)
+
+
+# Allocate and touch N MiB, page by page.
+TOUCH = "n = {mib} << 20\nb = bytearray(n)\nfor i in range(0, n, 4096):\n    b[i] = 1\nprint('ok')"
+
+
+@pytest.mark.parametrize("memory_mib", [64, 256, 512])
+def test_a_warm_run_gets_the_memory_it_asked_for(memory_mib):
+    """Its memory less 40 MiB, allocated and touched: fine warm and cold
+    (the preloads are charged beside the program, not against it)."""
+    code = TOUCH.format(mib=memory_mib - 40)
+    warm, cold = both(code, limits={"memoryBytes": memory_mib << 20})
+    assert warm["run"]["stdout"] == "ok\n" and not warm["run"]["oomKilled"], warm
+    assert cold["run"]["stdout"] == "ok\n" and not cold["run"]["oomKilled"], cold
+
+
+def own_cgroups():
+    """The warm sandboxes' own cgroups (sandbox/cgroup.h): name -> (memory
+    limit, cpu quota)."""
+    mem, cpu = "/sys/fs/cgroup/memory/isobox.slice", "/sys/fs/cgroup/cpu/isobox.slice"
+    found = {}
+    for name in os.listdir(mem):
+        if name.startswith(f"isobox-{INSTANCE}-"):
+            try:
+                with open(f"{mem}/{name}/memory.limit_in_bytes") as m, open(f"{cpu}/{name}/cpu.cfs_quota_us") as q:
+                    found[name] = (int(m.read()), int(q.read()))
+            except OSError:
+                pass
+    return found
+
+
+def test_a_warm_run_has_its_own_memory_and_cpus_set_on_its_sandbox():
+    assert full()
+    with concurrent.futures.ThreadPoolExecutor(1) as ex:
+        running = ex.submit(execute, {"language": "python", "code": "import time; time.sleep(3)",
+                                      "limits": {"memoryBytes": 100 << 20, "cpus": 0.5}})
+        assert wait_until(lambda: any(q == 50000 for _, q in own_cgroups().values()), 5), own_cgroups()
+        taken = [(m, q) for m, q in own_cgroups().values() if q == 50000]
+        status, r = running.result(timeout=30)
+    assert status == 200 and r["warm"] is True and r["limits"]["cpus"] == 0.5, r
+    assert len(taken) == 1, taken
+    memory = taken[0][0]
+    # Its own 100 MiB above what the sandbox held (its preloads), no more.
+    assert (100 << 20) < memory < (100 << 20) + (256 << 20), memory
+    # The ready ones wait with room for any request (ceilings + preloadBytes).
+    assert all(m == (512 + 256) << 20 and q == 200000 for m, q in own_cgroups().values()
+               if (m, q) != taken[0]), own_cgroups()
+    assert wait_until(lambda: len(own_cgroups()) == WARM + WARM_JS, 30), own_cgroups()

@@ -54,9 +54,22 @@ void test_result(void)
 	   cJSON_GetObjectItem(rn, "durationMs")->valueint == 1003, "result: flags and numbers");
 	ok(cJSON_GetObjectItem(back, "limits") != NULL, "result: applied limits included");
 	ok(cJSON_GetObjectItem(back, "compile") == NULL, "result: no compile object for interpreters");
+	ok(cJSON_GetObjectItem(back, "coldReason") == NULL, "result: no coldReason without a warm pool");
 	cJSON_Delete(back);
 	free(text);
 	cJSON_Delete(r);
+
+	res.warm_miss = "memory";
+	r = result_to_json(&lang, &res, &l);
+	is_str(cJSON_GetStringValue(cJSON_GetObjectItem(r, "coldReason")), "memory", "result: why it ran cold");
+	cJSON_Delete(r);
+	res.warm = true;
+	r = result_to_json(&lang, &res, &l);
+	ok(cJSON_GetObjectItem(r, "coldReason") == NULL && cJSON_IsTrue(cJSON_GetObjectItem(r, "warm")),
+	   "result: no coldReason when warm");
+	cJSON_Delete(r);
+	res.warm = false;
+	res.warm_miss = NULL;
 
 	res.has_compile = true;
 	res.has_run = false;

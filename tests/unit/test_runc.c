@@ -227,7 +227,7 @@ static void test_backend_argv(void)
 	   "runc argv: an egress run uses isobox-runc too, on the egress network");
 	strv_free(&a);
 	struct strv w = {0};
-	sandbox_warm_argv(&c, py, &py->defaults, "isobox-main-warm", "1.2", &w);
+	sandbox_warm_argv(&c, py, &py->defaults, "isobox-main-warm", "1.2", true, &w);
 	ok(has(&w, "--runtime=isobox-runc"), "runc argv: warm sandboxes run on runc too");
 	strv_free(&w);
 	conf_free(&c);

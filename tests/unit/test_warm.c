@@ -12,17 +12,31 @@ static void hardening_is_the_same(const struct conf *c, const struct language *p
 	struct limits lim = {.memory_bytes = 256 << 20, .cpus = 1, .pids = 128,
 			     .output_bytes = 1000, .wall_time_ms = 1000};
 	struct sandbox_job job = {.lang = py, .files = files, .n_files = 1, .limits = lim};
-	struct strv cold = {0}, warm = {0};
+	struct strv cold = {0}, warm = {0}, plain = {0};
 	sandbox_docker_argv(c, &job, "isobox-main-x", "1.2", "/w/x", &cold);
-	sandbox_warm_argv(c, py, &lim, "isobox-main-x", "1.2", &warm);
+	sandbox_warm_argv(c, py, &lim, "isobox-main-x", "1.2", true, &warm);
+	sandbox_warm_argv(c, py, &lim, "isobox-main-x", "1.2", false, &plain);
 	int cold_end = index_of(&cold, "--label=isobox.kind=cold");
 	int warm_end = index_of(&warm, "--label=isobox.kind=warm");
 	ok(cold_end > 0 && cold_end == warm_end, "warm argv: labelled isobox.kind=warm where a cold run says cold");
-	bool same = true;
-	int i = cold_end + 1;
-	for (; i < (int)cold.n && strncmp(cold.v[i], "--mount=type=bind,src=/w/x", 26); i++)
-		same = same && i < (int)warm.n && !strcmp(cold.v[i], warm.v[i]);
-	ok(same && i > cold_end + 20, "warm argv: every hardening flag as a cold run's (%d flags)", i - cold_end);
+	/* In a cgroup of its own, whose quota is its CPU limit: the same
+	 * flags but --cpus, and that cgroup as the parent. */
+	bool same = true, same_plain = true;
+	int i = cold_end + 1, w = i;
+	for (; i < (int)cold.n && strncmp(cold.v[i], "--mount=type=bind,src=/w/x", 26); i++) {
+		same_plain = same_plain && i < (int)plain.n && !strcmp(cold.v[i], plain.v[i]);
+		if (!strncmp(cold.v[i], "--cpus=", 7))
+			continue;
+		const char *want = !strcmp(cold.v[i], "--cgroup-parent=/isobox.slice") ?
+			"--cgroup-parent=/isobox.slice/isobox-main-x" : cold.v[i];
+		same = same && w < (int)warm.n && !strcmp(want, warm.v[w++]);
+	}
+	ok(same && i > cold_end + 20, "warm argv: every hardening flag as a cold run's (%d flags), in a cgroup "
+	   "of its own, without --cpus", i - cold_end);
+	ok(index_of(&warm, "--cpus=1.000") < 0 && index_of(&cold, "--cpus=1.000") > 0,
+	   "warm argv: no --cpus in a cgroup of its own (its quota holds the CPU)");
+	ok(same_plain, "warm argv: without a cgroup of its own, exactly a cold run's flags");
+	strv_free(&plain);
 	ok(index_of(&warm, "--network=none") > 0, "warm argv: no network");
 	int agent = index_of(&warm, "/isobox-agent/python.py");
 	ok(agent > 0 && !strcmp(warm.v[agent - 1], "python3") && !strcmp(warm.v[agent - 2], "isobox") &&
@@ -97,7 +111,7 @@ static void settings(void)
 		if (got && i == 1)
 			ok(c.warm.n == 2 && c.warm.total == 3 && c.warm.counts[0] == 2 &&
 			   !strcmp(c.warm.langs[1], "javascript") && c.warm.max_age_ms == 600000 &&
-			   c.warm.memory_budget_bytes == 1 << 30,
+			   c.warm.memory_budget_bytes == (int64_t)2 << 30 && c.warm.preload_bytes == 256 << 20,
 			   "warm settings: counts kept in order, defaults for the rest");
 		if (got)
 			conf_free(&c);
