@@ -8,6 +8,7 @@
  * name is opened relative to a directory fd with O_NOFOLLOW.
  */
 #define _GNU_SOURCE
+#include "cgroup.h"
 #include "deadline.h"
 #include "docker.h"
 #include "session_store.h"
@@ -232,23 +233,12 @@ static int open_dir(const struct conf *c, const char *id)
 	return top < 0 ? -1 : openat(top, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
-/* What its cgroup holds now (cgroup v1 or v2, under the cgroup parent). */
+/* What its cgroup holds now (cgroup.h). */
 static int64_t memory_used(const struct conf *c, const struct session *s)
 {
 	if (strspn(s->container_id, "0123456789abcdef") != 64)
 		return -1;
-	for (int v2 = 0; v2 < 2; v2++) {
-		char path[256], text[32];
-		snprintf(path, sizeof path, "/sys/fs/cgroup%s%s/%s/%s", v2 ? "" : "/memory", c->cgroup_parent,
-			 s->container_id, v2 ? "memory.current" : "memory.usage_in_bytes");
-		autoclose int fd = open(path, O_RDONLY | O_CLOEXEC);
-		ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
-		if (n > 0) {
-			text[n] = '\0';
-			return strtoll(text, NULL, 10);
-		}
-	}
-	return -1;
+	return cgroup_memory_used(c, s->container_id);
 }
 
 /* One as its directory has it, over or not: what it holds until it is
