@@ -70,6 +70,8 @@ struct warm_slot { /* shared */
 	_Atomic int taker; /* the worker that took it */
 	int lang;
 	char name[64];     /* the container: written by the master before READY */
+	struct limits boot; /* what it started with (its pids are its RLIMIT_NPROC): its
+			       own, since the language's may change at a reload */
 	_Atomic int exit_status; /* its docker client's wait status; -1: running */
 };
 
@@ -319,6 +321,7 @@ static void start_one(struct warm_pool *wp, const struct conf *c, const struct l
 	o->born_ms = now_ms();
 	wp->board->slot[i].lang = lang;
 	atomic_store(&wp->board->slot[i].exit_status, -1);
+	wp->board->slot[i].boot = boot;
 	wp->board->lang[lang].profile = profile_of(c, l);
 	wp->board->lang[lang].boot = boot;
 	atomic_store(&wp->board->slot[i].state, W_STARTING);
@@ -421,10 +424,10 @@ static bool still_good(struct warm_pool *wp, const struct conf *c, const struct 
 	const struct language *l = find_lang(reg, wl->name);
 	if (!l || !l->image_id || strcmp(l->image_id, wp->own[i].image_id))
 		return false; /* the image was rebuilt (or the language went) */
-	struct limits p = profile_of(c, l), b = boot_of(c, l, wp->board->own_cgroups);
-	if (p.memory_bytes != wl->profile.memory_bytes || p.cpus != wl->profile.cpus ||
-	    p.pids != wl->profile.pids || b.memory_bytes != wl->boot.memory_bytes || b.cpus != wl->boot.cpus)
-		return false; /* the defaults, ceilings or preloadBytes changed */
+	const struct limits *had = &wp->board->slot[i].boot;
+	struct limits b = boot_of(c, l, wp->board->own_cgroups);
+	if (b.memory_bytes != had->memory_bytes || b.cpus != had->cpus || b.pids != had->pids)
+		return false; /* the defaults, ceilings or preloadBytes changed since it started */
 	return now - wp->own[i].ready_ms < c->warm.max_age_ms;
 }
 
@@ -601,12 +604,12 @@ static void tell_master(const struct warm_pool *wp)
 }
 
 /* Give the taken sandbox the job's memory, above what it holds now, and
- * its CPU (the header comment). */
-static bool set_limits(const struct conf *c, const struct warm_lang *wl, const char *name,
+ * its CPU (the header comment); boot: what it started with. */
+static bool set_limits(const struct conf *c, const struct limits *boot, const char *name,
 		       const struct limits *want, const char **miss)
 {
 	int64_t held = cgroup_memory_used(c, name);
-	if (held >= 0 && held + want->memory_bytes > wl->boot.memory_bytes)
+	if (held >= 0 && held + want->memory_bytes > boot->memory_bytes)
 		return *miss = "memory", false; /* its preloads grew past preloadBytes */
 	if (held < 0 || !cgroup_own_set(c, name, held + want->memory_bytes, want->cpus))
 		return *miss = "cgroup", false; /* logged */
@@ -647,7 +650,12 @@ bool warm_take(const struct conf *c, struct warm_pool *wp, const struct sandbox_
 			memcpy(lease->fds, fds, sizeof fds);
 			snprintf(lease->name, sizeof lease->name, "%s", wp->board->slot[slot].name);
 			tell_master(wp); /* refill now */
-			if (own && !set_limits(c, wl, lease->name, want, miss)) {
+			/* Started before a reload changed the language's pids: not
+			 * this job's process limit. */
+			const struct limits *boot = &wp->board->slot[slot].boot;
+			if (boot->pids != want->pids)
+				*miss = "limits";
+			if (*miss || (own && !set_limits(c, boot, lease->name, want, miss))) {
 				warm_release(wp, lease); /* unused: the master removes it */
 				return false;
 			}
