@@ -231,7 +231,11 @@ void sessions_delete(struct worker *w, struct request *rq)
 void sessions_exec(struct worker *w, struct request *rq)
 {
 	struct fault *f = &rq->fault;
+	/* A network session's steps are allowed the network as a run is, each
+	 * time: the operator or the tenant's share may have turned it off
+	 * since the session began (the firewall: session_step). */
 	if (!session_get(&w->conf, rq->tenant, rq->params[0], &rq->session, f) ||
+	    ((rq->network = rq->session.network) && !request_network_allowed(rq, &w->conf, f)) ||
 	    !(rq->lang = registry_find(&w->reg, rq->session.language, rq->session.version, f)) ||
 	    !read_json(w, rq) || !request_parse_step(rq, &w->conf, &rq->session.limits)) {
 		respond_fault(rq, "");

@@ -155,7 +155,13 @@ bool session_step(const struct conf *c, const struct session *s, const struct sa
 {
 	struct session_handle h;
 	int in_fd, out_fd;
+	char mode[16];
 	*res = (struct sandbox_result){.compile.exit_code = -1, .run.exit_code = -1};
+	/* The firewall a network session began with may have changed since
+	 * (a new interface or subnet): its steps wait for the right one, as
+	 * new runs do (503 network_unavailable). */
+	if (s->network && !sandbox_egress_ready(c, mode, sizeof mode, f))
+		return false;
 	if (!session_open(c, s->tenant, s->id, &h, f))
 		return false;
 	if (!session_pipes(&h, &in_fd, &out_fd, f)) {
