@@ -61,11 +61,14 @@ static bool agent_error(const struct files_place *p, const struct agent_call *ca
 		return fail(f, E_FILE_NOT_FOUND, "no file \"%.200s\" in %s", path,
 			    p->session ? "/workspace" : "the volume");
 	case ELOOP:
-	case ENOTDIR:
-		return fail(f, E_NOT_A_FILE, "\"%.200s\" goes through a symbolic link or a file: links are "
+		return fail(f, E_NOT_A_FILE, "\"%.200s\" is or goes through a symbolic link: links are "
 			    "never followed (%.100s)", path, msg);
+	case ENOTDIR:
+		return fail(f, E_NOT_A_FILE, "\"%.200s\" is not a directory or goes through something that is "
+			    "not one (%.100s)", path, msg);
 	case EISDIR:
 	case EINVAL:
+	case ENXIO: /* an older agent (a session from before an upgrade) opened a socket or a FIFO */
 		return fail(f, E_NOT_A_FILE, "\"%.200s\" is not a regular file (%.100s)", path, msg);
 	case EFBIG:
 		return fail(f, E_FILE_TOO_LARGE, "\"%.200s\" is over the %s", path, "download cap (sessions.maxFileBytes)");

@@ -2,9 +2,10 @@
  * agent_files.c: paths under the workspace, and the file requests (put,
  * get, list, del) of the session agent (agent.c). Everything in the
  * workspace may have been made by the untrusted code: no symbolic link is
- * ever followed. Each component is opened with O_NOFOLLOW and, because
- * this gVisor follows a final link for O_DIRECTORY|O_NOFOLLOW, without
- * O_DIRECTORY, its type checked with fstat.
+ * ever followed, and no FIFO, socket or device is ever opened (open_as).
+ * Each component is opened with O_NOFOLLOW and, because this gVisor
+ * follows a final link for O_DIRECTORY|O_NOFOLLOW, without O_DIRECTORY,
+ * its type checked with fstat.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -55,67 +56,110 @@ bool in_path(char *p, unsigned long long len, struct why *w)
 	return valid_path(p, (size_t)len, w);
 }
 
-/* Why name in dir could not be opened: a link says so, whatever errno said. */
-static bool walk_failed(struct why *w, int err, int dir, const char *name, const char *shown)
+/* What a file of type t (S_IFMT bits) is, in a message. */
+static const char *kind_of(mode_t t)
 {
-	struct stat st;
-	if (!fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode))
-		return set_why(w, ELOOP, "%s: is a symbolic link", shown);
-	return set_why(w, err, "%s: %s", shown, strerror(err));
+	switch (t & S_IFMT) {
+	case S_IFREG: return "a regular file";
+	case S_IFDIR: return "a directory";
+	case S_IFLNK: return "a symbolic link";
+	case S_IFIFO: return "a named pipe (FIFO)";
+	case S_IFSOCK: return "a socket";
+	case S_IFCHR: return "a character device";
+	case S_IFBLK: return "a block device";
+	default: return "a special file";
+	}
 }
 
-/* Opens the directory name in dir (made if missing and make), never through
- * a link: not O_DIRECTORY, which follows one in gVisor, but fstat after. */
-static int open_dir_at(int dir, const char *name, bool make)
+/* shown is of type t where a want was asked for: the errno tells the
+ * worker which case it is (a link first: it is never followed). */
+static bool wrong_type(struct why *w, mode_t t, mode_t want, const char *shown)
 {
-	int flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
-	int fd = openat(dir, name, flags);
-	if (fd < 0 && errno == ENOENT && make && (!mkdirat(dir, name, 0755) || errno == EEXIST))
-		fd = openat(dir, name, flags);
-	struct stat st;
-	if (fd >= 0 && (fstat(fd, &st) || !S_ISDIR(st.st_mode))) {
-		close(fd);
-		errno = ENOTDIR;
-		return -1;
+	t &= S_IFMT;
+	int err = t == S_IFLNK ? ELOOP : want == S_IFDIR ? ENOTDIR : t == S_IFDIR ? EISDIR : EINVAL;
+	return set_why(w, err, "%s: is %s, not %s", shown, kind_of(t), kind_of(want));
+}
+
+/* Opens name in dir as a want (S_IFREG or S_IFDIR) with flags: -1 and *w
+ * if it is anything else. Its type is looked at first, so that a FIFO, a
+ * socket or a device is never opened (that can block, fail with ENXIO or
+ * act on a device); one swapped in meanwhile is caught by O_NONBLOCK (no
+ * wait for a FIFO's other end) and fstat before any read, write or
+ * truncation. O_NOFOLLOW, and not O_DIRECTORY, which follows a final link
+ * in gVisor. */
+static int open_as(int dir, const char *name, int flags, mode_t want, struct stat *st, const char *shown,
+		   struct why *w)
+{
+	if (!fstatat(dir, name, st, AT_SYMLINK_NOFOLLOW) && (st->st_mode & S_IFMT) != want)
+		return wrong_type(w, st->st_mode, want, shown), -1;
+	int fd = openat(dir, name, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		/* What it is now says more than ELOOP. ENXIO comes from a FIFO,
+		 * a socket or a device only: one was there, swapped in and out. */
+		int err = errno;
+		if (!fstatat(dir, name, st, AT_SYMLINK_NOFOLLOW) && (st->st_mode & S_IFMT) != want)
+			return wrong_type(w, st->st_mode, want, shown), -1;
+		if (err == ENXIO)
+			return wrong_type(w, 0, want, shown), -1;
+		return set_why(w, err, "%s: %s", shown, strerror(err)), -1;
 	}
+	if (fstat(fd, st))
+		set_why(w, errno, "%s: %s", shown, strerror(errno));
+	else if ((st->st_mode & S_IFMT) != want)
+		wrong_type(w, st->st_mode, want, shown);
+	else
+		return fd;
+	close(fd);
+	return -1;
+}
+
+/* Opens the directory name in dir (made if missing and make). */
+static int open_dir_at(int dir, const char *name, bool make, const char *shown, struct why *w)
+{
+	struct stat st;
+	struct why first = {0};
+	int fd = open_as(dir, name, O_RDONLY, S_IFDIR, &st, shown, &first);
+	if (fd < 0 && make && first.err == ENOENT) {
+		if (mkdirat(dir, name, 0755) && errno != EEXIST)
+			return set_why(w, errno, "%s: %s", shown, strerror(errno)), -1;
+		return open_as(dir, name, O_RDONLY, S_IFDIR, &st, shown, w);
+	}
+	if (fd < 0 && !w->err)
+		*w = first;
 	return fd;
 }
 
 /* The directory holding path's last component (*leaf), each component
- * opened with O_NOFOLLOW, missing ones made if make. -1 and *w on failure. */
+ * opened as a directory, missing ones made if make. -1 and *w on failure. */
 int open_parent(char *path, bool make, const char **leaf, struct why *w)
 {
 	int dir = fcntl(ws_fd, F_DUPFD_CLOEXEC, 0);
 	char *c = path, *slash;
+	if (dir < 0)
+		set_why(w, errno, "%s", strerror(errno));
 	for (; dir >= 0 && (slash = strchr(c, '/')); c = slash + 1) {
 		*slash = '\0'; /* path now reads as the part walked: the message */
-		int next = open_dir_at(dir, c, make);
-		if (next < 0)
-			walk_failed(w, errno, dir, c, path);
+		int next = open_dir_at(dir, c, make, path, w);
 		*slash = '/';
 		close(dir);
 		dir = next;
 	}
-	if (dir < 0)
-		set_why(w, errno, "%s", strerror(errno));
 	*leaf = c;
 	return dir;
 }
 
-/* Opens path (valid) with flags plus O_NOFOLLOW, and checks it is a regular
- * file (O_NONBLOCK: a FIFO does not make it wait). */
+/* Opens path (valid) as a regular file with flags. O_TRUNC is done here,
+ * once it is known to be one. */
 int open_file(char *path, int flags, bool make, struct stat *st, struct why *w)
 {
 	const char *leaf;
 	int dir = open_parent(path, make, &leaf, w);
 	if (dir < 0)
 		return -1;
-	int fd = openat(dir, leaf, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
-	if (fd < 0)
-		walk_failed(w, errno, dir, leaf, path);
+	int fd = open_as(dir, leaf, flags & ~O_TRUNC, S_IFREG, st, path, w);
 	close(dir);
-	if (fd >= 0 && (fstat(fd, st) || !S_ISREG(st->st_mode))) {
-		set_why(w, S_ISDIR(st->st_mode) ? EISDIR : EINVAL, "%s: not a regular file", path);
+	if (fd >= 0 && (flags & O_TRUNC) && ftruncate(fd, 0)) {
+		set_why(w, errno, "%s: %s", path, strerror(errno));
 		fd_close(&fd);
 	}
 	return fd;
@@ -174,11 +218,11 @@ void list_request(const char *tag, unsigned long long path_len)
 	in_exact(path, (size_t)path_len);
 	path[path_len] = '\0';
 	if (path_len == 0 || !strcmp(path, ".")) { /* not a dup: readdir would move ws_fd */
-		fd = open_dir_at(ws_fd, ".", false);
+		fd = open_dir_at(ws_fd, ".", false, ".", &w);
 	} else if (valid_path(path, (size_t)path_len, &w)) {
 		int dir = open_parent(path, false, &leaf, &w);
-		if (dir >= 0 && (fd = open_dir_at(dir, leaf, false)) < 0)
-			walk_failed(&w, errno, dir, leaf, path);
+		if (dir >= 0)
+			fd = open_dir_at(dir, leaf, false, path, &w);
 		fd_close(&dir);
 	}
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -209,7 +253,8 @@ static int remove_at(int dir, const char *name)
 {
 	if (!unlinkat(dir, name, 0))
 		return 0;
-	int err = errno, fd = err == EISDIR || err == EPERM ? open_dir_at(dir, name, false) : -1;
+	struct why ignored = {0};
+	int err = errno, fd = err == EISDIR || err == EPERM ? open_dir_at(dir, name, false, name, &ignored) : -1;
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d) {
 		fd_close(&fd);

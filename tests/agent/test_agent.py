@@ -407,6 +407,155 @@ def test_bad_paths_refused(shell):
     assert shell.do("get", "a\0b").code == errno.EINVAL
 
 
+# --- special files: FIFOs, sockets, devices ------------------------------------
+
+# What an unprivileged program can make: FIFOs and sockets, and hard links
+# to them; devices too where mknod is let through (gVisor lets uid 65534
+# make them in a tmpfs; here, as root, too). Only harmless ones: /dev/null's
+# number, /dev/ptmx's (its open fails with ENXIO in gVisor) and a block
+# device of no driver. It prints what it made.
+MAKE_SPECIALS = r"""
+import os, socket, stat
+def make(name, f):
+    try:
+        f()
+        print(name)
+    except OSError:
+        pass
+make("fifo", lambda: os.mkfifo("fifo"))
+make("fifo-link", lambda: os.link("fifo", "fifo-link"))
+make("sock", lambda: socket.socket(socket.AF_UNIX).bind("sock"))
+make("sock-link", lambda: os.link("sock", "sock-link"))
+make("null", lambda: os.mknod("null", stat.S_IFCHR | 0o666, os.makedev(1, 3)))
+make("ptmx", lambda: os.mknod("ptmx", stat.S_IFCHR | 0o666, os.makedev(5, 2)))
+make("blk", lambda: os.mknod("blk", stat.S_IFBLK | 0o666, os.makedev(0, 0)))
+"""
+KINDS = {"fifo": b"a named pipe (FIFO)", "fifo-link": b"a named pipe (FIFO)", "sock": b"a socket", "sock-link": b"a socket",
+         "null": b"a character device", "ptmx": b"a character device", "blk": b"a block device"}
+
+
+def make_specials(agent):
+    a = agent.do("run", ["python3", "-c", MAKE_SPECIALS], timeout=20)
+    made = a.out.decode().split()
+    assert a.code == 0 and {"fifo", "fifo-link", "sock"} <= set(made), (a.out, a.err)
+    return made
+
+
+def test_special_files_are_not_files(shell):
+    made = make_specials(shell)
+    before = parse_list(shell.do("list").payload)
+    assert {before[name][0] for name in made} == {"o"}, before
+    for name in made:
+        for op, args in (("get", (name,)), ("put", (name, b"x")), ("put", (name, b""))):
+            a = shell.do(op, *args)
+            assert a.code == errno.EINVAL, (name, op, a.code, a.payload)
+            assert KINDS[name] + b", not a regular file" in a.payload, a.payload
+        for op, args in (("list", (name,)), ("get", (name + "/x",)), ("put", (name + "/x", b"x")),
+                         ("del", (name + "/x",))):
+            a = shell.do(op, *args)
+            assert a.code == errno.ENOTDIR, (name, op, a.code, a.payload)
+            assert KINDS[name] + b", not a directory" in a.payload, a.payload
+    # A put did not replace one, nor write into it.
+    assert parse_list(shell.do("list").payload) == before
+    # Nor does a step's file: the step does not start.
+    a = shell.do("run", ["echo", "never"], files=[("fifo", b"x")])
+    assert (a.code, a.out) == (126, b"") and b"a named pipe" in a.err
+    # del removes the name, as rm does, and opens nothing.
+    for name in made:
+        assert shell.do("del", name).code == 0, name
+    assert parse_list(shell.do("list").payload) == {}
+    # And in a tree.
+    shell.do("put", "t/x", b"1")
+    assert shell.do("run", ["sh", "-c", "mkdir t/u && mkfifo t/fifo t/u/fifo"]).code == 0
+    assert shell.do("del", "t").code == 0
+    assert parse_list(shell.do("list").payload) == {}
+    assert shell.do("run", ["echo", "still here"]).out == b"still here\n"
+
+
+# Two children wait in a blocking open of a FIFO each, one to read, one to
+# write: an open of the other end by the agent would let one go on.
+FIFO_WAITERS = r"""
+import os, sys, time
+os.mkfifo("r")
+os.mkfifo("w")
+kids = []
+for name, mode in (("r", os.O_RDONLY), ("w", os.O_WRONLY)):
+    pid = os.fork()
+    if pid == 0:
+        os.open(name, mode)
+        os.write(1, b"opened " + name.encode() + b"\n")
+        os._exit(0)
+    kids.append(pid)
+time.sleep(0.3)
+print("ready", flush=True)
+time.sleep(float(sys.argv[1]))
+for pid in kids:
+    os.kill(pid, 9)
+print("end", flush=True)
+"""
+
+
+def test_a_fifo_is_never_opened(shell):
+    tag = shell.run(["python3", "-c", FIFO_WAITERS, "2"])
+    out = b""
+    while out != b"ready\n":
+        kind, t, _, payload = shell.frame(timeout=30)
+        assert (kind, t) == ("out", tag) and len(out + payload) <= 6, (kind, out + payload)
+        out += payload
+    for name in ("r", "w"):
+        for op, args in (("get", (name,)), ("put", (name, b"x")), ("list", (name,)), ("put", (name + "/x", b"x"))):
+            assert shell.do(op, *args).code in (errno.EINVAL, errno.ENOTDIR), (name, op)
+    a = shell.answer(tag, timeout=30)
+    assert (a.code, a.out) == (0, b"end\n"), (a.out, a.err)
+
+
+# Swaps f between a FIFO, with a reader (so that an O_WRONLY open of it
+# succeeds), and a regular file, as fast as it can. It prints how many bytes
+# it found in its FIFOs.
+FIFO_SWAPPER = r"""
+import os, sys, time
+end = time.monotonic() + float(sys.argv[1])
+got = swaps = 0
+def unlink():
+    try:
+        os.unlink("f")
+    except FileNotFoundError:
+        pass
+while time.monotonic() < end:
+    unlink()
+    try:
+        os.mkfifo("f")
+    except FileExistsError:  # the agent made it meanwhile
+        continue
+    r = os.open("f", os.O_RDONLY | os.O_NONBLOCK)
+    for _ in range(3):
+        try:
+            got += len(os.read(r, 1 << 16))
+        except BlockingIOError:
+            pass
+        time.sleep(0.0005)
+    os.close(r)
+    unlink()
+    with open("f", "wb") as out:
+        out.write(b"regular")
+    swaps += 1
+print(got, swaps)
+"""
+
+
+def test_a_fifo_swapped_in_is_neither_written_nor_waited_on(shell):
+    tag = shell.run(["python3", "-c", FIFO_SWAPPER, "2"])
+    end, codes, n = time.monotonic() + 1.5, set(), 0
+    while time.monotonic() < end:
+        codes.add(shell.do("put", "f", b"from the agent").code)
+        codes.add(shell.do("get", "f").code)
+        n += 1
+    a = shell.answer(tag, timeout=30)
+    got, swaps = map(int, a.out.split())
+    assert got == 0 and swaps > 10 and n > 10, (got, swaps, n)
+    assert codes <= {0, errno.EINVAL, errno.ENOENT}, codes
+
+
 # --- the request stream --------------------------------------------------------
 
 @pytest.mark.parametrize("garbage", [

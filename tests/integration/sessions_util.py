@@ -3,6 +3,7 @@ leaves on the host."""
 import json
 import os
 import subprocess
+import time
 
 from conftest import INSTANCE, raw_request, request, wait_until
 
@@ -64,3 +65,41 @@ def session_dirs():
 def gone_without_trace(sid, timeout=15):
     """Its container and its directory are gone."""
     return wait_until(lambda: sid not in session_containers() and sid not in session_dirs(), timeout)
+
+
+# Special files a program can make: FIFOs, sockets and hard links to them, and
+# device nodes where mknod is let through (gVisor's tmpfs: attack
+# test_devices; never on runc): twins of /dev/null and /dev/ptmx, and a block
+# device of no driver. It prints what it made.
+MAKE_SPECIALS = """import os, socket, stat
+def make(name, f):
+    try:
+        f()
+        print(name)
+    except OSError:
+        pass
+make('fifo', lambda: os.mkfifo('fifo'))
+make('fifo-link', lambda: os.link('fifo', 'fifo-link'))
+make('sock', lambda: socket.socket(socket.AF_UNIX).bind('sock'))
+make('sock-link', lambda: os.link('sock', 'sock-link'))
+make('null', lambda: os.mknod('null', stat.S_IFCHR | 0o666, os.makedev(1, 3)))
+make('ptmx', lambda: os.mknod('ptmx', stat.S_IFCHR | 0o666, os.makedev(5, 2)))
+make('blk', lambda: os.mknod('blk', stat.S_IFBLK | 0o666, os.makedev(0, 0)))
+"""
+
+
+def special_files_refused(base, made):
+    """Every way of the files API at each special file under base
+    (/v1/sessions/{id}/files or /v1/volumes/{name}/files): 400 not_a_file,
+    at once. HEAD's answer has no body."""
+    for name in made:
+        start = time.monotonic()
+        for method, path, body in (("GET", f"/{name}", None), ("HEAD", f"/{name}", None),
+                                   ("PUT", f"/{name}", b"x"), ("PUT", f"/{name}", b""),
+                                   ("PUT", f"/{name}/x", b"x"), ("GET", f"/{name}/x", None),
+                                   ("DELETE", f"/{name}/x", None), ("GET", f"?path={name}", None)):
+            status, _, answer = raw(method, base + path, body,
+                                    {"Content-Type": "application/octet-stream"} if body is not None else None)
+            assert status == 400, (method, name, path, status, answer)
+            assert method == "HEAD" or json.loads(answer)["error"]["code"] == "not_a_file", (method, path, answer)
+        assert time.monotonic() - start < 20, name

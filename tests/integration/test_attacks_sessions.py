@@ -7,7 +7,8 @@ import time
 import pytest
 
 from conftest import SUITE, request
-from sessions_util import create, delete, get, gone_without_trace, put, raw, step, step_ok
+from sessions_util import (MAKE_SPECIALS, create, delete, get, gone_without_trace, put, raw,
+                           special_files_refused, step, step_ok)
 
 attack = pytest.mark.attack
 
@@ -86,6 +87,31 @@ def test_hard_link(sid):
     r = step_ok(sid, "import os\ntry:\n    os.link('/etc/passwd', 'hard')\n    print('linked')\nexcept OSError as e:\n    print(e.errno)")
     assert r["run"]["stdout"].strip() != "linked", r
     assert get(sid, "hard")[0] == 404
+
+
+@attack("files API: FIFOs, sockets, hard links to them and device nodes made by a step (twins of /dev/null "
+        "and /dev/ptmx where mknod is let through), at GET, HEAD, PUT, DELETE and list",
+        "400 not_a_file at once (no 503, nothing waits), listed as type other; none is opened (a writer "
+        "waiting on a FIFO stays waiting), written or replaced; DELETE removes the name; the next step runs")
+def test_special_files(sid):
+    made = step_ok(sid, MAKE_SPECIALS)["run"]["stdout"].split()
+    assert {"fifo", "fifo-link", "sock", "sock-link"} <= set(made), made
+    # A writer waits in its open of a FIFO: an open of the other end lets it on.
+    step_ok(sid, "import os, subprocess, sys, time\nos.mkfifo('w')\n"
+                 "subprocess.Popen([sys.executable, '-c', \"import os\\nos.open('w', os.O_WRONLY)\\n"
+                 "open('released', 'w').close()\"])\ntime.sleep(0.5)")
+    made.append("w")
+    status, _, listing = request("GET", f"/v1/sessions/{sid}/files")
+    assert status == 200 and all(e["type"] == "other" for e in listing["entries"] if e["name"] in made), listing
+    assert {e["name"] for e in listing["entries"]} >= set(made), listing
+    special_files_refused(f"/v1/sessions/{sid}/files", made)
+    r = step_ok(sid, "import os, stat\nprint(os.path.exists('released'), "
+                     "sorted(n for n in os.listdir('.') if stat.S_ISREG(os.lstat(n).st_mode)))")
+    assert r["run"]["stdout"] == "False ['main.py']\n", r
+    for name in made:
+        assert raw("DELETE", f"/v1/sessions/{sid}/files/{name}")[0] == 204, name
+    r = step_ok(sid, "import os\nprint(sorted(os.listdir('.')))")
+    assert r["run"]["stdout"] == "['main.py']\n", r
 
 
 @attack("session: a step kills its agent (PID 1)", "the step is answered, the session ends clearly (410), "
@@ -183,3 +209,15 @@ def test_outputs_links_not_followed():
     assert status == 200, result
     assert [o["name"] for o in result["outputs"]] == ["real.txt"], result["outputs"]
     assert "root:" not in json.dumps(result)
+
+
+@attack("outputs: a FIFO and a socket named like an output glob, a FIFO in a matching directory",
+        "skipped: only regular files in /box come back; nothing waits")
+def test_outputs_special_files_skipped():
+    from conftest import execute
+    code = ("import os, socket\nos.mkfifo('pipe.txt')\nsocket.socket(socket.AF_UNIX).bind('sock.txt')\n"
+            "os.mkdir('d')\nos.mkfifo('d/pipe.txt')\nopen('real.txt', 'w').write('mine')")
+    start = time.monotonic()
+    status, result = execute({"language": "python", "code": code, "outputs": ["*.txt", "d/*"]})
+    assert status == 200 and time.monotonic() - start < 30, result
+    assert [o["name"] for o in result["outputs"]] == ["real.txt"], result["outputs"]

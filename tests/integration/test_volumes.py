@@ -12,7 +12,8 @@ import uuid
 import pytest
 
 from conftest import SUITE, backend_switched, execute, request
-from sessions_util import create as create_session, delete as delete_session, raw, step_ok
+from sessions_util import (MAKE_SPECIALS, create as create_session, delete as delete_session, raw,
+                           special_files_refused, step_ok)
 from tenants_util import call, new_key, reload_pool, tenants_file
 
 attack = pytest.mark.attack
@@ -302,6 +303,25 @@ def test_files_api_never_follows_a_planted_link(volume):
     assert entries == {"pw": "link", "root": "link", "state": "link"}, entries
     assert vraw("DELETE", volume, "/pw")[0] == 204      # the link itself goes, not its target
     assert os.path.exists("/etc/passwd")
+
+
+@attack("volumes: FIFOs, sockets and device nodes made in a volume by a run, then got, put, listed and "
+        "deleted through the files API",
+        "400 not_a_file where the volume keeps them (runc), 404 where it does not (gVisor keeps them in the "
+        "run's memory, not on the host); never a 5xx, nothing waits; DELETE removes a name")
+def test_files_api_refuses_special_files(volume):
+    made = run("import os\nos.chdir('/memory')\n" + MAKE_SPECIALS, volume=volume)["stdout"].split()
+    assert {"fifo", "sock"} <= set(made), made
+    entries = {e["name"]: e["type"] for e in json.loads(vraw("GET", volume, "?path=")[2])["entries"]}
+    kept = [name for name in made if name in entries]
+    assert all(entries[name] == "other" for name in kept), entries
+    special_files_refused(f"/v1/volumes/{volume}/files", kept)
+    for name in made:
+        status, _, err = vraw("GET", volume, f"/{name}")
+        assert status == (400 if name in kept else 404), (name, err)
+        assert vraw("DELETE", volume, f"/{name}")[0] == (204 if name in kept else 404), name
+    assert vraw("PUT", volume, "/fifo", b"a file now")[0] == 201
+    assert vraw("GET", volume, "/fifo")[2] == b"a file now"
 
 
 def test_files_api_of_another_tenants_volume_is_not_found():
