@@ -249,8 +249,9 @@ static pid_t start_redis_as(const char *dir, const char *name, const char *passw
 		_exit(127);
 	}
 	for (int i = 0; i < 200; i++) {
-		struct stat st;
-		if (stat(sock, &st) == 0)
+		/* Its socket is there once bound, but refuses until it listens. */
+		autoclose int fd = unix_request(sock, "");
+		if (fd >= 0)
 			return pid;
 		int status;
 		if (waitpid(pid, &status, WNOHANG) == pid)
