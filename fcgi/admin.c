@@ -16,6 +16,7 @@
 #include "request.h"
 #include "respond.h"
 #include "scoreboard.h"
+#include "volumes.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -74,6 +75,7 @@ void admin_done(struct worker *w, struct request *rq, int64_t started_ms)
 	struct metrics *m = w->metrics;
 	scoreboard_release_execution(w->board, w->slot);
 	auth_release(w, rq);
+	volumes_release(w, rq);
 	const struct error_info *e = rq->fault.code ? error_info(rq->fault.code) : NULL;
 	int status = e ? error_status(rq->fault.code, request_is_piston(rq)) : rq->status_ok ? rq->status_ok : 200;
 	char st[16], sent[16];
