@@ -89,9 +89,12 @@ bool volume_ready(const struct volume *v, struct fault *f)
 
 bool volume_unused(const char *name, int64_t users, struct fault *f)
 {
+	if (users == 1)
+		return fail(f, E_VOLUME_BUSY, "volume %s is in use by a run or a session (mounted, or starting "
+			    "with it): delete it when it ends", name);
 	return users == 0 ||
-	       fail(f, E_VOLUME_BUSY, "volume %s is in use by %lld run%s or session%s (mounted, or about to be): "
-		    "delete it when they end", name, (long long)users, users == 1 ? "" : "s", users == 1 ? "" : "s");
+	       fail(f, E_VOLUME_BUSY, "volume %s is in use by %lld runs or sessions (mounted, or starting "
+		    "with it): delete it when they end", name, (long long)users);
 }
 
 static bool listed(const char *id, const struct strv *ids)

@@ -190,7 +190,7 @@ static void volume_uses(const struct store_conf *sc)
 	    "uses: not another tenant's");
 	f = (struct fault){0};
 	okb(!store_volume_delete_begin(other, "a", "data", t, &w, &f) && f.code == E_VOLUME_BUSY &&
-	    strstr(f.message, "1 run or session"), "uses: a delete while it is used: volume_busy (%s)", f.message);
+	    strstr(f.message, "by a run or a session"), "uses: a delete while it is used: volume_busy (%s)", f.message);
 	f = (struct fault){0};
 	okb(store_volume_get(s, "a", "data", &w, &f) && !strcmp(w.state, "ready"), "uses: ...and it stays ready");
 	okb(store_volume_use(other, "a", "data", VOLUME_BY_SESSION, "unit-s1", t, &w, &f) &&
@@ -233,7 +233,7 @@ static void volume_uses(const struct store_conf *sc)
 	f = (struct fault){0};
 	store_volume_uses_keep(s, &alive, t + STORE_CLAIM_MAX_MS + 1000);
 	okb(!store_volume_delete_begin(s, "a", "kept", t + STORE_CLAIM_MAX_MS + 1000, &w, &f) &&
-	    strstr(f.message, "1 run or"), "uses: a live worker's mark older than any request goes (%s)", f.message);
+	    strstr(f.message, "by a run or"), "uses: a live worker's mark older than any request goes (%s)", f.message);
 	f = (struct fault){0};
 	strv_free(&alive);
 	store_volume_uses_keep(s, &alive, t + STORE_CLAIM_MAX_MS + 1000);
