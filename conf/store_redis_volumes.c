@@ -264,27 +264,34 @@ bool redis_volume_release(struct redis_store *r, const char *owner)
 	return redis_run(r, "volume release", volume_release_script, &a, &ignored);
 }
 
-/* ARGV: P tenant name now_ms. 1 (now deleting) or 0 (in use), the marks
- * that count, then the record; nil: none. */
+/* ARGV: P tenant name now_ms host owner lease_ms. 1 (now deleting, and
+ * marked by owner) or 0 (in use), the marks that counted, then the record;
+ * nil: none. */
 static const char volume_delete_script[] =
-	"local P = ARGV[1]\n"
+	"local P, now = ARGV[1], tonumber(ARGV[4])\n"
 	"local h = P .. 'v:' .. ARGV[2] .. ':' .. ARGV[3]\n"
 	"local r = redis.call('HMGET', h, " VOLUME_FIELDS ")\n"
 	"if not r[1] then return false end\n"
 	"local z = P .. 'vu:' .. r[1]\n"
-	"redis.call('ZREMRANGEBYSCORE', z, '-inf', ARGV[4])\n"
+	"redis.call('ZREMRANGEBYSCORE', z, '-inf', now)\n"
 	"local n = redis.call('ZCARD', z)\n"
 	"if n > 0 then return {0, n, r[1], r[2], r[3], r[4], r[5]} end\n"
 	"redis.call('HSET', h, 'state', 'deleting')\n"
+	"redis.call('ZADD', z, now + tonumber(ARGV[7]), ARGV[5] .. ' ' .. ARGV[6])\n"
+	"redis.call('HSET', P .. 'vuh:' .. ARGV[5], ARGV[6] .. ' ' .. r[1], 'w ' .. ARGV[4])\n"
 	"return {1, 0, r[1], 'deleting', r[3], r[4], r[5]}\n";
 
-bool redis_volume_delete_begin(struct redis_store *r, const char *tenant, const char *name, int64_t now_ms,
-			       struct volume *out, struct fault *f)
+bool redis_volume_delete_begin(struct redis_store *r, const char *tenant, const char *name, const char *owner,
+			       int64_t now_ms, struct volume *out, struct fault *f)
 {
+	_Static_assert(VOLUME_BY_WORKER == 'w', "the deleter's mark in the script");
 	struct redis_args a = {0};
 	redis_arg_str(&a, tenant);
 	redis_arg_str(&a, name);
 	redis_arg_int(&a, now_ms);
+	redis_arg_str(&a, redis_host(r));
+	redis_arg_str(&a, owner);
+	redis_arg_int(&a, STORE_LEASE_MS);
 	redisReply *rep = redis_eval(r, "volume delete", volume_delete_script, &a, f);
 	if (!rep)
 		return false;
@@ -297,7 +304,7 @@ bool redis_volume_delete_begin(struct redis_store *r, const char *tenant, const 
 		return redis_bad_reply(rep, "volume delete", f);
 	int64_t users = rep->element[1]->integer;
 	freeReplyObject(rep);
-	return volume_unused(name, users, f);
+	return volume_unused(out, users, f);
 }
 
 /* ARGV: P host now_ms lease_ms, then "field\tvalue\n" of each mark over:

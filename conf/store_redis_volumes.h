@@ -21,8 +21,8 @@ bool redis_volume_drop(struct redis_store *r, const char *tenant, const char *na
 bool redis_volume_use(struct redis_store *r, const char *tenant, const char *name, enum volume_user by,
 		      const char *owner, int64_t now_ms, struct volume *out, struct fault *f);
 bool redis_volume_release(struct redis_store *r, const char *owner);
-bool redis_volume_delete_begin(struct redis_store *r, const char *tenant, const char *name, int64_t now_ms,
-			       struct volume *out, struct fault *f);
+bool redis_volume_delete_begin(struct redis_store *r, const char *tenant, const char *name, const char *owner,
+			       int64_t now_ms, struct volume *out, struct fault *f);
 void redis_volume_uses_keep(struct redis_store *r, const struct strv *sessions, int64_t now_ms);
 
 #endif

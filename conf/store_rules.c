@@ -87,8 +87,11 @@ bool volume_ready(const struct volume *v, struct fault *f)
 	return !strcmp(v->state, "ready") || fail(f, E_VOLUME_NOT_FOUND, "volume %s is %s", v->name, v->state);
 }
 
-bool volume_unused(const char *name, int64_t users, struct fault *f)
+bool volume_unused(const struct volume *v, int64_t users, struct fault *f)
 {
+	const char *name = v->name;
+	if (users > 0 && !strcmp(v->state, "deleting"))
+		return fail(f, E_VOLUME_BUSY, "volume %s is being deleted by another request: retry in a moment", name);
 	if (users == 1)
 		return fail(f, E_VOLUME_BUSY, "volume %s is in use by a run or a session (mounted, or starting "
 			    "with it): delete it when it ends", name);

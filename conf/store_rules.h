@@ -26,9 +26,9 @@ void volume_new(const char *name, int64_t size_bytes, int64_t now_ms, const char
 /* May a run or a session mount v now (it is ready)? Else 404
  * volume_not_found, with its state. */
 bool volume_ready(const struct volume *v, struct fault *f);
-/* May a volume that users marks hold be deleted (none)? Else 409
- * volume_busy, and why. */
-bool volume_unused(const char *name, int64_t users, struct fault *f);
+/* May v, which users marks hold, be deleted (none)? Else 409 volume_busy,
+ * and why (a volume already "deleting" is held by its deleter). */
+bool volume_unused(const struct volume *v, int64_t users, struct fault *f);
 /* Is a mark in use (store_volumes.h) over, as the upkeep sees it at now_ms:
  * a worker's whose process is gone, or that is older than any request
  * (its release was lost); a session's that is not among sessions (NULL:

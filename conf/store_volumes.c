@@ -179,6 +179,22 @@ bool store_volume_drop(struct store *s, const char *tenant, const char *name, st
 	return sqlite3_step(st) == SQLITE_DONE || store_failed(s, "volume drop", f);
 }
 
+/* Mark the volume with id in use by owner, of kind by (in a transaction). */
+static bool use_add(struct store *s, const char *id, enum volume_user by, const char *owner, int64_t now_ms)
+{
+	autostmt add = store_prepare(s, "INSERT OR REPLACE INTO volume_uses (volume, owner, kind, host, since_ms)"
+				     " VALUES (?1, ?2, ?3, ?4, ?5)");
+	const char kind[2] = {(char)by, '\0'};
+	if (!add)
+		return false;
+	sqlite3_bind_text(add, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(add, 2, owner, -1, SQLITE_STATIC);
+	sqlite3_bind_text(add, 3, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(add, 4, store_host(s), -1, SQLITE_STATIC);
+	sqlite3_bind_int64(add, 5, now_ms);
+	return sqlite3_step(add) == SQLITE_DONE;
+}
+
 bool store_volume_use(struct store *s, const char *tenant, const char *name, enum volume_user by,
 		      const char *owner, int64_t now_ms, struct volume *out, struct fault *f)
 {
@@ -187,19 +203,9 @@ bool store_volume_use(struct store *s, const char *tenant, const char *name, enu
 	/* One write transaction: no delete begins between the look and the mark. */
 	if (!store_begin(s, false, f))
 		return false;
-	autostmt add = store_prepare(s, "INSERT OR REPLACE INTO volume_uses (volume, owner, kind, host, since_ms)"
-				     " VALUES (?1, ?2, ?3, ?4, ?5)");
-	const char kind[2] = {(char)by, '\0'};
 	if (!store_volume_get(s, tenant, name, out, f) || !volume_ready(out, f))
 		goto refused;
-	if (!add)
-		goto failed;
-	sqlite3_bind_text(add, 1, out->id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(add, 2, owner, -1, SQLITE_STATIC);
-	sqlite3_bind_text(add, 3, kind, -1, SQLITE_STATIC);
-	sqlite3_bind_text(add, 4, store_host(s), -1, SQLITE_STATIC);
-	sqlite3_bind_int64(add, 5, now_ms);
-	if (sqlite3_step(add) != SQLITE_DONE)
+	if (!use_add(s, out->id, by, owner, now_ms))
 		goto failed;
 	return store_commit(s, f);
 failed:
@@ -222,13 +228,13 @@ bool store_volume_release(struct store *s, const char *owner)
 	return sqlite3_step(st) == SQLITE_DONE || store_failed(s, "volume release", &ignored);
 }
 
-bool store_volume_delete_begin(struct store *s, const char *tenant, const char *name, int64_t now_ms,
-			       struct volume *out, struct fault *f)
+bool store_volume_delete_begin(struct store *s, const char *tenant, const char *name, const char *owner,
+			       int64_t now_ms, struct volume *out, struct fault *f)
 {
 	if (store_redis(s))
-		return redis_volume_delete_begin(store_redis(s), tenant, name, now_ms, out, f);
+		return redis_volume_delete_begin(store_redis(s), tenant, name, owner, now_ms, out, f);
 	/* One host uses the file: a mark counts until it is released or the
-	 * upkeep forgets it (no lease, so now_ms is not needed). */
+	 * upkeep forgets it (no lease). */
 	if (!store_begin(s, true, f))
 		return false;
 	autostmt count = store_prepare(s, "SELECT count(*) FROM volume_uses WHERE volume = ?1");
@@ -240,11 +246,11 @@ bool store_volume_delete_begin(struct store *s, const char *tenant, const char *
 	sqlite3_bind_text(count, 1, out->id, -1, SQLITE_STATIC);
 	if (sqlite3_step(count) != SQLITE_ROW)
 		goto failed;
-	if (!volume_unused(name, sqlite3_column_int64(count, 0), f))
+	if (!volume_unused(out, sqlite3_column_int64(count, 0), f))
 		goto refused;
 	sqlite3_bind_text(set, 1, tenant, -1, SQLITE_STATIC);
 	sqlite3_bind_text(set, 2, name, -1, SQLITE_STATIC);
-	if (sqlite3_step(set) != SQLITE_DONE)
+	if (sqlite3_step(set) != SQLITE_DONE || !use_add(s, out->id, VOLUME_BY_WORKER, owner, now_ms))
 		goto failed;
 	snprintf(out->state, sizeof out->state, "deleting");
 	return store_commit(s, f);

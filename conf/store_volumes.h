@@ -71,10 +71,12 @@ bool store_volume_use(struct store *s, const char *tenant, const char *name, enu
  * goes. false: the store failed (logged), the mark stays. */
 bool store_volume_release(struct store *s, const char *owner);
 /* Move it to "deleting" (from any state: a delete that died half-way is
- * done again), only if no one uses it at now_ms: 409 volume_busy if
- * someone does, 404 volume_not_found. out: its record. */
-bool store_volume_delete_begin(struct store *s, const char *tenant, const char *name, int64_t now_ms,
-			       struct volume *out, struct fault *f);
+ * done again), only if no one uses it at now_ms, and mark it in use by
+ * owner, the deleter (VOLUME_BY_WORKER): a second delete is refused while
+ * this one runs, or until the upkeep sees its owner dead. 409 volume_busy
+ * if someone uses it, 404 volume_not_found. out: its record. */
+bool store_volume_delete_begin(struct store *s, const char *tenant, const char *name, const char *owner,
+			       int64_t now_ms, struct volume *out, struct fault *f);
 /* The master's upkeep of this host's marks: forget those whose owner is
  * over (volume_use_over, store_rules.h) and (Redis) renew the rest.
  * sessions: the ids of the host's sessions alive now; NULL if they could

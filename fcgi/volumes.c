@@ -154,11 +154,15 @@ void volumes_delete(struct worker *w, struct request *rq)
 		fail(&rq->fault, E_VOLUME_BUSY, "volume %s is being made; retry in a moment", name);
 	/* "deleting" first, in one step with the check that no run, session
 	 * or files call has it marked in use (volumes_take): none mounts it
-	 * from here on. */
-	if (!s || rq->fault.code || !store_volume_delete_begin(s, rq->tenant, name, wall_ms(), &v, &rq->fault)) {
+	 * from here on. This request marks it in use itself until its end,
+	 * so that a second DELETE does not run beside it (one that finds it
+	 * busy sets it ready again while the other goes on removing it). */
+	if (!s || rq->fault.code ||
+	    !store_volume_delete_begin(s, rq->tenant, name, process_id(), wall_ms(), &v, &rq->fault)) {
 		respond_fault(rq, "");
 		return;
 	}
+	snprintf(rq->volume_owner, sizeof rq->volume_owner, "%s", process_id());
 	/* dockerd is asked too (volume_unmake): a sandbox whose mark is gone
 	 * may still run (its worker was killed, and the reaper has not removed
 	 * its container yet). */
