@@ -477,6 +477,19 @@ def test_a_volume_is_not_deleted_under_a_file_put():
             request("DELETE", f"/v1/volumes/{name}")
 
 
+def test_two_deletes_at_once_one_deletes():
+    """The second of two DELETEs at once waits for nothing and removes
+    nothing: 409 while the first is under way (it holds the volume), 404
+    once it is done; the first 204."""
+    for _ in range(3):
+        name = new_volume()
+        with concurrent.futures.ThreadPoolExecutor(2) as ex:
+            answers = list(ex.map(lambda _: request("DELETE", f"/v1/volumes/{name}"), range(2)))
+        codes = sorted((a[0], error_of(a[2]) if a[0] != 204 else None) for a in answers)
+        assert codes in ([(204, None), (404, "volume_not_found")], [(204, None), (409, "volume_busy")]), codes
+        assert gone(name)
+
+
 @attack("volumes: SIGKILL the worker whose run has a volume mounted",
         "409 volume_busy while its sandbox runs; then the master forgets the dead worker's mark and the "
         "reaper its sandbox: deletable within seconds, never busy for good")
