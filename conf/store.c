@@ -39,6 +39,11 @@ static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS volumes (tenant TEXT NOT NULL, name TEXT NOT NULL,"
 	" id TEXT NOT NULL UNIQUE, state TEXT NOT NULL, size_bytes INTEGER NOT NULL,"
 	" created_ms INTEGER NOT NULL, host TEXT NOT NULL DEFAULT '', PRIMARY KEY (tenant, name));"
+	/* Who uses a volume (store_volumes.h): volume is its id; kind, enum
+	 * volume_user's letter. One host uses the file: no leases. */
+	"CREATE TABLE IF NOT EXISTS volume_uses (volume TEXT NOT NULL, owner TEXT NOT NULL, kind TEXT NOT NULL,"
+	" host TEXT NOT NULL, since_ms INTEGER NOT NULL, PRIMARY KEY (volume, owner)) WITHOUT ROWID;"
+	"CREATE INDEX IF NOT EXISTS volume_uses_owner ON volume_uses (owner);"
 	"CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, tenant TEXT NOT NULL, host TEXT NOT NULL,"
 	" memory_bytes INTEGER NOT NULL, since_ms INTEGER NOT NULL, released_ms INTEGER NOT NULL DEFAULT 0);"
 	"CREATE INDEX IF NOT EXISTS sessions_tenant ON sessions (tenant);";

@@ -19,6 +19,8 @@
  *   P mu:T               hash: T's memory usage (bytes, keys)
  *   P mxt                set: tenants with expiring keys
  *   P v:T:NAME, P vi:T   hash: a volume's record; zset: T's volume names
+ *   P vu:ID              zset: the marks in use of volume ID, "H OWNER", by lease end
+ *   P vuh:H              hash: host H's marks, "OWNER ID" -> "KIND SINCE_MS"
  *   P sess:T, P sessm:T  zset: T's open sessions, by lease end; hash: their memory
  *   P hsess:H            hash: host H's sessions, id -> "tenant since_ms"
  *   P sessgone:ID        a session released in the last minute

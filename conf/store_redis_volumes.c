@@ -195,3 +195,163 @@ bool redis_volume_drop(struct redis_store *r, const char *tenant, const char *na
 	redis_arg_str(&a, name);
 	return redis_run(r, "volume drop", volume_drop_script, &a, f);
 }
+
+/*
+ * Marks in use (store_volumes.h). A mark is a lease: its member in P vu:ID
+ * counts until its score, which the host's master renews from the host's
+ * own index (P vuh:H); a dead host's marks stop counting by themselves. The
+ * index does not expire: a master late for a while renews its marks again
+ * from it, rather than lose one that a session still needs.
+ */
+
+/* ARGV: P tenant name host owner kind now_ms lease_ms. 1 (marked) or 0
+ * (not ready: not marked), then the record as it is; nil: none. */
+static const char volume_use_script[] =
+	"local P = ARGV[1]\n"
+	"local r = redis.call('HMGET', P .. 'v:' .. ARGV[2] .. ':' .. ARGV[3], " VOLUME_FIELDS ")\n"
+	"if not r[1] then return false end\n"
+	"if r[2] ~= 'ready' then return {0, r[1], r[2], r[3], r[4], r[5]} end\n"
+	"redis.call('ZADD', P .. 'vu:' .. r[1], tonumber(ARGV[7]) + tonumber(ARGV[8]), ARGV[4] .. ' ' .. ARGV[5])\n"
+	"redis.call('HSET', P .. 'vuh:' .. ARGV[4], ARGV[5] .. ' ' .. r[1], ARGV[6] .. ' ' .. ARGV[7])\n"
+	"return {1, r[1], r[2], r[3], r[4], r[5]}\n";
+
+bool redis_volume_use(struct redis_store *r, const char *tenant, const char *name, enum volume_user by,
+		      const char *owner, int64_t now_ms, struct volume *out, struct fault *f)
+{
+	const char kind[2] = {(char)by, '\0'};
+	struct redis_args a = {0};
+	redis_arg_str(&a, tenant);
+	redis_arg_str(&a, name);
+	redis_arg_str(&a, redis_host(r));
+	redis_arg_str(&a, owner);
+	redis_arg_str(&a, kind);
+	redis_arg_int(&a, now_ms);
+	redis_arg_int(&a, STORE_LEASE_MS);
+	redisReply *rep = redis_eval(r, "volume use", volume_use_script, &a, f);
+	if (!rep)
+		return false;
+	if (rep->type == REDIS_REPLY_NIL) {
+		freeReplyObject(rep);
+		return fail(f, E_VOLUME_NOT_FOUND, "no volume %.64s", name);
+	}
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 6 || !read_volume(rep->element + 1, name, out))
+		return redis_bad_reply(rep, "volume use", f);
+	bool marked = rep->element[0]->integer == 1;
+	freeReplyObject(rep);
+	if (!marked)
+		volume_ready(out, f); /* it is not: the fault says how */
+	return marked;
+}
+
+/* ARGV: P host owner. Its marks' fields begin "owner ". */
+static const char volume_release_script[] =
+	"local P, host, mine = ARGV[1], ARGV[2], ARGV[3] .. ' '\n"
+	"local hi = P .. 'vuh:' .. host\n"
+	"for _, k in ipairs(redis.call('HKEYS', hi)) do\n"
+	"  if string.sub(k, 1, #mine) == mine then\n"
+	"    redis.call('ZREM', P .. 'vu:' .. string.sub(k, #mine + 1), host .. ' ' .. ARGV[3])\n"
+	"    redis.call('HDEL', hi, k)\n"
+	"  end\n"
+	"end\n"
+	"return 0\n";
+
+bool redis_volume_release(struct redis_store *r, const char *owner)
+{
+	struct redis_args a = {0};
+	struct fault ignored = {0}; /* logged */
+	redis_arg_str(&a, redis_host(r));
+	redis_arg_str(&a, owner);
+	return redis_run(r, "volume release", volume_release_script, &a, &ignored);
+}
+
+/* ARGV: P tenant name now_ms host owner lease_ms. 1 (now deleting, and
+ * marked by owner) or 0 (in use), the marks that counted, then the record;
+ * nil: none. */
+static const char volume_delete_script[] =
+	"local P, now = ARGV[1], tonumber(ARGV[4])\n"
+	"local h = P .. 'v:' .. ARGV[2] .. ':' .. ARGV[3]\n"
+	"local r = redis.call('HMGET', h, " VOLUME_FIELDS ")\n"
+	"if not r[1] then return false end\n"
+	"local z = P .. 'vu:' .. r[1]\n"
+	"redis.call('ZREMRANGEBYSCORE', z, '-inf', now)\n"
+	"local n = redis.call('ZCARD', z)\n"
+	"if n > 0 then return {0, n, r[1], r[2], r[3], r[4], r[5]} end\n"
+	"redis.call('HSET', h, 'state', 'deleting')\n"
+	"redis.call('ZADD', z, now + tonumber(ARGV[7]), ARGV[5] .. ' ' .. ARGV[6])\n"
+	"redis.call('HSET', P .. 'vuh:' .. ARGV[5], ARGV[6] .. ' ' .. r[1], 'w ' .. ARGV[4])\n"
+	"return {1, 0, r[1], 'deleting', r[3], r[4], r[5]}\n";
+
+bool redis_volume_delete_begin(struct redis_store *r, const char *tenant, const char *name, const char *owner,
+			       int64_t now_ms, struct volume *out, struct fault *f)
+{
+	_Static_assert(VOLUME_BY_WORKER == 'w', "the deleter's mark in the script");
+	struct redis_args a = {0};
+	redis_arg_str(&a, tenant);
+	redis_arg_str(&a, name);
+	redis_arg_int(&a, now_ms);
+	redis_arg_str(&a, redis_host(r));
+	redis_arg_str(&a, owner);
+	redis_arg_int(&a, STORE_LEASE_MS);
+	redisReply *rep = redis_eval(r, "volume delete", volume_delete_script, &a, f);
+	if (!rep)
+		return false;
+	if (rep->type == REDIS_REPLY_NIL) {
+		freeReplyObject(rep);
+		return fail(f, E_VOLUME_NOT_FOUND, "no volume %.64s", name);
+	}
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 7 || rep->element[1]->type != REDIS_REPLY_INTEGER ||
+	    !read_volume(rep->element + 2, name, out))
+		return redis_bad_reply(rep, "volume delete", f);
+	int64_t users = rep->element[1]->integer;
+	freeReplyObject(rep);
+	return volume_unused(out, users, f);
+}
+
+/* ARGV: P host now_ms lease_ms, then "field\tvalue\n" of each mark over:
+ * each is forgotten if it is still as judged; every other mark of the host
+ * is renewed (one made since the look too). */
+static const char volume_keep_script[] =
+	"local P, host, now, lease = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])\n"
+	"local hi = P .. 'vuh:' .. host\n"
+	"for k, v in string.gmatch(ARGV[5], '([^\\t\\n]+)\\t([^\\n]+)\\n') do\n"
+	"  if redis.call('HGET', hi, k) == v then\n"
+	"    local owner, id = string.match(k, '^(%S+) (%S+)$')\n"
+	"    redis.call('ZREM', P .. 'vu:' .. id, host .. ' ' .. owner)\n"
+	"    redis.call('HDEL', hi, k)\n"
+	"  end\n"
+	"end\n"
+	"for _, k in ipairs(redis.call('HKEYS', hi)) do\n"
+	"  local owner, id = string.match(k, '^(%S+) (%S+)$')\n"
+	"  redis.call('ZADD', P .. 'vu:' .. id, now + lease, host .. ' ' .. owner)\n"
+	"end\n"
+	"return 0\n";
+
+void redis_volume_uses_keep(struct redis_store *r, const struct strv *sessions, int64_t now_ms)
+{
+	struct fault ignored = {0};
+	autofree char *index = xasprintf("%svuh:%s", redis_prefix(r), redis_host(r));
+	redisReply *rep = redis_cmd(r, "volume uses", &ignored, 2, "HGETALL", index);
+	if (!rep)
+		return;
+	struct buf over = {0};
+	for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i + 1 < rep->elements; i += 2) {
+		const char *field = rep->element[i]->str, *value = rep->element[i + 1]->str;
+		char owner[96], kind[2];
+		long long since;
+		if (!field || !value || sscanf(field, "%95s", owner) != 1 ||
+		    sscanf(value, "%1s %lld", kind, &since) != 2)
+			continue;
+		if (volume_use_over(kind[0], owner, since, sessions, now_ms)) {
+			buf_printf(&over, "%s\t%s\n", field, value);
+			log_msg("volume mark %s forgotten: its user is gone", field);
+		}
+	}
+	freeReplyObject(rep);
+	struct redis_args a = {0};
+	redis_arg_str(&a, redis_host(r));
+	redis_arg_int(&a, now_ms);
+	redis_arg_int(&a, STORE_LEASE_MS);
+	redis_arg(&a, over.len ? over.data : "", over.len);
+	redis_run(r, "volume uses keep", volume_keep_script, &a, &ignored);
+	buf_free(&over);
+}

@@ -18,5 +18,11 @@ bool redis_volume_get(struct redis_store *r, const char *tenant, const char *nam
 bool redis_volume_list(struct redis_store *r, const char *tenant, struct volume **out, size_t *n,
 		       struct fault *f);
 bool redis_volume_drop(struct redis_store *r, const char *tenant, const char *name, struct fault *f);
+bool redis_volume_use(struct redis_store *r, const char *tenant, const char *name, enum volume_user by,
+		      const char *owner, int64_t now_ms, struct volume *out, struct fault *f);
+bool redis_volume_release(struct redis_store *r, const char *owner);
+bool redis_volume_delete_begin(struct redis_store *r, const char *tenant, const char *name, const char *owner,
+			       int64_t now_ms, struct volume *out, struct fault *f);
+void redis_volume_uses_keep(struct redis_store *r, const struct strv *sessions, int64_t now_ms);
 
 #endif

@@ -82,6 +82,39 @@ void volume_new(const char *name, int64_t size_bytes, int64_t now_ms, const char
 	snprintf(out->host, sizeof out->host, "%s", host);
 }
 
+bool volume_ready(const struct volume *v, struct fault *f)
+{
+	return !strcmp(v->state, "ready") || fail(f, E_VOLUME_NOT_FOUND, "volume %s is %s", v->name, v->state);
+}
+
+bool volume_unused(const struct volume *v, int64_t users, struct fault *f)
+{
+	const char *name = v->name;
+	if (users > 0 && !strcmp(v->state, "deleting"))
+		return fail(f, E_VOLUME_BUSY, "volume %s is being deleted by another request: retry in a moment", name);
+	if (users == 1)
+		return fail(f, E_VOLUME_BUSY, "volume %s is in use by a run or a session (mounted, or starting "
+			    "with it): delete it when it ends", name);
+	return users == 0 ||
+	       fail(f, E_VOLUME_BUSY, "volume %s is in use by %lld runs or sessions (mounted, or starting "
+		    "with it): delete it when they end", name, (long long)users);
+}
+
+static bool listed(const char *id, const struct strv *ids)
+{
+	for (size_t i = 0; i < ids->n; i++)
+		if (!strcmp(id, ids->v[i]))
+			return true;
+	return false;
+}
+
+bool volume_use_over(int by, const char *owner, int64_t since_ms, const struct strv *sessions, int64_t now_ms)
+{
+	if (by == VOLUME_BY_WORKER)
+		return !process_alive(owner) || now_ms - since_ms > STORE_CLAIM_MAX_MS;
+	return sessions && !listed(owner, sessions) && now_ms - since_ms > STORE_SESSION_GRACE_MS;
+}
+
 bool session_quota_holds(const char *tenant, int64_t count, int64_t held, int64_t memory_bytes,
 			 int64_t max_sessions, int64_t max_memory, struct fault *f)
 {

@@ -23,6 +23,18 @@ bool memory_prefix_end(const char *prefix, char *out, size_t *len);
 bool volume_quota_holds(const char *tenant, int64_t count, int64_t bytes, int64_t size_bytes,
 			int64_t max_count, int64_t max_bytes, struct fault *f);
 void volume_new(const char *name, int64_t size_bytes, int64_t now_ms, const char *host, struct volume *out);
+/* May a run or a session mount v now (it is ready)? Else 404
+ * volume_not_found, with its state. */
+bool volume_ready(const struct volume *v, struct fault *f);
+/* May v, which users marks hold, be deleted (none)? Else 409 volume_busy,
+ * and why (a volume already "deleting" is held by its deleter). */
+bool volume_unused(const struct volume *v, int64_t users, struct fault *f);
+/* Is a mark in use (store_volumes.h) over, as the upkeep sees it at now_ms:
+ * a worker's whose process is gone, or that is older than any request
+ * (its release was lost); a session's that is not among sessions (NULL:
+ * unknown) and older than the grace (a session being made is listed by
+ * then)? by: enum volume_user. */
+bool volume_use_over(int by, const char *owner, int64_t since_ms, const struct strv *sessions, int64_t now_ms);
 
 /* May a tenant with count open sessions holding held bytes of memory open
  * one more of memory_bytes (max_*: its share; 0, no limit)? Else the

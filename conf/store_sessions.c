@@ -13,6 +13,7 @@
 #include "store_sessions.h"
 #include "store_redis_sessions.h"
 #include "store_rules.h"
+#include "store_volumes.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -55,6 +56,9 @@ refused:
 
 void store_session_release(struct store *s, const char *id)
 {
+	/* Whatever volume it had is free too (its sandbox is gone, or going:
+	 * volumes_delete asks dockerd as well). */
+	store_volume_release(s, id);
 	if (store_redis(s)) {
 		redis_session_release(store_redis(s), id);
 		return;

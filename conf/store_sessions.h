@@ -20,6 +20,7 @@
  * max_sessions and max_memory (0: no limit); 403 quota_exceeded past them. */
 bool store_session_claim(struct store *s, const char *tenant, const char *id, int64_t memory_bytes,
 			 int64_t max_sessions, int64_t max_memory, int64_t now_ms, struct fault *f);
+/* It ended: its place, and its marks on volumes (store_volume_release). */
 void store_session_release(struct store *s, const char *id);
 /* This host's sessions alive now are these: claim any that lack one (a
  * claim dropped while its session was being made), renew them, and

@@ -73,4 +73,8 @@ struct volume {
 	char host[64];        /* the host whose disk holds its bytes (conf's instance) */
 };
 
+/* Who marks a volume in use (store_volumes.h): a worker's request, or a
+ * session for its life. The letter is what the store keeps. */
+enum volume_user { VOLUME_BY_WORKER = 'w', VOLUME_BY_SESSION = 's' };
+
 #endif

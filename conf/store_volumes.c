@@ -178,3 +178,133 @@ bool store_volume_drop(struct store *s, const char *tenant, const char *name, st
 	sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
 	return sqlite3_step(st) == SQLITE_DONE || store_failed(s, "volume drop", f);
 }
+
+/* Mark the volume with id in use by owner, of kind by (in a transaction). */
+static bool use_add(struct store *s, const char *id, enum volume_user by, const char *owner, int64_t now_ms)
+{
+	autostmt add = store_prepare(s, "INSERT OR REPLACE INTO volume_uses (volume, owner, kind, host, since_ms)"
+				     " VALUES (?1, ?2, ?3, ?4, ?5)");
+	const char kind[2] = {(char)by, '\0'};
+	if (!add)
+		return false;
+	sqlite3_bind_text(add, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(add, 2, owner, -1, SQLITE_STATIC);
+	sqlite3_bind_text(add, 3, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(add, 4, store_host(s), -1, SQLITE_STATIC);
+	sqlite3_bind_int64(add, 5, now_ms);
+	return sqlite3_step(add) == SQLITE_DONE;
+}
+
+bool store_volume_use(struct store *s, const char *tenant, const char *name, enum volume_user by,
+		      const char *owner, int64_t now_ms, struct volume *out, struct fault *f)
+{
+	if (store_redis(s))
+		return redis_volume_use(store_redis(s), tenant, name, by, owner, now_ms, out, f);
+	/* One write transaction: no delete begins between the look and the mark. */
+	if (!store_begin(s, false, f))
+		return false;
+	if (!store_volume_get(s, tenant, name, out, f) || !volume_ready(out, f))
+		goto refused;
+	if (!use_add(s, out->id, by, owner, now_ms))
+		goto failed;
+	return store_commit(s, f);
+failed:
+	store_failed(s, "volume use", f);
+refused:
+	store_rollback(s);
+	return false;
+}
+
+bool store_volume_release(struct store *s, const char *owner)
+{
+	if (store_redis(s))
+		return redis_volume_release(store_redis(s), owner);
+	struct fault ignored;
+	autostmt st = store_prepare(s, "DELETE FROM volume_uses WHERE owner = ?1 AND host = ?2");
+	if (!st)
+		return store_failed(s, "volume release", &ignored);
+	sqlite3_bind_text(st, 1, owner, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, store_host(s), -1, SQLITE_STATIC);
+	return sqlite3_step(st) == SQLITE_DONE || store_failed(s, "volume release", &ignored);
+}
+
+bool store_volume_delete_begin(struct store *s, const char *tenant, const char *name, const char *owner,
+			       int64_t now_ms, struct volume *out, struct fault *f)
+{
+	if (store_redis(s))
+		return redis_volume_delete_begin(store_redis(s), tenant, name, owner, now_ms, out, f);
+	/* One host uses the file: a mark counts until it is released or the
+	 * upkeep forgets it (no lease). */
+	if (!store_begin(s, true, f))
+		return false;
+	autostmt count = store_prepare(s, "SELECT count(*) FROM volume_uses WHERE volume = ?1");
+	autostmt set = store_prepare(s, "UPDATE volumes SET state = 'deleting' WHERE tenant = ?1 AND name = ?2");
+	if (!store_volume_get(s, tenant, name, out, f))
+		goto refused;
+	if (!count || !set)
+		goto failed;
+	sqlite3_bind_text(count, 1, out->id, -1, SQLITE_STATIC);
+	if (sqlite3_step(count) != SQLITE_ROW)
+		goto failed;
+	if (!volume_unused(out, sqlite3_column_int64(count, 0), f))
+		goto refused;
+	sqlite3_bind_text(set, 1, tenant, -1, SQLITE_STATIC);
+	sqlite3_bind_text(set, 2, name, -1, SQLITE_STATIC);
+	if (sqlite3_step(set) != SQLITE_DONE || !use_add(s, out->id, VOLUME_BY_WORKER, owner, now_ms))
+		goto failed;
+	snprintf(out->state, sizeof out->state, "deleting");
+	return store_commit(s, f);
+failed:
+	store_failed(s, "volume delete", f);
+refused:
+	store_rollback(s);
+	return false;
+}
+
+/* A mark the upkeep found over: forgotten only as it was judged (the same
+ * since_ms), so that one made again meanwhile is another, and stays. */
+struct use_over {
+	char volume[VOLUME_ID_LEN + 1];
+	char owner[96];
+	int64_t since_ms;
+};
+
+void store_volume_uses_keep(struct store *s, const struct strv *sessions, int64_t now_ms)
+{
+	if (store_redis(s)) {
+		redis_volume_uses_keep(store_redis(s), sessions, now_ms);
+		return;
+	}
+	struct fault ignored;
+	autostmt st = store_prepare(s, "SELECT volume, owner, kind, since_ms FROM volume_uses WHERE host = ?1");
+	autostmt drop = store_prepare(s, "DELETE FROM volume_uses WHERE volume = ?1 AND owner = ?2 AND since_ms = ?3");
+	if (!st || !drop) {
+		store_failed(s, "volume uses keep", &ignored);
+		return;
+	}
+	sqlite3_bind_text(st, 1, store_host(s), -1, SQLITE_STATIC);
+	struct use_over *over = NULL;
+	size_t n = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *owner = (const char *)sqlite3_column_text(st, 1);
+		const char *kind = (const char *)sqlite3_column_text(st, 2);
+		int64_t since = sqlite3_column_int64(st, 3);
+		if (!volume_use_over(kind[0], owner, since, sessions, now_ms))
+			continue;
+		over = xrealloc(over, (n + 1) * sizeof *over);
+		snprintf(over[n].volume, sizeof over[n].volume, "%s", (const char *)sqlite3_column_text(st, 0));
+		snprintf(over[n].owner, sizeof over[n].owner, "%s", owner);
+		over[n++].since_ms = since;
+	}
+	for (size_t i = 0; i < n; i++) {
+		sqlite3_reset(drop);
+		sqlite3_bind_text(drop, 1, over[i].volume, -1, SQLITE_STATIC);
+		sqlite3_bind_text(drop, 2, over[i].owner, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(drop, 3, over[i].since_ms);
+		if (sqlite3_step(drop) != SQLITE_DONE)
+			store_failed(s, "volume uses keep", &ignored);
+		else if (sqlite3_changes(store_sqlite(s)))
+			log_msg("volume %s: %s's mark forgotten, its user is gone", over[i].volume, over[i].owner);
+	}
+	free(over);
+}

@@ -16,6 +16,7 @@
 #include "request.h"
 #include "respond.h"
 #include "scoreboard.h"
+#include "volumes.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -74,6 +75,7 @@ void admin_done(struct worker *w, struct request *rq, int64_t started_ms)
 	struct metrics *m = w->metrics;
 	scoreboard_release_execution(w->board, w->slot);
 	auth_release(w, rq);
+	volumes_release(w, rq);
 	const struct error_info *e = rq->fault.code ? error_info(rq->fault.code) : NULL;
 	int status = e ? error_status(rq->fault.code, request_is_piston(rq)) : rq->status_ok ? rq->status_ok : 200;
 	char st[16], sent[16];
@@ -81,20 +83,22 @@ void admin_done(struct worker *w, struct request *rq, int64_t started_ms)
 	/* Requests by the status the client got: a stream that failed later got 200. */
 	snprintf(sent, sizeof sent, "%d", rq->status_sent ? rq->status_sent : status);
 	metrics_count(m, M_HTTP_REQUESTS, rq->route ? rq->route->path : "other", sent);
+	/* A step that ended its session, or found it ended (its sandbox gone):
+	 * its place in the tenant's share, and its volume, are free at once. */
+	if (rq->in_session && (rq->result.session_ended || rq->fault.code == E_SESSION_EXPIRED)) {
+		struct fault ignored;
+		struct store *s = w->conf.store.backend != STORE_NONE ? worker_store(w, &ignored) : NULL;
+		if (s)
+			store_session_release(s, rq->session.id);
+	}
 	if (e) {
 		metrics_count(m, e->server_side ? M_SANDBOX_FAILURES : M_REJECTED, e->name, st);
 	} else if (rq->in_session && (rq->result.has_run || rq->result.has_compile)) {
 		const char *type = rq->session.type == SESSION_KERNEL ? "kernel" : "shell";
 		metrics_count(m, M_SESSION_STEPS, type, metrics_outcome(&rq->result));
 		metrics_add(m, M_SESSION_STEP_MS, type, NULL, (uint64_t)(now_ms() - started_ms));
-		if (rq->result.session_ended) {
+		if (rq->result.session_ended)
 			metrics_count(m, M_SESSIONS_ENDED, "died", NULL);
-			/* Its place in the tenant's share is free at once. */
-			struct fault ignored;
-			struct store *s = w->conf.store.backend != STORE_NONE ? worker_store(w, &ignored) : NULL;
-			if (s)
-				store_session_release(s, rq->session.id);
-		}
 	} else if (rq->lang && (rq->result.has_run || rq->result.has_compile)) {
 		metrics_count(m, M_EXECUTIONS, rq->lang->name, metrics_outcome(&rq->result));
 		if (rq->result.warm)

@@ -91,7 +91,7 @@ void execute_answer(struct worker *w, struct request *rq)
 
 void execute_handler(struct worker *w, struct request *rq)
 {
-	if (read_request(w, rq) && volumes_resolve(w, rq))
+	if (read_request(w, rq) && volumes_take(w, rq, NULL))
 		execute_answer(w, rq);
 	else
 		respond_fault(rq, "");

@@ -8,6 +8,7 @@
 #include "piston_result.h"
 #include "request.h"
 #include "result.h"
+#include "volumes.h"
 
 #include <string.h>
 
@@ -16,6 +17,11 @@ bool job_run(struct worker *w, struct request *rq, const struct sandbox_sink *si
 	bool ok = rq->in_session ?
 		session_step(&w->conf, &rq->session, &rq->job, sink, &rq->result, &rq->fault) :
 		sandbox_run(&w->conf, w->warm, &rq->job, sink, &rq->result, &rq->fault);
+	/* The run's sandbox has ended: its volume's mark goes before the answer,
+	 * so that a client that deletes the volume on hearing the result is not
+	 * refused. (One that a deadline left running is still seen by dockerd:
+	 * volumes_delete asks it.) */
+	volumes_release(w, rq);
 	rq->result.backend = conf_backend_name(&w->conf);
 	return ok;
 }

@@ -26,6 +26,7 @@
 #include "../sandbox/sandbox.h"
 #include "../conf/store_memory.h"
 #include "../conf/store_sessions.h"
+#include "../conf/store_volumes.h"
 #include "runner.h"
 
 #include <errno.h>
@@ -101,8 +102,9 @@ static int live_count(const struct scoreboard *sb)
 
 /*
  * The store's upkeep: memory keys past their TTL out, the running claims
- * of workers that died holding them, and the claims of sessions that
- * ended without a DELETE (expired just now, died, half-made). With Redis,
+ * of workers that died holding them, the claims of sessions that ended
+ * without a DELETE (expired just now, died, half-made), and the marks on
+ * volumes of both (store_volumes.h). With Redis,
  * the renewal of every claim of this host, and of its life. A connection of its own each
  * time: none may be open in the master when it forks a worker.
  */
@@ -120,14 +122,22 @@ static void store_duty(const struct conf *c, const struct strv *ended)
 		store_session_release(s, ended->v[i]);
 	struct session *all;
 	size_t n;
+	struct strv ids = {0};
+	bool listed = !c->sessions.dir; /* sessions off: there are none */
 	if (c->sessions.dir && session_list(c, NULL, &all, &n, &f)) {
 		struct session_claim *alive = xcalloc(n + 1, sizeof *alive);
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
 			alive[i] = (struct session_claim){all[i].id, all[i].tenant, all[i].limits.memory_bytes};
+			strv_push(&ids, all[i].id);
+		}
 		store_sessions_keep(s, alive, n, wall_ms());
 		free(alive);
 		free(all);
+		listed = true;
 	}
+	/* Volumes' marks in use: those of dead workers and of sessions gone go. */
+	store_volume_uses_keep(s, listed ? &ids : NULL, wall_ms());
+	strv_free(&ids);
 	store_close(s);
 }
 

@@ -66,6 +66,7 @@ struct request {
 	int64_t claim;      /* its place among the tenant's running executions; 0: none */
 	char volume_name[64]; /* "volume": the tenant's volume to mount ("": none) */
 	char volume_id[33];   /* its id, once found in the store (job.volume) */
+	char volume_owner[96]; /* who holds its mark in use (volumes.h); "": no mark */
 };
 
 void request_free(struct request *rq);

@@ -151,22 +151,26 @@ void sessions_create(struct worker *w, struct request *rq)
 	struct limits lim = {0};
 	int64_t idle = 0, life = 0;
 	struct session s;
-	if (!read_json(w, rq) || !parse_create(w, rq, &type, &lim, &idle, &life) || !volumes_resolve(w, rq)) {
+	char id[SESSION_ID_LEN + 1];
+	/* The id first: its volume is marked in use under it, for its life. */
+	session_new_id(w->conf.instance, id);
+	if (!read_json(w, rq) || !parse_create(w, rq, &type, &lim, &idle, &life) || !volumes_take(w, rq, id)) {
 		respond_fault(rq, "");
 		return;
 	}
 	admin_job_accepted(w, rq);
 	s = (struct session){.type = type, .limits = lim, .network = rq->network, .idle_ms = idle,
 			     .lifetime_ms = life, .volume_ro = rq->job.volume_ro};
+	snprintf(s.id, sizeof s.id, "%s", id);
 	snprintf(s.tenant, sizeof s.tenant, "%s", rq->tenant);
 	if (rq->job.volume) {
 		snprintf(s.volume, sizeof s.volume, "%s", rq->job.volume);
 		snprintf(s.volume_name, sizeof s.volume_name, "%s", rq->volume_name);
 	}
 	/* With a store, the tenant's share is counted there, across workers
-	 * and hosts: a claim first, under the id the session will have. */
+	 * and hosts: a claim first, under the id the session will have. (On
+	 * any failure from here, the request's end releases its volume's mark.) */
 	struct store *st = NULL;
-	session_new_id(w->conf.instance, s.id);
 	if (w->conf.store.backend != STORE_NONE &&
 	    (!(st = worker_store(w, &rq->fault)) ||
 	     !store_session_claim(st, rq->tenant, s.id, s.limits.memory_bytes, rq->share->sessions,
@@ -181,6 +185,7 @@ void sessions_create(struct worker *w, struct request *rq)
 		respond_fault(rq, "");
 		return;
 	}
+	volumes_hand_over(rq); /* released when the session ends */
 	log_msg("session %s created: %s %s", s.id, s.language, type == SESSION_KERNEL ? "kernel" : "shell");
 	metrics_count(w->metrics, M_SESSIONS_CREATED, type == SESSION_KERNEL ? "kernel" : "shell", NULL);
 	answer(rq, 201, session_to_json(w, &s));

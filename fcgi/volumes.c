@@ -152,12 +152,20 @@ void volumes_delete(struct worker *w, struct request *rq)
 		volume_elsewhere(&v, &rq->fault);
 	else if (found && !strcmp(v.state, "creating") && wall_ms() - v.created_ms < CREATING_MS)
 		fail(&rq->fault, E_VOLUME_BUSY, "volume %s is being made; retry in a moment", name);
-	/* "deleting" first: no run mounts it from here on. */
+	/* "deleting" first, in one step with the check that no run, session
+	 * or files call has it marked in use (volumes_take): none mounts it
+	 * from here on. This request marks it in use itself until its end,
+	 * so that a second DELETE does not run beside it (one that finds it
+	 * busy sets it ready again while the other goes on removing it). */
 	if (!s || rq->fault.code ||
-	    !store_volume_set_state(s, rq->tenant, name, NULL, "deleting", &v, &rq->fault)) {
+	    !store_volume_delete_begin(s, rq->tenant, name, process_id(), wall_ms(), &v, &rq->fault)) {
 		respond_fault(rq, "");
 		return;
 	}
+	snprintf(rq->volume_owner, sizeof rq->volume_owner, "%s", process_id());
+	/* dockerd is asked too (volume_unmake): a sandbox whose mark is gone
+	 * may still run (its worker was killed, and the reaper has not removed
+	 * its container yet). */
 	if (!volume_unmake(&w->conf, v.id, &rq->fault)) {
 		if (rq->fault.code == E_VOLUME_BUSY)
 			store_volume_set_state(s, rq->tenant, name, "deleting", "ready", &v, &ignored);
@@ -173,7 +181,7 @@ void volumes_delete(struct worker *w, struct request *rq)
 	http_send_empty(&rq->io, 204, "");
 }
 
-bool volumes_resolve(struct worker *w, struct request *rq)
+bool volumes_take(struct worker *w, struct request *rq, const char *session)
 {
 	struct volume v;
 	if (!rq->volume_name[0])
@@ -183,13 +191,37 @@ bool volumes_resolve(struct worker *w, struct request *rq)
 		return false;
 	if (!volume_here(w, &v))
 		return volume_elsewhere(&v, &rq->fault);
-	if (strcmp(v.state, "ready"))
-		return fail(&rq->fault, E_VOLUME_NOT_FOUND, "volume %s is %s", v.name, v.state);
-	if (!volume_mountable(&w->conf, v.id, &rq->fault))
+	/* In use from here on, before any sandbox mounts it, in one step with
+	 * the check that it is ready: a DELETE that came first has made it
+	 * "deleting" (404 here), one that comes after is refused (409). */
+	const char *owner = session ? session : process_id();
+	if (!store_volume_use(s, rq->tenant, rq->volume_name, session ? VOLUME_BY_SESSION : VOLUME_BY_WORKER,
+			      owner, wall_ms(), &v, &rq->fault))
 		return false;
+	snprintf(rq->volume_owner, sizeof rq->volume_owner, "%s", owner);
+	if (!volume_mountable(&w->conf, v.id, &rq->fault))
+		return false; /* the mark goes at the request's end */
 	snprintf(rq->volume_id, sizeof rq->volume_id, "%s", v.id);
 	rq->job.volume = rq->volume_id;
 	return true;
+}
+
+void volumes_hand_over(struct request *rq)
+{
+	rq->volume_owner[0] = '\0';
+}
+
+void volumes_release(struct worker *w, struct request *rq)
+{
+	if (!rq->volume_owner[0])
+		return;
+	/* A release that fails is logged; the master's upkeep forgets the mark
+	 * when its owner is gone, or once older than any request. */
+	struct fault ignored;
+	struct store *s = worker_store(w, &ignored);
+	if (s)
+		store_volume_release(s, rq->volume_owner);
+	rq->volume_owner[0] = '\0';
 }
 
 /*
@@ -201,7 +233,7 @@ static bool volume_place(struct worker *w, struct request *rq, struct files_plac
 	if (!volume_name_valid(rq->params[0]))
 		return fail(&rq->fault, E_VOLUME_NOT_FOUND, "no volume %.64s", rq->params[0]);
 	snprintf(rq->volume_name, sizeof rq->volume_name, "%s", rq->params[0]);
-	if (!volumes_resolve(w, rq))
+	if (!volumes_take(w, rq, NULL))
 		return false;
 	struct fault ignored;
 	const struct language *l = registry_find(&w->reg, "python", NULL, &ignored);

@@ -120,6 +120,49 @@ int64_t wall_ms(void)
 	return clock_ms(CLOCK_REALTIME);
 }
 
+/* Field 22 of /proc/PID/stat: its start time in clock ticks since boot. */
+static bool start_time(pid_t pid, unsigned long long *out)
+{
+	char path[64], data[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	autoclose int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, data, sizeof data - 1);
+	if (n <= 0)
+		return false;
+	data[n] = '\0';
+	char *p = strrchr(data, ')'); /* the command name may hold spaces */
+	if (!p)
+		return false;
+	for (int field = 2; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	return p && sscanf(p + 1, "%llu", out) == 1;
+}
+
+const char *process_id(void)
+{
+	static char id[48];
+	static pid_t for_pid;
+	pid_t self = getpid();
+	if (for_pid != self) { /* a fork is another process */
+		unsigned long long st = 0;
+		start_time(self, &st);
+		snprintf(id, sizeof id, "%d.%llu", (int)self, st);
+		for_pid = self;
+	}
+	return id;
+}
+
+bool process_alive(const char *id)
+{
+	int pid;
+	unsigned long long want, have;
+	if (sscanf(id, "%d.%llu", &pid, &want) != 2 || pid <= 0)
+		return false;
+	return start_time(pid, &have) && have == want;
+}
+
 void buf_append(struct buf *b, const void *p, size_t n)
 {
 	if (b->len + n + 1 > b->cap) {

@@ -40,6 +40,14 @@ void random_hex(char *out, size_t n);
  * the process, such as a session's creation. */
 int64_t wall_ms(void);
 
+/* "PID.STARTTIME" of this process: a name that no later process gets, even
+ * when the kernel gives its pid again (the start time, in clock ticks since
+ * boot, differs). Who made a container or a work dir (sandbox/owner.h),
+ * and who holds a mark in the store (conf/store_volumes.h). */
+const char *process_id(void);
+/* Is the process named by process_id() still running? */
+bool process_alive(const char *id);
+
 /* Cleanup attributes: the variable is released when it goes out of scope. */
 static inline void free_ptr(void *p) { free(*(void **)p); }
 static inline void close_fd(int *fd) { if (*fd >= 0) close(*fd); }

@@ -304,3 +304,87 @@ def test_a_host_killed(cluster):
     assert wait_until(lambda: host_alive("h3"), 10)
     status, _, r = call("POST", "/execute", PY, url=url, source=None, headers=via("h3"))
     assert status == 200, r
+
+
+# A volume's marks in use with the store in Redis (test_volumes.py has the
+# attack on one host): taken before a sandbox mounts it, leases that the
+# host's master renews.
+WRITE_LATE = ("import os, time\ntime.sleep(1)\nopen('/memory/result.txt', 'w').write('done')\n"
+              "print(sorted(os.listdir('/memory')))")
+
+
+def volume_marks(name):
+    """The marks on the tenant cl-data's volume that count now."""
+    vid = redis("HGET", f"isobox:v:cl-data:{name}", "id")
+    return int(redis("ZCOUNT", f"isobox:vu:{vid}", f"({int(time.time() * 1000)}", "+inf") or 0)
+
+
+@attack("cluster: DELETE a volume from 0.02 s before to 0.3 s after a run that writes to it was sent, the store "
+        "in Redis",
+        "either the DELETE is 409 volume_busy and the run's file is there after it, or the run is refused "
+        "(404 volume_not_found) and never runs; never a 200 whose write is lost")
+def test_a_volume_is_not_deleted_under_a_starting_run(cluster):
+    url, keys = cluster
+    key = keys["cl-data"]
+
+    def later(s, *args):
+        time.sleep(s)
+        return call(*args)
+
+    for n, delay in enumerate((-0.02, 0, 0.1, 0.3)):
+        name = f"race{n}"
+        status, _, v = call("POST", "/v1/volumes", {"name": name, "sizeBytes": 16 << 20}, key=key, url=url,
+                            headers=via("h1"))
+        assert status == 201, v
+        try:
+            run = dict(PY, code=WRITE_LATE, volume=name)
+            with concurrent.futures.ThreadPoolExecutor(2) as ex:
+                used = ex.submit(later, max(0, -delay), "POST", "/execute", run, key, via("h1"), "127.0.0.2",
+                                 90, url)
+                deleting = ex.submit(later, max(0, delay), "DELETE", f"/v1/volumes/{name}", None, key, via("h1"),
+                                     "127.0.0.2", 90, url)
+                status, _, r = used.result(timeout=90)
+                dstatus, _, derr = deleting.result(timeout=90)
+            if dstatus == 409:
+                assert derr["error"]["code"] == "volume_busy", (delay, derr)
+                assert status == 200 and r["run"]["stdout"] == "['result.txt']\n", (delay, status, r)
+                got = call("GET", f"/v1/volumes/{name}/files/result.txt", key=key, url=url, headers=via("h1"))
+                assert got[:3:2] == (200, b"done"), (delay, got)
+                assert volume_marks(name) == 0, "a mark outlived its run"
+                assert call("DELETE", f"/v1/volumes/{name}", key=key, url=url, headers=via("h1"))[0] == 204
+            else:
+                assert dstatus == 204, (delay, dstatus, derr)
+                assert status == 404 and r["error"]["code"] == "volume_not_found", (delay, status, r)
+        finally:
+            call("DELETE", f"/v1/volumes/{name}", key=key, url=url, headers=via("h1"))
+
+
+@attack("cluster: a host SIGKILLed (master and workers) while its run has a volume mounted",
+        "the run's mark in Redis stops counting when its lease runs out (10 s), without its host; "
+        "the host back, the volume is deletable")
+def test_a_dead_hosts_volume_marks_lapse(cluster):
+    url, keys = cluster
+    key = keys["cl-data"]
+    status, _, v = call("POST", "/v1/volumes", {"name": "lapse", "sizeBytes": 16 << 20}, key=key, url=url,
+                        headers=via("h2"))
+    assert status == 201 and v["host"] == "h2", v
+    try:
+        slow = dict(PY, code="import time; time.sleep(60)", volume="lapse",
+                    limits={"memoryBytes": 128 << 20, "wallTimeMs": 20000})
+        with concurrent.futures.ThreadPoolExecutor(1) as ex:
+            inflight = ex.submit(call, "POST", "/execute", slow, key, via("h2"), "127.0.0.2", 90, url)
+            assert wait_until(lambda: running_owners("h2"), 20), "the run never started"
+            assert volume_marks("lapse") == 1, "no mark in Redis"
+            status, _, err = call("DELETE", "/v1/volumes/lapse", key=key, url=url, headers=via("h2"))
+            assert status == 409 and err["error"]["code"] == "volume_busy", err
+            os.killpg(pid_of(f"{RUN}/h2/pool.pid"), signal.SIGKILL)
+            assert inflight.result(timeout=30)[0] == 502
+        t0 = time.monotonic()
+        assert wait_until(lambda: volume_marks("lapse") == 0, 15), "the dead host's mark still counts"
+        assert time.monotonic() - t0 > 3, "the mark went before its lease ran out"
+    finally:
+        cluster_sh("start")
+        assert wait_until(lambda: host_alive("h2"), 10)
+    # Back: its reaper removes the dead workers' sandbox, and the volume goes.
+    assert wait_until(lambda: call("DELETE", "/v1/volumes/lapse", key=key, url=url,
+                                   headers=via("h2"))[0] == 204, 30, step=1)

@@ -3,15 +3,18 @@ isobox-volumed, bound at /memory in gVisor sandboxes; the size held by the
 kernel (ENOSPC inside, the host's disk untouched), files that outlive runs
 and reach sessions, read-only mounts, tenants kept apart, shares, deletion
 that leaves nothing."""
+import collections
 import concurrent.futures
 import json
 import os
+import signal
 import subprocess
+import time
 import uuid
 
 import pytest
 
-from conftest import SUITE, backend_switched, execute, request
+from conftest import SUITE, backend_switched, execute, request, running_owners, wait_until
 from sessions_util import (MAKE_SPECIALS, create as create_session, delete as delete_session, raw,
                            special_files_refused, step_ok)
 from tenants_util import call, new_key, reload_pool, tenants_file
@@ -355,3 +358,172 @@ def test_a_name_too_long_is_not_cut_to_another_volume():
         assert status == 404 and json.loads(err)["error"]["code"] == "volume_not_found", err
     finally:
         request("DELETE", f"/v1/volumes/{name}")
+
+
+# A DELETE of a volume races its users: a run, a session being made, a
+# file put (the bug: a run whose container was still starting was not seen
+# by dockerd's list, and wrote into a volume already deleted). Each user
+# marks the volume in use in the store before any sandbox mounts it
+# (conf/store_volumes.h), so one of the two is refused, whoever comes
+# first; never both answered as done.
+STORE = "/var/lib/isobox/store/isobox.db"
+WRITE_LATE = ("import os, time\ntime.sleep(1)\nopen('/memory/result.txt', 'w').write('done')\n"
+              "print(sorted(os.listdir('/memory')))")
+REFUSED = {(404, "volume_not_found"), (409, "volume_busy")}
+
+
+def new_volume():
+    name = "race-" + uuid.uuid4().hex[:8]
+    status, _, v = request("POST", "/v1/volumes", {"name": name, "sizeBytes": 16 * MIB})
+    assert status == 201, v
+    return name
+
+
+def race(use, delay):
+    """use(name) on a new volume, and a DELETE of it delay s after (before,
+    if delay < 0): the volume's name, use's answer and the DELETE's."""
+    name = new_volume()
+
+    def later(s, f, *args):
+        time.sleep(s)
+        return f(*args)
+
+    with concurrent.futures.ThreadPoolExecutor(2) as ex:
+        used = ex.submit(later, max(0, -delay), use, name)
+        deleted = ex.submit(later, max(0, delay), request, "DELETE", f"/v1/volumes/{name}")
+        return name, used.result(timeout=120), deleted.result(timeout=120)
+
+
+# From a DELETE sent just before to one sent well after: each side wins some.
+DELAYS = (-0.05, -0.02, -0.01, 0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5)
+
+
+def error_of(body):
+    body = json.loads(body) if isinstance(body, bytes) else body
+    return body.get("error", {}).get("code") if isinstance(body, dict) else None
+
+
+def busy(deleted):
+    status, _, err = deleted
+    return status == 409 and error_of(err) == "volume_busy"
+
+
+def gone(name):
+    status, _, err = request("GET", f"/v1/volumes/{name}")
+    return status == 404 and error_of(err) == "volume_not_found"
+
+
+def marks(owner_like):
+    """The store's marks in use whose owner is like this (SQL LIKE)."""
+    out = subprocess.run(["runuser", "-u", "isobox", "--", "sqlite3", STORE,
+                          f"SELECT count(*) FROM volume_uses WHERE owner LIKE '{owner_like}'"],
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    return int(out.stdout)
+
+
+@attack("volumes: DELETE a volume from 0.05 s before to 0.5 s after a run that writes to it was sent (its sandbox "
+        "still starting)",
+        "either the DELETE is 409 volume_busy and the run's file is there after it, or the run is refused "
+        "(404 volume_not_found) and never runs; never a 200 whose write is lost, never a 503")
+def test_a_volume_is_not_deleted_under_a_starting_run():
+    outcomes = collections.Counter()
+    for delay in DELAYS:
+        name, (status, r), deleted = race(
+            lambda n: execute({"language": "python", "volume": n, "code": WRITE_LATE}), delay)
+        try:
+            if busy(deleted):
+                assert status == 200 and r["run"]["stdout"] == "['result.txt']\n", (delay, status, r)
+                assert vraw("GET", name, "/result.txt")[2] == b"done", delay
+                # Its user gone, the volume is deletable at once.
+                assert request("DELETE", f"/v1/volumes/{name}")[0] == 204, delay
+            else:
+                assert deleted[0] == 204, (delay, deleted)
+                assert (status, error_of(r)) in REFUSED, (delay, status, r)
+            assert gone(name), delay
+            outcomes[deleted[0]] += 1
+        finally:
+            request("DELETE", f"/v1/volumes/{name}")
+    print("DELETE answers:", dict(outcomes))
+
+
+@attack("volumes: DELETE a volume from 0.05 s before to 0.5 s after a session that mounts it was asked for",
+        "either the DELETE is 409 volume_busy and the session's writes are kept, or the session is refused "
+        "(404 volume_not_found) and never starts; never a 201 on a deleted volume")
+def test_a_volume_is_not_deleted_under_a_starting_session():
+    outcomes = collections.Counter()
+    for delay in (-0.05, -0.01, 0, 0.05, 0.1, 0.2, 0.35, 0.5):
+        name, (status, _, s), deleted = race(
+            lambda n: request("POST", "/v1/sessions", {"language": "python", "volume": n}), delay)
+        try:
+            if busy(deleted):
+                assert status == 201, (delay, status, s)
+                try:
+                    step_ok(s["id"], "open('/memory/s.bin', 'wb').write(b'x' * (1 << 20))")
+                    # Held for the session's whole life, not only its start.
+                    assert busy(request("DELETE", f"/v1/volumes/{name}")), delay
+                finally:
+                    assert delete_session(s["id"]) == 204
+                assert len(vraw("GET", name, "/s.bin")[2]) == MIB, delay
+                assert request("DELETE", f"/v1/volumes/{name}")[0] == 204, delay
+            else:
+                assert deleted[0] == 204, (delay, deleted)
+                assert (status, error_of(s)) in REFUSED, (delay, status, s)
+                assert not [x for x in request("GET", "/v1/sessions")[2]["sessions"] if x.get("volume") == name]
+            assert gone(name), delay
+            outcomes[deleted[0]] += 1
+        finally:
+            request("DELETE", f"/v1/volumes/{name}")
+    print("DELETE answers:", dict(outcomes))
+
+
+@attack("volumes: DELETE a volume while a file is being put into it through the files API",
+        "either the DELETE is 409 volume_busy and the file is there after it, or the PUT is refused "
+        "(404 volume_not_found); never a 201 whose file is gone")
+def test_a_volume_is_not_deleted_under_a_file_put():
+    data = os.urandom(64 << 10)
+    for delay in (-0.02, 0, 0.05, 0.15, 0.3):
+        name, (status, _, body), deleted = race(lambda n: vraw("PUT", n, "/f.bin", data), delay)
+        try:
+            if busy(deleted):
+                assert status == 201, (delay, status, body)
+                assert vraw("GET", name, "/f.bin")[2] == data, delay
+                assert request("DELETE", f"/v1/volumes/{name}")[0] == 204, delay
+            else:
+                assert deleted[0] == 204, (delay, deleted)
+                assert (status, error_of(body)) in REFUSED, (delay, status, body)
+            assert gone(name), delay
+        finally:
+            request("DELETE", f"/v1/volumes/{name}")
+
+
+def test_two_deletes_at_once_one_deletes():
+    """The second of two DELETEs at once waits for nothing and removes
+    nothing: 409 while the first is under way (it holds the volume), 404
+    once it is done; the first 204."""
+    for _ in range(3):
+        name = new_volume()
+        with concurrent.futures.ThreadPoolExecutor(2) as ex:
+            answers = list(ex.map(lambda _: request("DELETE", f"/v1/volumes/{name}"), range(2)))
+        codes = sorted((a[0], error_of(a[2]) if a[0] != 204 else None) for a in answers)
+        assert codes in ([(204, None), (404, "volume_not_found")], [(204, None), (409, "volume_busy")]), codes
+        assert gone(name)
+
+
+@attack("volumes: SIGKILL the worker whose run has a volume mounted",
+        "409 volume_busy while its sandbox runs; then the master forgets the dead worker's mark and the "
+        "reaper its sandbox: deletable within seconds, never busy for good")
+def test_a_killed_workers_mark_is_forgotten(volume):
+    slow = {"language": "python", "volume": volume, "code": "import time; time.sleep(30)",
+            "limits": {"wallTimeMs": 20000}}
+    with concurrent.futures.ThreadPoolExecutor(1) as ex:
+        inflight = ex.submit(execute, slow)
+        assert wait_until(lambda: running_owners(), 20), "the run never started"
+        (pid,) = running_owners()
+        assert marks(f"{pid}.%") == 1, "no mark in the store under the worker's PID.STARTTIME"
+        assert busy(request("DELETE", f"/v1/volumes/{volume}"))
+        os.kill(pid, signal.SIGKILL)
+        inflight.result(timeout=60)   # 502: its worker is gone
+    assert wait_until(lambda: marks(f"{pid}.%") == 0, 10), "the master kept the dead worker's mark"
+    assert wait_until(lambda: request("DELETE", f"/v1/volumes/{volume}")[0] == 204, 20, step=1)
+    assert gone(volume)

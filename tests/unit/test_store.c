@@ -169,6 +169,101 @@ static void volumes(const struct store_conf *sc)
 	store_close(s);
 }
 
+/* Marks in use (store_volumes.h): taken only on a ready volume, in one
+ * step; a delete begun only when none is held; each kind of owner's
+ * end forgets its marks; with Redis, a mark is a lease. */
+static void volume_uses(const struct store_conf *sc)
+{
+	struct fault f = {0};
+	struct store *s = store_open(sc, "unit", &f), *other = store_open(sc, "unit", &f);
+	struct volume v, w, x;
+	int64_t t = wall_ms();
+	const char *me = process_id(), *dead = "999999999.1";
+	store_volume_add(s, "a", "data", 100, 0, 0, t, &v, &f);
+	okb(!store_volume_use(s, "a", "data", VOLUME_BY_WORKER, me, t, &w, &f) && f.code == E_VOLUME_NOT_FOUND &&
+	    strstr(f.message, "creating"), "uses: a volume being made is not used (%s)", f.message);
+	f = (struct fault){0};
+	store_volume_set_state(s, "a", "data", "creating", "ready", &v, &f);
+	okb(store_volume_use(s, "a", "data", VOLUME_BY_WORKER, me, t, &w, &f) && !strcmp(w.id, v.id) &&
+	    !strcmp(w.state, "ready"), "uses: a ready one is marked, its record read in the same step");
+	okb(!store_volume_use(s, "b", "data", VOLUME_BY_WORKER, me, t, &w, &f) && f.code == E_VOLUME_NOT_FOUND,
+	    "uses: not another tenant's");
+	f = (struct fault){0};
+	okb(!store_volume_delete_begin(other, "a", "data", me, t, &w, &f) && f.code == E_VOLUME_BUSY &&
+	    strstr(f.message, "by a run or a session"), "uses: a delete while it is used: volume_busy (%s)", f.message);
+	f = (struct fault){0};
+	okb(store_volume_get(s, "a", "data", &w, &f) && !strcmp(w.state, "ready"), "uses: ...and it stays ready");
+	okb(store_volume_use(other, "a", "data", VOLUME_BY_SESSION, "unit-s1", t, &w, &f) &&
+	    store_volume_use(s, "a", "data", VOLUME_BY_WORKER, me, t, &w, &f), "uses: a session's too; the worker's again (still one mark)");
+	okb(store_volume_release(s, me), "uses: the worker's released");
+	okb(!store_volume_delete_begin(s, "a", "data", me, t, &w, &f) && f.code == E_VOLUME_BUSY,
+	    "uses: the session's still holds it");
+	f = (struct fault){0};
+	store_session_release(s, "unit-s1"); /* a session's end releases its marks */
+	/* A deleter that dies half-way (dead: no process has that name). */
+	okb(store_volume_delete_begin(s, "a", "data", dead, t, &w, &f) && !strcmp(w.state, "deleting"),
+	    "uses: none left: deleting, in the same step");
+	okb(!store_volume_use(other, "a", "data", VOLUME_BY_WORKER, me, t, &x, &f) && f.code == E_VOLUME_NOT_FOUND &&
+	    strstr(f.message, "deleting"), "uses: a volume being deleted is not used (%s)", f.message);
+	f = (struct fault){0};
+	okb(!store_volume_delete_begin(other, "a", "data", me, t, &w, &f) && f.code == E_VOLUME_BUSY &&
+	    strstr(f.message, "another request"), "uses: a second delete while one is under way: busy (%s)", f.message);
+	f = (struct fault){0};
+	struct strv none = {0};
+	store_volume_uses_keep(s, &none, t);
+	okb(store_volume_delete_begin(s, "a", "data", me, t, &w, &f),
+	    "uses: its deleter dead (the upkeep forgets its mark), the delete is begun again");
+	store_volume_drop(s, "a", "data", &f);
+	store_volume_release(s, me);
+
+	/* The upkeep: a dead worker's mark goes, a live one's stays; a session's
+	 * goes when its session is not listed and older than the grace. */
+	store_volume_add(s, "a", "kept", 100, 0, 0, t, &v, &f);
+	store_volume_set_state(s, "a", "kept", "creating", "ready", &v, &f);
+	store_volume_use(s, "a", "kept", VOLUME_BY_WORKER, dead, t, &w, &f);
+	store_volume_use(s, "a", "kept", VOLUME_BY_WORKER, me, t, &w, &f);
+	store_volume_use(s, "a", "kept", VOLUME_BY_SESSION, "unit-s2", t, &w, &f);
+	store_volume_use(s, "a", "kept", VOLUME_BY_SESSION, "unit-s3", t, &w, &f);
+	struct strv alive = {0};
+	strv_push(&alive, "unit-s2");
+	store_volume_uses_keep(s, &alive, t + 1000);
+	okb(!store_volume_delete_begin(s, "a", "kept", me, t + 1000, &w, &f) && strstr(f.message, "3 runs"),
+	    "uses: the upkeep forgets a dead worker's mark, keeps a young session's it does not list (%s)", f.message);
+	f = (struct fault){0};
+	int64_t later = t + STORE_SESSION_GRACE_MS + 1000;
+	store_volume_uses_keep(s, NULL, later);
+	okb(!store_volume_delete_begin(s, "a", "kept", me, later, &w, &f) && strstr(f.message, "3 runs"),
+	    "uses: sessions not listed (NULL): their marks are left as they are");
+	f = (struct fault){0};
+	store_volume_uses_keep(s, &alive, later);
+	okb(!store_volume_delete_begin(s, "a", "kept", me, later, &w, &f) && strstr(f.message, "2 runs"),
+	    "uses: past the grace, a session it does not list loses its mark (%s)", f.message);
+	f = (struct fault){0};
+	store_volume_uses_keep(s, &alive, t + STORE_CLAIM_MAX_MS + 1000);
+	okb(!store_volume_delete_begin(s, "a", "kept", me, t + STORE_CLAIM_MAX_MS + 1000, &w, &f) &&
+	    strstr(f.message, "by a run or"), "uses: a live worker's mark older than any request goes (%s)", f.message);
+	f = (struct fault){0};
+	strv_free(&alive);
+	store_volume_uses_keep(s, &alive, t + STORE_CLAIM_MAX_MS + 1000);
+	if (sc->backend == STORE_REDIS) {
+		store_volume_use(s, "a", "kept", VOLUME_BY_WORKER, me, t, &w, &f);
+		okb(store_volume_delete_begin(s, "a", "kept", me, t + STORE_LEASE_MS + 1, &w, &f),
+		    "uses: a lease not renewed (its host dead) stops counting");
+		store_volume_set_state(s, "a", "kept", "deleting", "ready", &w, &f);
+		store_volume_use(s, "a", "kept", VOLUME_BY_WORKER, me, t, &w, &f);
+		store_volume_uses_keep(s, NULL, t + STORE_LEASE_MS);
+		okb(!store_volume_delete_begin(s, "a", "kept", me, t + STORE_LEASE_MS + 1, &w, &f) &&
+		    f.code == E_VOLUME_BUSY, "uses: one its master renews still counts");
+		f = (struct fault){0};
+	}
+	store_volume_release(s, me);
+	okb(store_volume_delete_begin(s, "a", "kept", me, t, &w, &f), "uses: all released: deletable");
+	store_volume_drop(s, "a", "kept", &f);
+	store_volume_release(s, me);
+	store_close(s);
+	store_close(other);
+}
+
 static void sessions(const struct store_conf *sc)
 {
 	struct fault f = {0};
@@ -229,6 +324,7 @@ static void run_all(const struct store_conf *sc, const char *name)
 	rates_and_claims(sc);
 	memory(sc);
 	volumes(sc);
+	volume_uses(sc);
 	sessions(sc);
 	hosts(sc);
 }
@@ -249,8 +345,9 @@ static pid_t start_redis_as(const char *dir, const char *name, const char *passw
 		_exit(127);
 	}
 	for (int i = 0; i < 200; i++) {
-		struct stat st;
-		if (stat(sock, &st) == 0)
+		/* Its socket is there once bound, but refuses until it listens. */
+		autoclose int fd = unix_request(sock, "");
+		if (fd >= 0)
 			return pid;
 		int status;
 		if (waitpid(pid, &status, WNOHANG) == pid)
