@@ -11,6 +11,7 @@ import http.client
 import json
 import os
 import re
+import signal
 import subprocess
 import time
 import urllib.error
@@ -215,6 +216,31 @@ def workers(comm="isobox-fcgi"):
     first = once()
     time.sleep(0.1)
     return sorted(first & once())
+
+
+def reload_pool(then_healthy=True):
+    """SIGHUP to the master, as an operator sends it: it signals every
+    worker, then loads the files itself and logs "reloaded" (or "reload
+    failed"). That line is waited for, not a guess at how long the master
+    takes to get to the signal (it may be reaping, or starting a warm
+    sandbox): once it is there, every worker reloads before its next
+    request, so that request is served with the new files, whichever worker
+    takes it. (A worker serving a request holds the signal until the
+    request ends: serve.c.) then_healthy: wait for /healthz to answer 200
+    (not when the new settings refuse it)."""
+    log = os.path.join(LOG_DIR, "isobox.log")
+    master = pool_master()
+    start = os.path.getsize(log)
+    done = re.compile(rf"isobox\[{master}\]: (reloaded |reload failed)".encode())
+
+    def reloaded():
+        with open(log, "rb") as f:
+            f.seek(start if os.fstat(f.fileno()).st_size >= start else 0)  # rotated meanwhile
+            return done.search(f.read()) is not None
+    os.kill(master, signal.SIGHUP)
+    assert wait_until(reloaded, 60, step=0.05), f"the master ({master}) logged no reload in {log}"
+    if then_healthy:
+        assert wait_until(healthy, 10)
 
 
 def healthy(url=URL):

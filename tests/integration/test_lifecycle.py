@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import (LOG_DIR, POOL, PREFIX, URL, containers, execute, pool_master, request,
+from conftest import (LOG_DIR, POOL, PREFIX, URL, containers, execute, pool_master, reload_pool, request,
                       run_ok, wait_until, work_dirs, workers)
 from metrics_util import deltas, scrape
 from streaming import events, open_stream
@@ -33,11 +33,6 @@ def owner_of(cid):
                           capture_output=True, text=True).stdout.strip()
 
 
-def hup_and_settle():
-    os.kill(pool_master(), signal.SIGHUP)
-    time.sleep(0.5)
-
-
 @pytest.fixture
 def restore(tmp_path):
     """Put back the registry and the image lock, whatever the test did."""
@@ -48,7 +43,7 @@ def restore(tmp_path):
     yield
     for path, copy in saved.items():
         shutil.copy2(copy, path)
-    hup_and_settle()
+    reload_pool()
 
 
 def test_killed_worker_leaves_nothing_behind():
@@ -80,7 +75,7 @@ def test_sighup_reloads_the_registry_between_requests(restore):
     assert wait_until(lambda: containers(), 20)
     with open(REGISTRY, "w") as f:
         f.write(text.replace("aliases: [py, py3, python3]", "aliases: [py, py3, python3, snake]"))
-    hup_and_settle()
+    reload_pool()
     t.join(30)
     assert out[0][0] == 200 and out[0][1]["run"]["stdout"] == "kept\n"
     # Every worker took the new alias (each reloads before its next request).
@@ -92,7 +87,7 @@ def test_sighup_reloads_the_registry_between_requests(restore):
 def test_broken_registry_is_reported_and_the_old_one_kept(restore):
     with open(REGISTRY, "w") as f:
         f.write("languages:\n  - name: [broken\n")
-    hup_and_settle()
+    reload_pool()
     for _ in range(POOL * 2):
         assert run_ok("print(5)")["stdout"] == "5\n"
     status, _, health = request("GET", "/healthz")
@@ -108,7 +103,7 @@ def test_image_with_another_id_is_refused(restore):
              f'  python-slim: {{id: "{fake}", version: "3.11.2"}}' for line in lock.splitlines()]
     with open(LOCK, "w") as f:
         f.write("\n".join(lines) + "\n")
-    hup_and_settle()
+    reload_pool()
     for _ in range(POOL):
         status, result = execute({"language": "python-slim", "code": "print(1)"})
         assert status == 503, result
@@ -121,7 +116,7 @@ def test_language_without_a_built_image_is_unavailable(restore):
     with open(LOCK, "w") as f:
         f.write("\n".join(line for line in lock.splitlines()
                           if not line.startswith("  python-slim:")) + "\n")
-    hup_and_settle()
+    reload_pool()
     status, _, body = request("GET", "/runtimes")
     slim = [r for r in body["runtimes"] if r["language"] == "python-slim"][0]
     assert slim["available"] is False
