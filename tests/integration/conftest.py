@@ -398,6 +398,36 @@ def count_runs():
     RUNS.update(can_be_warm=0, seen=0, warm=0)
 
 
+# Every test's time, phase by phase, written at the end of the session to
+# $ISOBOX_DURATIONS (the Makefile's passes: bin/durations-PASS.txt),
+# slowest first, after each module's total: what `--durations=0` prints,
+# kept where the slowest tests can be studied.
+DURATIONS = []
+
+
+def pytest_runtest_logreport(report):
+    DURATIONS.append((report.duration, report.when, report.nodeid))
+
+
+def write_durations(path, exitstatus):
+    modules = {}
+    for secs, _, nodeid in DURATIONS:
+        module = nodeid.split("::")[0]
+        modules[module] = modules.get(module, 0.0) + secs
+    total = sum(modules.values())
+    this = "runc" if SUITE["backend"] == "runc" else SUITE["path"]
+    lines = [f"# {this} pass: {len(DURATIONS)} phases, {total:.0f} s in tests "
+             f"(exit status {exitstatus}); modules, then every phase, slowest first", ""]
+    lines += [f"{secs:9.2f}s  {module}" for module, secs in
+              sorted(modules.items(), key=lambda m: -m[1])]
+    lines.append("")
+    lines += [f"{secs:9.2f}s {when:<8} {nodeid}" for secs, when, nodeid in
+              sorted(DURATIONS, key=lambda d: -d[0])]
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
@@ -413,6 +443,8 @@ def pytest_runtest_makereport(item, call):
 
 
 def pytest_sessionfinish(session, exitstatus):
+    if os.environ.get("ISOBOX_DURATIONS"):
+        write_durations(os.environ["ISOBOX_DURATIONS"], exitstatus)
     files = sorted(f for f in os.listdir(HERE) if f.startswith("test_attacks") and f.endswith(".py"))
     ran = sorted({a["file"] for a in AUDIT})
     if not AUDIT or session.config.getoption("-k"):
