@@ -7,13 +7,17 @@
 #                     `make test` runs it as nobody too (check-unprivileged)
 #   make run          set up the host, build images, start the pool behind Caddy
 #   make test         the same set-up, then every test; ends with the time of
-#                     each step against its budget (TEST_BUDGET below)
+#                     each step against its budget (TEST_BUDGET below) and a
+#                     check that docs/AUDIT.md is current
 #   make integration  the integration tests against the service that runs
 #                     (ISOBOX_URL, PREFIX, ...: tests/integration/conftest.py),
 #                     without installing or restarting anything; then the
 #                     attacks again with the warm pool on (--sandbox-path=warm),
-#                     and on the runc backend (--backend=runc). They write
-#                     every test's time to bin/durations-PASS.txt
+#                     and on the runc backend (--backend=runc). They write the
+#                     table of attacks to bin/AUDIT.md, and every test's time
+#                     to bin/durations-PASS.txt
+#   make audit        copy bin/AUDIT.md (from the last whole run of the three
+#                     passes) over docs/AUDIT.md, to commit
 #   make stop         stop what `make run` started
 #   make cluster      the set-up, then a cluster on this machine: Redis, three
 #                     isobox hosts and a balancer (deploy/cluster.sh); its URL last
@@ -58,7 +62,7 @@ FUZZ_CFLAGS  := -std=c11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,
 
 export PORT POOL PREFIX
 
-.PHONY: all deps check check-unprivileged unit asan asan-test fuzz agent-test setup images install egress start run stop cluster cluster-stop test integration clean
+.PHONY: all deps check check-unprivileged unit asan asan-test fuzz agent-test setup images install egress start run stop cluster cluster-stop test integration audit clean
 
 all: bin/isobox-fcgi bin/isobox-agent bin/isobox-volumed bin/isobox-runc
 
@@ -226,7 +230,13 @@ test:
 	@tests/timed.sh fuzz $(MAKE) -j2 fuzz FUZZ_SECONDS=10
 	@tests/timed.sh agent-test $(MAKE) agent-test
 	@$(MAKE) integration KEEP_TIMES=1
+	@tests/timed.sh audit python3 tests/audit.py check
 	@tests/timed.sh --summary
+
+# docs/AUDIT.md from the last whole run of the three passes (bin/AUDIT.md),
+# on purpose: a test run itself changes no tracked file.
+audit:
+	python3 tests/audit.py update
 
 # The session agent and the python kernel, driven as processes (no docker).
 agent-test:

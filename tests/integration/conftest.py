@@ -251,9 +251,12 @@ def healthy(url=URL):
 
 
 # The audit: every test marked @pytest.mark.attack(name, outcome) is listed
-# in docs/AUDIT.md with the result of this run (written by the suite). The
-# attacks live in the test_attacks*.py files (and test_egress.py, and the
-# tenant, memory and volume files). `make test` runs them twice:
+# in bin/AUDIT.md with the result of this run (written by the suite; git
+# ignores bin/, so a run changes no tracked file). `make audit` copies it
+# to docs/AUDIT.md, and `make test` ends by checking that docs/AUDIT.md is
+# current (tests/audit.py). The attacks live in the test_attacks*.py files
+# (and test_egress.py, and the tenant, memory and volume files). `make
+# test` runs them three times:
 #  - cold (the default): the whole suite with the warm pool off. It writes
 #    the table, and records in AUDIT_RECORD each attack's result and whether
 #    it sent a run that a warm sandbox could take (can_be_warm);
@@ -262,12 +265,17 @@ def healthy(url=URL):
 #    warm column, with how many of each attack's runs were warm;
 #  - --backend=runc: every attack again, cold, on the runc backend (conf
 #    backend: runc; docs/BACKENDS.md). It adds the runc column.
-# Only a run of every attack file without -k writes; the later passes need
-# the cold pass's record, and write only when they ran every attack it names
-# for them. Each pass keeps its results in a record of its own.
+# Only a run of the whole of tests/integration, without -k, -m,
+# --deselect or --lf, in which every attack selected was reported, writes
+# (full_run); the later passes need the cold pass's record, and write only
+# when they ran every attack it names for them. Each pass keeps its results
+# in a record of its own.
 AUDIT = []
+SELECTED = set()  # audit_key of the attacks this session selected to run
+# Tests deselected by anything but the pass's own choice (warm, runc).
+PASS_CHOICE = {"now": False, "others": 0}
 HERE = os.path.dirname(os.path.abspath(__file__))
-AUDIT_PATH = os.path.join(os.path.dirname(os.path.dirname(HERE)), "docs", "AUDIT.md")
+AUDIT_PATH = os.path.join(REPO, "bin", "AUDIT.md")
 AUDIT_RECORD = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"isobox-audit-{INSTANCE}.json")
 PASS_RECORD = {p: os.path.join(os.environ.get("TMPDIR", "/tmp"), f"isobox-audit-{INSTANCE}-{p}.json")
                for p in ("warm", "runc")}
@@ -359,12 +367,16 @@ def pytest_collection_modifyitems(session, config, items):
         record = read_record()
         keep = [i for i in items if i.get_closest_marker("attack") and
                 (record is None or warm_candidate(record.get(audit_key(i))))]
-        config.hook.pytest_deselected(items=[i for i in items if i not in keep])
-        items[:] = keep
     elif SUITE["backend"] == "runc":
         keep = [i for i in items if i.get_closest_marker("attack")]
+    else:
+        return
+    PASS_CHOICE["now"] = True
+    try:
         config.hook.pytest_deselected(items=[i for i in items if i not in keep])
-        items[:] = keep
+    finally:
+        PASS_CHOICE["now"] = False
+    items[:] = keep
 
 
 def pytest_configure(config):
@@ -442,15 +454,33 @@ def pytest_runtest_makereport(item, call):
                       **RUNS})
 
 
+def pytest_collection_finish(session):
+    SELECTED.update(audit_key(i) for i in session.items if i.get_closest_marker("attack"))
+
+
+def pytest_deselected(items):
+    if not PASS_CHOICE["now"]:
+        PASS_CHOICE["others"] += len(items)
+
+
+def full_run(config):
+    """Was every test of this directory selected (the pass's own choice
+    aside), and did every selected attack report? A partial run (a module
+    or a test named, -k, -m, --deselect, --lf, or -x stopping early) writes
+    no audit."""
+    start = str(config.invocation_params.dir)
+    args = [os.path.realpath(os.path.join(start, a)) for a in config.args]
+    return (args == [os.path.realpath(HERE)] and not PASS_CHOICE["others"] and bool(SELECTED)
+            and {a["key"] for a in AUDIT} == SELECTED)
+
+
 def pytest_sessionfinish(session, exitstatus):
     if os.environ.get("ISOBOX_DURATIONS"):
         write_durations(os.environ["ISOBOX_DURATIONS"], exitstatus)
-    files = sorted(f for f in os.listdir(HERE) if f.startswith("test_attacks") and f.endswith(".py"))
-    ran = sorted({a["file"] for a in AUDIT})
-    if not AUDIT or session.config.getoption("-k"):
+    if not AUDIT or not full_run(session.config):
         return
     this = "runc" if SUITE["backend"] == "runc" else SUITE["path"]
-    if this == "cold" and set(files) <= set(ran):
+    if this == "cold":
         with open(AUDIT_RECORD, "w") as f:
             json.dump({a["key"]: a for a in AUDIT}, f)
         for path in PASS_RECORD.values():  # of an earlier run: not beside this one
@@ -471,7 +501,7 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 def write_audit(cold, warm, runc):
-    """docs/AUDIT.md: the cold pass's rows, and the warm and runc passes'
+    """bin/AUDIT.md: the cold pass's rows, and the warm and runc passes'
     beside them (None: that pass has not run)."""
     def held(result):
         if result == "passed":
@@ -494,7 +524,8 @@ def write_audit(cold, warm, runc):
     passed = sum(1 for a in cold if a["result"] == "passed")
     lines = ["# Audit: attacks run against isobox", "",
              "Generated by `make test` (tests/integration/" +
-             ", ".join(sorted({a["file"] for a in cold})) + "); do not edit.",
+             ", ".join(sorted({a["file"] for a in cold})) + ") into bin/AUDIT.md, "
+             "copied here by `make audit`; do not edit.",
              f"Last run: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
              f"{passed} of {len(cold)} attacks held on the cold path."]
     if warm is not None:
@@ -525,8 +556,10 @@ def write_audit(cold, warm, runc):
         if runc is not None:
             row += f" {held(runc[a['key']]['result']) if a['key'] in runc else '**NOT RUN**'} |"
         lines.append(row)
-    with open(AUDIT_PATH, "w") as f:
+    os.makedirs(os.path.dirname(AUDIT_PATH), exist_ok=True)
+    with open(AUDIT_PATH + ".tmp", "w") as f:
         f.write("\n".join(lines) + "\n")
+    os.replace(AUDIT_PATH + ".tmp", AUDIT_PATH)
 
 
 def pool_env(pool):
