@@ -11,6 +11,7 @@ import http.client
 import json
 import os
 import re
+import signal
 import subprocess
 import time
 import urllib.error
@@ -217,6 +218,31 @@ def workers(comm="isobox-fcgi"):
     return sorted(first & once())
 
 
+def reload_pool(then_healthy=True):
+    """SIGHUP to the master, as an operator sends it: it signals every
+    worker, then loads the files itself and logs "reloaded" (or "reload
+    failed"). That line is waited for, not a guess at how long the master
+    takes to get to the signal (it may be reaping, or starting a warm
+    sandbox): once it is there, every worker reloads before its next
+    request, so that request is served with the new files, whichever worker
+    takes it. (A worker serving a request holds the signal until the
+    request ends: serve.c.) then_healthy: wait for /healthz to answer 200
+    (not when the new settings refuse it)."""
+    log = os.path.join(LOG_DIR, "isobox.log")
+    master = pool_master()
+    start = os.path.getsize(log)
+    done = re.compile(rf"isobox\[{master}\]: (reloaded |reload failed)".encode())
+
+    def reloaded():
+        with open(log, "rb") as f:
+            f.seek(start if os.fstat(f.fileno()).st_size >= start else 0)  # rotated meanwhile
+            return done.search(f.read()) is not None
+    os.kill(master, signal.SIGHUP)
+    assert wait_until(reloaded, 60, step=0.05), f"the master ({master}) logged no reload in {log}"
+    if then_healthy:
+        assert wait_until(healthy, 10)
+
+
 def healthy(url=URL):
     try:
         return request("GET", "/healthz", url=url, timeout=5)[0] == 200
@@ -225,9 +251,12 @@ def healthy(url=URL):
 
 
 # The audit: every test marked @pytest.mark.attack(name, outcome) is listed
-# in docs/AUDIT.md with the result of this run (written by the suite). The
-# attacks live in the test_attacks*.py files (and test_egress.py, and the
-# tenant, memory and volume files). `make test` runs them twice:
+# in bin/AUDIT.md with the result of this run (written by the suite; git
+# ignores bin/, so a run changes no tracked file). `make audit` copies it
+# to docs/AUDIT.md, and `make test` ends by checking that docs/AUDIT.md is
+# current (tests/audit.py). The attacks live in the test_attacks*.py files
+# (and test_egress.py, and the tenant, memory and volume files). `make
+# test` runs them three times:
 #  - cold (the default): the whole suite with the warm pool off. It writes
 #    the table, and records in AUDIT_RECORD each attack's result and whether
 #    it sent a run that a warm sandbox could take (can_be_warm);
@@ -236,12 +265,17 @@ def healthy(url=URL):
 #    warm column, with how many of each attack's runs were warm;
 #  - --backend=runc: every attack again, cold, on the runc backend (conf
 #    backend: runc; docs/BACKENDS.md). It adds the runc column.
-# Only a run of every attack file without -k writes; the later passes need
-# the cold pass's record, and write only when they ran every attack it names
-# for them. Each pass keeps its results in a record of its own.
+# Only a run of the whole of tests/integration, without -k, -m,
+# --deselect or --lf, in which every attack selected was reported, writes
+# (full_run); the later passes need the cold pass's record, and write only
+# when they ran every attack it names for them. Each pass keeps its results
+# in a record of its own.
 AUDIT = []
+SELECTED = set()  # audit_key of the attacks this session selected to run
+# Tests deselected by anything but the pass's own choice (warm, runc).
+PASS_CHOICE = {"now": False, "others": 0}
 HERE = os.path.dirname(os.path.abspath(__file__))
-AUDIT_PATH = os.path.join(os.path.dirname(os.path.dirname(HERE)), "docs", "AUDIT.md")
+AUDIT_PATH = os.path.join(REPO, "bin", "AUDIT.md")
 AUDIT_RECORD = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"isobox-audit-{INSTANCE}.json")
 PASS_RECORD = {p: os.path.join(os.environ.get("TMPDIR", "/tmp"), f"isobox-audit-{INSTANCE}-{p}.json")
                for p in ("warm", "runc")}
@@ -333,12 +367,16 @@ def pytest_collection_modifyitems(session, config, items):
         record = read_record()
         keep = [i for i in items if i.get_closest_marker("attack") and
                 (record is None or warm_candidate(record.get(audit_key(i))))]
-        config.hook.pytest_deselected(items=[i for i in items if i not in keep])
-        items[:] = keep
     elif SUITE["backend"] == "runc":
         keep = [i for i in items if i.get_closest_marker("attack")]
+    else:
+        return
+    PASS_CHOICE["now"] = True
+    try:
         config.hook.pytest_deselected(items=[i for i in items if i not in keep])
-        items[:] = keep
+    finally:
+        PASS_CHOICE["now"] = False
+    items[:] = keep
 
 
 def pytest_configure(config):
@@ -372,6 +410,36 @@ def count_runs():
     RUNS.update(can_be_warm=0, seen=0, warm=0)
 
 
+# Every test's time, phase by phase, written at the end of the session to
+# $ISOBOX_DURATIONS (the Makefile's passes: bin/durations-PASS.txt),
+# slowest first, after each module's total: what `--durations=0` prints,
+# kept where the slowest tests can be studied.
+DURATIONS = []
+
+
+def pytest_runtest_logreport(report):
+    DURATIONS.append((report.duration, report.when, report.nodeid))
+
+
+def write_durations(path, exitstatus):
+    modules = {}
+    for secs, _, nodeid in DURATIONS:
+        module = nodeid.split("::")[0]
+        modules[module] = modules.get(module, 0.0) + secs
+    total = sum(modules.values())
+    this = "runc" if SUITE["backend"] == "runc" else SUITE["path"]
+    lines = [f"# {this} pass: {len(DURATIONS)} phases, {total:.0f} s in tests "
+             f"(exit status {exitstatus}); modules, then every phase, slowest first", ""]
+    lines += [f"{secs:9.2f}s  {module}" for module, secs in
+              sorted(modules.items(), key=lambda m: -m[1])]
+    lines.append("")
+    lines += [f"{secs:9.2f}s {when:<8} {nodeid}" for secs, when, nodeid in
+              sorted(DURATIONS, key=lambda d: -d[0])]
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
@@ -386,13 +454,33 @@ def pytest_runtest_makereport(item, call):
                       **RUNS})
 
 
+def pytest_collection_finish(session):
+    SELECTED.update(audit_key(i) for i in session.items if i.get_closest_marker("attack"))
+
+
+def pytest_deselected(items):
+    if not PASS_CHOICE["now"]:
+        PASS_CHOICE["others"] += len(items)
+
+
+def full_run(config):
+    """Was every test of this directory selected (the pass's own choice
+    aside), and did every selected attack report? A partial run (a module
+    or a test named, -k, -m, --deselect, --lf, or -x stopping early) writes
+    no audit."""
+    start = str(config.invocation_params.dir)
+    args = [os.path.realpath(os.path.join(start, a)) for a in config.args]
+    return (args == [os.path.realpath(HERE)] and not PASS_CHOICE["others"] and bool(SELECTED)
+            and {a["key"] for a in AUDIT} == SELECTED)
+
+
 def pytest_sessionfinish(session, exitstatus):
-    files = sorted(f for f in os.listdir(HERE) if f.startswith("test_attacks") and f.endswith(".py"))
-    ran = sorted({a["file"] for a in AUDIT})
-    if not AUDIT or session.config.getoption("-k"):
+    if os.environ.get("ISOBOX_DURATIONS"):
+        write_durations(os.environ["ISOBOX_DURATIONS"], exitstatus)
+    if not AUDIT or not full_run(session.config):
         return
     this = "runc" if SUITE["backend"] == "runc" else SUITE["path"]
-    if this == "cold" and set(files) <= set(ran):
+    if this == "cold":
         with open(AUDIT_RECORD, "w") as f:
             json.dump({a["key"]: a for a in AUDIT}, f)
         for path in PASS_RECORD.values():  # of an earlier run: not beside this one
@@ -413,7 +501,7 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 def write_audit(cold, warm, runc):
-    """docs/AUDIT.md: the cold pass's rows, and the warm and runc passes'
+    """bin/AUDIT.md: the cold pass's rows, and the warm and runc passes'
     beside them (None: that pass has not run)."""
     def held(result):
         if result == "passed":
@@ -436,7 +524,8 @@ def write_audit(cold, warm, runc):
     passed = sum(1 for a in cold if a["result"] == "passed")
     lines = ["# Audit: attacks run against isobox", "",
              "Generated by `make test` (tests/integration/" +
-             ", ".join(sorted({a["file"] for a in cold})) + "); do not edit.",
+             ", ".join(sorted({a["file"] for a in cold})) + ") into bin/AUDIT.md, "
+             "copied here by `make audit`; do not edit.",
              f"Last run: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
              f"{passed} of {len(cold)} attacks held on the cold path."]
     if warm is not None:
@@ -467,8 +556,10 @@ def write_audit(cold, warm, runc):
         if runc is not None:
             row += f" {held(runc[a['key']]['result']) if a['key'] in runc else '**NOT RUN**'} |"
         lines.append(row)
-    with open(AUDIT_PATH, "w") as f:
+    os.makedirs(os.path.dirname(AUDIT_PATH), exist_ok=True)
+    with open(AUDIT_PATH + ".tmp", "w") as f:
         f.write("\n".join(lines) + "\n")
+    os.replace(AUDIT_PATH + ".tmp", AUDIT_PATH)
 
 
 def pool_env(pool):

@@ -6,11 +6,10 @@ import grp
 import http.client
 import json
 import os
-import signal
 import subprocess
 import urllib.parse
 
-from conftest import CONF, PREFIX, URL, healthy, pool_master, wait_until, workers
+from conftest import CONF, PREFIX, URL, reload_pool  # noqa: F401 (reload_pool: the tenant tests' import)
 
 CONF_DIR = os.path.dirname(CONF)
 KEYS = os.path.join(CONF_DIR, "keys")
@@ -41,21 +40,6 @@ def call(method, path, body=None, key=None, headers=None, source=STRANGER, timeo
     if resp.headers.get("Content-Type", "").startswith("application/json"):
         return resp.status, resp.headers, json.loads(raw)
     return resp.status, resp.headers, raw
-
-
-def reload_pool():
-    """SIGHUP: the master and every worker load the settings and keys again
-    (a worker before its next request). The master forwards the signal, but
-    a request sent the instant after kill() could reach a worker before
-    that: the workers get it straight from here too, so the next request
-    is served with the new files, whichever worker takes it."""
-    os.kill(pool_master(), signal.SIGHUP)
-    for pid in workers() + workers("isobox-status"):
-        try:
-            os.kill(pid, signal.SIGHUP)
-        except ProcessLookupError:
-            pass   # replaced meanwhile: its successor loads the files at start
-    assert wait_until(healthy, 10)
 
 
 def new_key(tenant):

@@ -5,13 +5,16 @@ written to docs/AUDIT.md by the suite (conftest.py).
 After the file: the host is checked (no container, work dir or cgroup left)
 by test_nothing_left.py, and the service still answers."""
 import concurrent.futures
+import json
 import os
+import threading
 import time
 
 import pytest
 
-from conftest import (POOL, SUITE, containers, execute, healthy, own_mounts_removed, request, run_ok,
-                      wait_until, workers)
+from conftest import (POOL, SUITE, URL, containers, execute, healthy, own_mounts_removed, request,
+                      run_ok, running_owners, wait_until, workers)
+from streaming import events, open_stream
 
 attack = pytest.mark.attack
 
@@ -94,15 +97,56 @@ def test_closing_the_output_does_not_end_the_run():
     assert 1400 <= run["durationMs"] <= 4000 and took < 10, (run, took)
 
 
+class Streamed:
+    """A run streamed in a thread of its own: each event with the time it
+    arrived, so that a test can wait for a line the program prints (the
+    program has got that far) and see what came before or after a moment."""
+
+    def __init__(self, body):
+        self.got, self.lines = [], threading.Condition()
+        self.conn, resp = open_stream(body, URL, timeout=90)
+        assert resp.status == 200, resp.read()
+        self.thread = threading.Thread(target=self._read, args=(resp,), daemon=True)
+        self.thread.start()
+
+    def _read(self, resp):
+        try:
+            for t, name, data in events(resp):
+                with self.lines:
+                    self.got.append((t, name, json.loads(data)))
+                    self.lines.notify_all()
+        finally:
+            with self.lines:
+                self.got.append((time.monotonic(), "end", None))
+                self.lines.notify_all()
+
+    def wait_for(self, line, timeout=60):
+        """Wait until the program has printed line (with its newline)."""
+        def seen():
+            return any(n == "stdout" and d.get("data") == line for _, n, d in self.got) or \
+                any(n == "end" for _, n, _ in self.got)
+        with self.lines:
+            self.lines.wait_for(seen, timeout)
+            assert any(n == "stdout" and d.get("data") == line for _, n, d in self.got), self.got
+
+    def result(self):
+        """(when the result arrived, its run)."""
+        self.thread.join(90)
+        self.conn.close()
+        t, name, data = self.got[-2] if self.got[-1][1] == "end" else self.got[-1]
+        assert name == "result", self.got
+        return t, data["run"]
+
+
 @attack("CPU spin", "killed at the wall time; the host keeps answering during it")
 def test_cpu_spin_is_bounded():
-    with concurrent.futures.ThreadPoolExecutor(2) as ex:
-        spin = ex.submit(run_ok, "while True: pass", limits={"wallTimeMs": 3000, "cpus": 2})
-        time.sleep(1)
-        start = time.monotonic()
-        assert healthy()
-        assert time.monotonic() - start < 2
-        run = spin.result()
+    spin = Streamed({"language": "python", "code": "print('spinning', flush=True)\nwhile True: pass",
+                     "limits": {"wallTimeMs": 3000, "cpus": 2}})
+    spin.wait_for("spinning\n")  # the host is asked while the program spins, not before
+    start = time.monotonic()
+    assert healthy()
+    assert time.monotonic() - start < 2
+    _, run = spin.result()
     assert run["timedOut"] is True
 
 
@@ -327,13 +371,18 @@ def test_proc_and_sys_show_nothing_of_the_host():
 
 @attack("see or touch a concurrent run", "neither its files nor its processes are visible")
 def test_concurrent_runs_are_invisible_to_each_other():
-    with concurrent.futures.ThreadPoolExecutor(2) as ex:
-        a = ex.submit(run_ok, "import time\nopen('/tmp/secret-a', 'w').write('a')\n"
-                              "open('secret-a', 'w').write('a')\ntime.sleep(4)\nprint('a done')")
-        time.sleep(2)
-        b = run_ok("import os\nprint(os.path.exists('/tmp/secret-a'), os.path.exists('/box/secret-a'),"
-                   " sorted(p for p in os.listdir('/proc') if p.isdigit()))")
-        assert a.result()["stdout"] == "a done\n"
+    # B runs once A has written its files (A says so), and while A still
+    # runs (A's result comes after B's): waited for, not guessed.
+    a = Streamed({"language": "python", "code":
+                  "import time\nopen('/tmp/secret-a', 'w').write('a')\nopen('secret-a', 'w').write('a')\n"
+                  "print('written', flush=True)\ntime.sleep(6)\nprint('a done')"})
+    a.wait_for("written\n")
+    b = run_ok("import os\nprint(os.path.exists('/tmp/secret-a'), os.path.exists('/box/secret-a'),"
+               " sorted(p for p in os.listdir('/proc') if p.isdigit()))")
+    b_answered = time.monotonic()
+    a_ended, a_run = a.result()
+    assert a_run["stdout"] == "written\na done\n", a_run
+    assert a_ended > b_answered, "A had ended before B's answer: they did not run at once"
     assert b["stdout"] == "False False ['1']\n", b
 
 
@@ -406,7 +455,8 @@ def test_memory_hogs_together():
             futures = [ex.submit(execute, {"language": "python", "code": code,
                                            "limits": {"memoryBytes": 256 << 20}})
                        for _ in range(POOL)]
-            time.sleep(1.5)
+            # The host is asked while hogs run, not before they start.
+            assert wait_until(lambda: running_owners() or all(f.done() for f in futures), 30)
             start = time.monotonic()
             assert healthy()
             answered_in = time.monotonic() - start

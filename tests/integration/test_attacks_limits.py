@@ -11,12 +11,11 @@ compiler plugin, a build script), which is what the bound must survive.
 """
 import os
 import shutil
-import signal
 import time
 
 import pytest
 
-from conftest import PREFIX, containers, execute, pool_master, run_ok, wait_until, work_dirs
+from conftest import PREFIX, containers, execute, reload_pool, run_ok, wait_until, work_dirs
 
 attack = pytest.mark.attack
 REGISTRY = os.path.join(PREFIX, "registry", "registry.yaml")
@@ -38,21 +37,16 @@ LIMITS = {"compileTimeMs": 1000, "wallTimeMs": 1000}
 BOUND_S = 1 + 1 + 2 + 8
 
 
-def hup():
-    os.kill(pool_master(), signal.SIGHUP)
-    time.sleep(0.5)
-
-
 @pytest.fixture(scope="module")
 def forge_language(tmp_path_factory):
     saved = tmp_path_factory.mktemp("registry") / "registry.yaml"
     shutil.copy2(REGISTRY, saved)
     with open(REGISTRY, "a") as f:
         f.write(FORGE)
-    hup()
+    reload_pool()
     yield
     shutil.copy2(saved, REGISTRY)
-    hup()
+    reload_pool()
 
 
 def timed(code):

@@ -21,15 +21,13 @@ import errno
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import threading
-import time
 
 import pytest
 
-from conftest import LOG_DIR, POOL, PREFIX, execute, pool_master, request, run_ok, wait_until
+from conftest import LOG_DIR, POOL, PREFIX, execute, reload_pool, request, run_ok, wait_until
 from metrics_util import restart_pool
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -123,11 +121,6 @@ def make_hosts():
 def egress_install():
     r = subprocess.run(EGRESS + ["install"], env=ENV, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-
-
-def reload_pool():
-    os.kill(pool_master(), signal.SIGHUP)
-    time.sleep(0.5)
 
 
 def network_state():

@@ -29,15 +29,25 @@ def test_pool_saturated_requests_wait_their_turn():
     """POOL slow runs take every worker; one more request waits in the
     socket's queue and is served when a worker frees up, not dropped."""
     slow = {"language": "python", "code": "import time\ntime.sleep(3)\nprint('slow')"}
+
+    def timed(body):
+        status, result = execute(body)
+        return status, result, time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(POOL + 1) as ex:
-        busy = [ex.submit(execute, slow) for _ in range(POOL)]
-        time.sleep(0.5)
+        busy = [ex.submit(timed, slow) for _ in range(POOL)]
+        # Every worker runs a slow one before the extra request is sent (the
+        # status worker answers /metrics): waited for, not guessed.
+        assert wait_until(lambda: value(scrape()[1], "isobox_workers_busy") == POOL, 30), \
+            "the slow runs did not take every worker"
         start = time.monotonic()
-        extra = ex.submit(execute, {"language": "python", "code": "print('extra')"})
-        status, result = extra.result(timeout=60)
+        extra = ex.submit(timed, {"language": "python", "code": "print('extra')"})
+        status, result, ended = extra.result(timeout=60)
         waited = time.monotonic() - start
-        assert all(f.result()[0] == 200 for f in busy)
+        slow_results = [f.result() for f in busy]
+    assert all(s == 200 and r["run"]["stdout"] == "slow\n" for s, r, _ in slow_results), slow_results
     assert status == 200 and result["run"]["stdout"] == "extra\n"
+    # It waited for a worker: it ended after the first slow run had ended.
+    assert ended > min(t for _, _, t in slow_results), (ended, slow_results)
     assert waited < 3 + 10, waited  # the slow runs' wall time plus a margin
 
 

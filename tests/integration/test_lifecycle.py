@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from conftest import (LOG_DIR, POOL, PREFIX, URL, containers, execute, pool_master, request,
-                      run_ok, wait_until, work_dirs, workers)
+from conftest import (LOG_DIR, POOL, PREFIX, RUN_DIR, URL, containers, execute, pool_master, reload_pool,
+                      request, run_ok, wait_until, work_dirs, workers)
 from metrics_util import deltas, scrape
 from streaming import events, open_stream
 
@@ -33,11 +33,6 @@ def owner_of(cid):
                           capture_output=True, text=True).stdout.strip()
 
 
-def hup_and_settle():
-    os.kill(pool_master(), signal.SIGHUP)
-    time.sleep(0.5)
-
-
 @pytest.fixture
 def restore(tmp_path):
     """Put back the registry and the image lock, whatever the test did."""
@@ -48,7 +43,7 @@ def restore(tmp_path):
     yield
     for path, copy in saved.items():
         shutil.copy2(copy, path)
-    hup_and_settle()
+    reload_pool()
 
 
 def test_killed_worker_leaves_nothing_behind():
@@ -80,7 +75,7 @@ def test_sighup_reloads_the_registry_between_requests(restore):
     assert wait_until(lambda: containers(), 20)
     with open(REGISTRY, "w") as f:
         f.write(text.replace("aliases: [py, py3, python3]", "aliases: [py, py3, python3, snake]"))
-    hup_and_settle()
+    reload_pool()
     t.join(30)
     assert out[0][0] == 200 and out[0][1]["run"]["stdout"] == "kept\n"
     # Every worker took the new alias (each reloads before its next request).
@@ -92,7 +87,7 @@ def test_sighup_reloads_the_registry_between_requests(restore):
 def test_broken_registry_is_reported_and_the_old_one_kept(restore):
     with open(REGISTRY, "w") as f:
         f.write("languages:\n  - name: [broken\n")
-    hup_and_settle()
+    reload_pool()
     for _ in range(POOL * 2):
         assert run_ok("print(5)")["stdout"] == "5\n"
     status, _, health = request("GET", "/healthz")
@@ -108,7 +103,7 @@ def test_image_with_another_id_is_refused(restore):
              f'  python-slim: {{id: "{fake}", version: "3.11.2"}}' for line in lock.splitlines()]
     with open(LOCK, "w") as f:
         f.write("\n".join(lines) + "\n")
-    hup_and_settle()
+    reload_pool()
     for _ in range(POOL):
         status, result = execute({"language": "python-slim", "code": "print(1)"})
         assert status == 503, result
@@ -121,7 +116,7 @@ def test_language_without_a_built_image_is_unavailable(restore):
     with open(LOCK, "w") as f:
         f.write("\n".join(line for line in lock.splitlines()
                           if not line.startswith("  python-slim:")) + "\n")
-    hup_and_settle()
+    reload_pool()
     status, _, body = request("GET", "/runtimes")
     slim = [r for r in body["runtimes"] if r["language"] == "python-slim"][0]
     assert slim["available"] is False
@@ -176,41 +171,75 @@ def test_a_worker_stopped_mid_stream_ends_the_stream_with_an_error():
     assert delta("isobox_sandbox_failures_total", code="worker_stopping", status="503") == 1
 
 
+# The shipped web servers read a whole body before they dial the pool
+# (buffer_requests and the like: test_slow_clients.py), so through them no
+# worker ever reads a body that is still arriving. A server that streams
+# bodies to FastCGI would make one do so; these tests talk FastCGI to the
+# pool's socket themselves, with libfcgi's own client (cgi-fcgi), which
+# passes its stdin on as it comes.
 def start_slow_body(body):
-    """Start POST /execute through the web server and send half of its body
-    (Caddy streams request bodies to FastCGI: a worker is reading it now).
-    Returns (socket, the other half)."""
-    import json
-    import socket
-    from urllib.parse import urlparse
-    from conftest import URL
-    u = urlparse(URL)
+    """Start POST /execute on the pool's socket and send half of its body
+    (a worker is reading it now). Returns (the client process, the other
+    half)."""
     data = json.dumps(body).encode()
-    s = socket.create_connection((u.hostname, u.port), timeout=60)
-    s.sendall(b"POST /execute HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-              b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(data))
-    s.sendall(data[:len(data) // 2])
-    return s, data[len(data) // 2:]
+    env = {"PATH": "/usr/bin:/bin", "REQUEST_METHOD": "POST", "REQUEST_URI": "/execute",
+           "SCRIPT_NAME": "/execute", "SERVER_PROTOCOL": "HTTP/1.1", "HTTP_HOST": "localhost",
+           "CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(data)),
+           "REMOTE_ADDR": "127.0.0.1"}
+    client = subprocess.Popen(["cgi-fcgi", "-bind", "-connect", os.path.join(RUN_DIR, "isobox.sock")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                              env=env)
+    client.stdin.write(data[:len(data) // 2])
+    client.stdin.flush()
+    return client, data[len(data) // 2:]
 
 
-def finish_slow_body(s, rest):
-    """Send the rest; return (status, body text) of the answer."""
-    with s:
-        s.sendall(rest)
-        raw = b""
-        while chunk := s.recv(65536):
-            raw += chunk
-    head, _, payload = raw.partition(b"\r\n\r\n")
-    return int(head.split()[1]), payload.decode(errors="replace")
+def finish_slow_body(client, rest):
+    """Send the rest (None: nothing more, end the body short); return
+    (status, body text) of the answer."""
+    out, _ = client.communicate(rest or b"", timeout=60)
+    head, _, payload = out.partition(b"\r\n\r\n")
+    status = 200
+    for line in head.split(b"\r\n"):
+        if line.lower().startswith(b"status:"):
+            status = int(line.split()[1])
+    return status, payload.decode(errors="replace")
+
+
+def serving():
+    """The workers serving a request now: from accepting it to its end a
+    worker holds SIGHUP blocked (serve.c), whether it is reading the body,
+    running the program or writing the answer."""
+    return [pid for pid in workers() if sighup_in(pid, "SigBlk")]
+
+
+def sighup_in(pid, field):
+    """Is SIGHUP in the signal mask `field` of /proc/PID/status?"""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            masks = dict(line.split(":\t", 1) for line in f if ":\t" in line)
+    except OSError:
+        return False
+    return bool(int(masks[field], 16) & (1 << (signal.SIGHUP - 1)))
 
 
 def test_reload_while_a_body_is_being_read_does_not_break_the_request():
-    s, rest = start_slow_body({"language": "python", "code": "print('whole')"})
-    time.sleep(0.5)
-    os.kill(pool_master(), signal.SIGHUP)  # forwarded to every worker
-    time.sleep(0.5)
-    status, text = finish_slow_body(s, rest)
+    client, rest = start_slow_body({"language": "python", "code": "print('whole')"})
+    try:
+        assert wait_until(lambda: len(serving()) == 1, 10), "no worker took the request"
+        reader = serving()[0]
+        os.kill(pool_master(), signal.SIGHUP)  # forwarded to every worker
+        # It reaches the worker reading the body, which holds it until the
+        # request ends (SigBlk): pending there, not acted on mid-read.
+        assert wait_until(lambda: sighup_in(reader, "ShdPnd"), 30), "the master did not forward SIGHUP"
+        assert reader in serving()
+        status, text = finish_slow_body(client, rest)
+    finally:
+        client.kill()
+        client.wait()
     assert status == 200 and '"stdout":"whole\\n"' in text, text
+    # The reload came right after the request: the next one is whole too.
+    assert run_ok("print('after')")["stdout"] == "after\n"
 
 
 def test_bodies_that_stop_arriving_free_their_workers():
@@ -219,10 +248,17 @@ def test_bodies_that_stop_arriving_free_their_workers():
     so a new request is served while they still stall."""
     stalled = [start_slow_body({"language": "python", "code": "print(1)"}) for _ in range(POOL)]
     try:
-        time.sleep(12)
+        assert wait_until(lambda: len(serving()) == POOL, 10), "the stalled bodies do not hold the workers"
+        # Freed at the read timeout (10 s), long before the hang backstop
+        # (minutes: admin_hang_bound_ms).
+        assert wait_until(lambda: not serving(), 10 + 15), "the workers are still held by stalled bodies"
         start = time.monotonic()
         assert run_ok("print('served')", limits={"wallTimeMs": 5000})["stdout"] == "served\n"
         assert time.monotonic() - start < 8, "a stalled body still holds the pool"
+        for client, _ in stalled:  # each was answered: an error, not a run
+            status, text = finish_slow_body(client, None)
+            assert status >= 400 and '"error"' in text, (status, text)
     finally:
-        for s, _ in stalled:
-            s.close()
+        for client, _ in stalled:
+            client.kill()
+            client.wait()
