@@ -532,7 +532,7 @@ def write_audit(cold, warm, runc):
         ran = [a for a in cold if a["key"] in warm]
         lines.append(f"The warm pass ran again, with python and javascript sandboxes started ahead, "
                      f"the {len(ran)} attacks that send a run a warm sandbox can take (python or "
-                     f"javascript with the default memory, cpus and pids, no network, outputs or "
+                     f"javascript with the default pids, no network, outputs or "
                      f"volume): {sum(warm[a['key']]['result'] == 'passed' for a in ran)} held, with "
                      f"{sum(warm[a['key']]['warm'] for a in ran)} of "
                      f"{sum(warm[a['key']]['seen'] for a in ran)} runs warm (the others were runs "
