@@ -260,10 +260,10 @@ def test_a_host_killed(cluster):
     sid = s["id"]
     assert call("POST", f"/v1/sessions/{sid}/exec", {"code": "x = 1"}, url=url, source=None)[0] == 200
     master = pid_of(f"{RUN}/h3/pool.pid")
-    # A memory limit of its own: a cold run (not the warm sandbox), whose
-    # container shows running by its labels.
+    # Pids of its own: a cold run (not the warm sandbox, which takes any
+    # memory now), whose container shows running by its labels.
     slow = {"language": "python", "code": "import time; time.sleep(30)",
-            "limits": {"memoryBytes": 128 << 20, "wallTimeMs": 15000}}
+            "limits": {"memoryBytes": 128 << 20, "pids": 64, "wallTimeMs": 15000}}
     with concurrent.futures.ThreadPoolExecutor(1) as ex:
         inflight = ex.submit(call, "POST", "/execute", slow, None, via("h3"), None, 90, url)
         assert wait_until(lambda: running_owners("h3"), 10), "the run never started"

@@ -121,7 +121,7 @@ def test_a_runner_killed_mid_job_loses_it_to_another(queue):
             os.killpg(master(runner), signal.SIGKILL)
             killed.append(runner)
 
-    got = events(queue, {"language": "python", "code": code, "limits": {"memoryBytes": 128 << 20}},
+    got = events(queue, {"language": "python", "code": code, "limits": {"memoryBytes": 128 << 20, "pids": 64}},
                  on_line=on_line)
     names = [name for _, name, _ in got]
     assert killed and "restart" in names, names
