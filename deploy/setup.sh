@@ -168,7 +168,7 @@ configure_docker() {
 	# namespace per container in which the program's uid 65534 is a host
 	# uid that no host user has (RUNC_HOST_ID in sandbox/uids.h).
 	bash "$HERE/egress.sh" runtime isobox-runc "$PREFIX/bin/isobox-runc" \
-		"--isobox-runc=$(command -v runc)"
+		"--isobox-runc=$(readlink -f "$(command -v runc)")"
 }
 
 # What every sandbox gets from the host, root-owned, read by the worker's
