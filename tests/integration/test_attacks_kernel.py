@@ -102,9 +102,9 @@ def test_new_user_namespace():
         "for runc's set-up, nothing else mapped; gVisor: the program is not a host process at all")
 def test_program_uid_on_the_host():
     marker = "uidmark"
-    # Memory of its own: a cold run on every pass (a warm sandbox has no
-    # code mount for job_container to find).
-    body = {"language": "python", "limits": {"wallTimeMs": 20000, "memoryBytes": 200 << 20},
+    # Pids of its own: a cold run on every pass (a warm sandbox, which takes
+    # any memory, has no code mount for job_container to find).
+    body = {"language": "python", "limits": {"wallTimeMs": 20000, "memoryBytes": 200 << 20, "pids": 64},
             "files": [{"name": "main.py", "content":
                        "import os, time\nprint(open('/proc/self/uid_map').read().split(), os.getuid(), flush=True)\n"
                        "time.sleep(8)\n"},

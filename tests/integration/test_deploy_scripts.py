@@ -89,9 +89,10 @@ def test_platform_probe_kills_only_its_own_processes(tmp_path):
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     decoy = subprocess.Popen(["bash", "-c", "exec -a 'runsc-sandbox --platform=ptrace --network=none do' sleep 313"])
     marker = f"marker-{uuid.uuid4().hex}.txt"
-    # Memory of its own: a cold run, whose code dir the marker finds (a warm
-    # sandbox has none), on the warm pass too.
-    t, result = in_background({"language": "python", "limits": {"wallTimeMs": 20000, "memoryBytes": 200 << 20},
+    # Pids of its own: a cold run, whose code dir the marker finds (a warm
+    # sandbox, which takes any memory, has none), on the warm pass too.
+    t, result = in_background({"language": "python", "limits": {"wallTimeMs": 20000, "memoryBytes": 200 << 20,
+                                                            "pids": 64},
                                "files": [{"name": "main.py", "content": "import time\ntime.sleep(17)\nprint('done')\n"},
                                          {"name": marker, "content": ""}]})
     try:
