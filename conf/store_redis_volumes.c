@@ -122,6 +122,25 @@ static const char volume_state_script[] =
 	"redis.call('HSET', h, 'state', ARGV[5])\n"
 	"return {1, r[1], ARGV[5], r[3], r[4], r[5]}\n";
 
+/* A script's answer {flag, the volume's fields} (nil: no such volume):
+ * the flag (0 or 1), or -1 with f set. */
+static int flag_and_volume(struct redis_store *r, const char *what, const char *script, struct redis_args *a,
+			   const char *name, struct volume *out, struct fault *f)
+{
+	redisReply *rep = redis_eval(r, what, script, a, f);
+	if (!rep)
+		return -1;
+	if (rep->type == REDIS_REPLY_NIL) {
+		freeReplyObject(rep);
+		return fail(f, E_VOLUME_NOT_FOUND, "no volume %.64s", name), -1;
+	}
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 6 || !read_volume(rep->element + 1, name, out))
+		return redis_bad_reply(rep, what, f), -1;
+	int flag = rep->element[0]->integer == 1;
+	freeReplyObject(rep);
+	return flag;
+}
+
 bool redis_volume_set_state(struct redis_store *r, const char *tenant, const char *name,
 			    const char *from, const char *to, struct volume *out, struct fault *f)
 {
@@ -130,17 +149,9 @@ bool redis_volume_set_state(struct redis_store *r, const char *tenant, const cha
 	redis_arg_str(&a, name);
 	redis_arg_str(&a, from ? from : "");
 	redis_arg_str(&a, to);
-	redisReply *rep = redis_eval(r, "volume state", volume_state_script, &a, f);
-	if (!rep)
+	int changed = flag_and_volume(r, "volume state", volume_state_script, &a, name, out, f);
+	if (changed < 0)
 		return false;
-	if (rep->type == REDIS_REPLY_NIL) {
-		freeReplyObject(rep);
-		return fail(f, E_VOLUME_NOT_FOUND, "no volume %.64s", name);
-	}
-	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 6 || !read_volume(rep->element + 1, name, out))
-		return redis_bad_reply(rep, "volume state", f);
-	bool changed = rep->element[0]->integer == 1;
-	freeReplyObject(rep);
 	if (!changed)
 		return fail(f, out->state[0] == 'd' ? E_VOLUME_NOT_FOUND : E_VOLUME_BUSY,
 			    "volume %s is %s", name, out->state);
@@ -227,20 +238,10 @@ bool redis_volume_use(struct redis_store *r, const char *tenant, const char *nam
 	redis_arg_str(&a, kind);
 	redis_arg_int(&a, now_ms);
 	redis_arg_int(&a, STORE_LEASE_MS);
-	redisReply *rep = redis_eval(r, "volume use", volume_use_script, &a, f);
-	if (!rep)
-		return false;
-	if (rep->type == REDIS_REPLY_NIL) {
-		freeReplyObject(rep);
-		return fail(f, E_VOLUME_NOT_FOUND, "no volume %.64s", name);
-	}
-	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 6 || !read_volume(rep->element + 1, name, out))
-		return redis_bad_reply(rep, "volume use", f);
-	bool marked = rep->element[0]->integer == 1;
-	freeReplyObject(rep);
-	if (!marked)
+	int marked = flag_and_volume(r, "volume use", volume_use_script, &a, name, out, f);
+	if (marked == 0)
 		volume_ready(out, f); /* it is not: the fault says how */
-	return marked;
+	return marked == 1;
 }
 
 /* ARGV: P host owner. Its marks' fields begin "owner ". */
