@@ -25,6 +25,7 @@
 #include "deadline.h"
 #include "owner.h"
 #include "subproc.h"
+#include "warm.h"
 #include "workdir.h"
 
 #include <dirent.h>
@@ -116,22 +117,23 @@ static void reap_dirs(const struct conf *c)
 
 /* The container ids that cgroups under the parents are named by, each
  * once; and the cgroups of our own that this instance's warm sandboxes
- * started in (named "isobox-<instance>-..."), made longer ago than a start
- * may take (a younger one may be waiting for its container). */
-static void cgroup_ids(const struct conf *c, const struct strv *parents, struct strv *ids, struct strv *own)
+ * started in (named "isobox-<instance>-..."), but for those the warm pool
+ * holds now: a slot's cgroup is made before its container, so one that
+ * dockerd does not list yet may be starting. A cgroup of a dead master's
+ * sandbox (a host killed and started again) is held by no slot. */
+static void cgroup_ids(const struct conf *c, const struct warm_pool *wp, const struct strv *parents,
+		       struct strv *ids, struct strv *own)
 {
 	autofree char *prefix = xasprintf("isobox-%s-", c->instance);
-	time_t old = time(NULL) - (time_t)(c->sandbox.start_timeout_ms / 1000) - 1;
 	for (size_t i = 0; i < parents->n; i++) {
 		DIR *d = opendir(parents->v[i]);
 		struct dirent *e;
-		struct stat st;
 		while (d && (e = readdir(d))) {
 			if (strlen(e->d_name) == 64 && strspn(e->d_name, "0123456789abcdef") == 64 &&
 			    !has(ids, e->d_name))
 				strv_push(ids, e->d_name);
 			if (!strncmp(e->d_name, prefix, strlen(prefix)) && !has(own, e->d_name) &&
-			    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_mtime < old)
+			    !warm_holds(wp, e->d_name))
 				strv_push(own, e->d_name);
 		}
 		if (d)
@@ -185,11 +187,11 @@ static void reap_cgroups(const struct conf *c, const struct strv *parents, const
 	strv_free(&alive);
 }
 
-void sandbox_reap(const struct conf *c)
+void sandbox_reap(const struct conf *c, const struct warm_pool *wp)
 {
 	struct strv parents = {0}, cgroups = {0}, own = {0}, listed = {0}, unlisted = {0};
 	cgroup_parents(c, &parents);
-	cgroup_ids(c, &parents, &cgroups, &own); /* before the containers are listed */
+	cgroup_ids(c, wp, &parents, &cgroups, &own); /* before the containers are listed */
 	reap_containers(c, &listed);
 	for (size_t i = 0; i < cgroups.n; i++)
 		if (!has(&listed, cgroups.v[i]))

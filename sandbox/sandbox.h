@@ -344,7 +344,9 @@ void session_expire(const struct conf *c, int *expired, int *died, struct strv *
 /* For /metrics: sessions alive now. */
 int session_count(const struct conf *c);
 
-/* Remove containers and work dirs of this instance whose owner is gone. */
-void sandbox_reap(const struct conf *c);
+/* Remove containers, work dirs and cgroups of this instance whose owner
+ * is gone. wp: the master's warm pool (NULL: none now), whose slots'
+ * cgroups stay while they may be waiting for their containers. */
+void sandbox_reap(const struct conf *c, const struct warm_pool *wp);
 
 #endif

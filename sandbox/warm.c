@@ -581,6 +581,17 @@ void warm_destroy(struct warm_pool *wp, const struct conf *c)
 	free(wp);
 }
 
+bool warm_holds(const struct warm_pool *wp, const char *name)
+{
+	for (int i = 0; wp && i < wp->board->n_slots; i++)
+		if (!strcmp(wp->own[i].name, name))
+			return true;
+	for (int i = 0; wp && i < WARM_MAX_SANDBOXES; i++)
+		if (wp->removing[i].fd > 0 && !strcmp(wp->removing[i].name, name))
+			return true;
+	return false;
+}
+
 size_t warm_counts(const struct warm_pool *wp, struct warm_count *out, size_t max)
 {
 	size_t n = 0;

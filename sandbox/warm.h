@@ -38,6 +38,10 @@ int warm_exit_status(const struct warm_lease *lease, int64_t wait_ms);
 /* Done with it, whatever happened: the master removes the container. */
 void warm_release(struct warm_pool *wp, struct warm_lease *lease);
 
+/* Is name a sandbox of the pool's slots, or one it is removing (the
+ * master's; false for a NULL pool)? The reaper leaves its cgroup alone. */
+bool warm_holds(const struct warm_pool *wp, const char *name);
+
 /* The job as the agent reads it (sandbox/agent/python.py): the nonce of
  * its end marks (decoder.h), files, args, then the program's stdin. Pure. */
 void warm_job_frame(const struct sandbox_job *job, const char *nonce, struct buf *out);
