@@ -42,7 +42,7 @@ LDLIBS   := -lfcgi -lcjson -lyaml -lcap-ng -lsqlite3 -lhiredis -lsodium -lm
 LIB_SRC  := conf/lib/base.c conf/lib/fault.c conf/lib/json.c conf/yaml_tree.c conf/limits.c conf/cidr.c conf/access.c conf/tenants.c conf/store.c conf/store_memory.c conf/store_volumes.c conf/store_rules.c conf/store_sessions.c conf/store_redis.c conf/store_redis_memory.c conf/store_redis_sessions.c conf/store_redis_volumes.c conf/store_queue.c conf/conf.c \
             registry/registry.c \
             sandbox/argv.c sandbox/subproc.c sandbox/workdir.c sandbox/owner.c sandbox/decoder.c sandbox/deadline.c \
-            sandbox/cgroup.c sandbox/docker.c sandbox/launch.c sandbox/exec.c sandbox/lifecycle.c sandbox/reap.c sandbox/egress.c sandbox/warm.c \
+            sandbox/cgroup.c sandbox/docker.c sandbox/launch.c sandbox/exec.c sandbox/lifecycle.c sandbox/reap.c sandbox/runtime.c sandbox/egress.c sandbox/warm.c \
             sandbox/frame.c sandbox/agent_io.c sandbox/outputs.c sandbox/session.c sandbox/session_store.c sandbox/session_files.c sandbox/volume.c \
             fcgi/http.c fcgi/errors.c fcgi/encode.c fcgi/result.c fcgi/sse.c fcgi/stream.c fcgi/request.c fcgi/respond.c fcgi/execute.c fcgi/semver.c \
             fcgi/piston.c fcgi/piston_result.c fcgi/routes.c fcgi/worker.c fcgi/serve.c fcgi/pool.c fcgi/scoreboard.c fcgi/metrics.c fcgi/queue.c \

@@ -154,7 +154,7 @@ void admin_healthz(struct worker *w, struct request *rq)
 			cJSON_AddNullToObject(pool, "queued");
 	}
 	cJSON_AddStringToObject(o, "host", w->conf.instance);
-	backend_to_json(o, &w->conf);
+	backend_to_json(o, &w->conf, &w->runtime);
 	if (w->conf.store.backend != STORE_NONE) {
 		/* Which store, and whether it answers now (one round trip). */
 		struct fault f = {0};

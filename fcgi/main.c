@@ -184,9 +184,9 @@ static int print_egress(const struct conf *c, const char *what)
 static int print_conf(const struct conf *c, const struct registry *r)
 {
 	printf("instance=%s\nruntime=%s\nceilings_cpus=%.3f\nceilings_memory_bytes=%lld\n"
-	       "seccomp_profile=%s\ncgroup_parent=%s\nbackend=%s\n", c->instance, c->runtime, c->ceilings.cpus,
-	       (long long)c->ceilings.memory_bytes, c->sandbox.seccomp_profile,
-	       c->cgroup_parent ? c->cgroup_parent : "", conf_backend_name(c));
+	       "seccomp_profile=%s\ncgroup_parent=%s\nbackend=%s\nplatform=%s\n", c->instance, c->runtime,
+	       c->ceilings.cpus, (long long)c->ceilings.memory_bytes, c->sandbox.seccomp_profile,
+	       c->cgroup_parent ? c->cgroup_parent : "", conf_backend_name(c), c->sandbox.platform);
 	if (c->runc.runtime)
 		printf("runc_runtime=%s\nrunc_seccomp_profile=%s\n", c->runc.runtime, c->runc.seccomp_profile);
 	/* The built images, by recipe (the lock's IDs): image_bash=sha256:... */
@@ -286,6 +286,7 @@ int main(int argc, char **argv)
 		if (status_fd >= 0)
 			die("a status socket needs a pool (--workers 1 or more)");
 		sandbox_reap(&w.conf, NULL);
+		worker_describe_runtime(&w);
 		w.board = scoreboard_create(1);
 		w.metrics = metrics_create();
 		w.slot = 0;

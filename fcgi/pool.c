@@ -244,6 +244,7 @@ int pool_run(struct worker *w, int workers, int status_fd)
 	if (!w->metrics)
 		log_msg("no shared metrics map: /metrics answers 503");
 	w->warm = warm_create(&w->conf, &w->reg);
+	worker_describe_runtime(w);
 	log_msg("pool of %d workers on fd 0 (instance %s, when busy: %s%s%s)", workers,
 		w->conf.instance, reject ? "reject" : "wait", reject ? ", +1 to answer busy" : "",
 		status_fd >= 0 ? ", +1 on the status socket" : "");
@@ -299,6 +300,7 @@ int pool_run(struct worker *w, int workers, int status_fd)
 			char err[512];
 			if (worker_load(w, err, sizeof err)) {
 				log_msg("reloaded %s", w->conf_path);
+				worker_describe_runtime(w);
 				sandbox_egress_log(&w->conf);
 			} else
 				log_msg("reload failed, keeping the previous config: %s", err);

@@ -28,11 +28,18 @@ cJSON *network_to_json(bool enabled, bool ready, const char *mode, const struct 
 	return o;
 }
 
-void backend_to_json(cJSON *o, const struct conf *c)
+void backend_to_json(cJSON *o, const struct conf *c, const struct sandbox_runtime *rt)
 {
 	cJSON_AddStringToObject(o, "backend", conf_backend_name(c));
 	if (conf_backend_warning(c))
 		cJSON_AddStringToObject(o, "warning", conf_backend_warning(c));
+	if (rt && rt->program[0]) {
+		cJSON *r = cJSON_AddObjectToObject(o, "runtime");
+		cJSON_AddStringToObject(r, "program", rt->program);
+		cJSON_AddStringToObject(r, "version", rt->version);
+		if (rt->platform[0])
+			cJSON_AddStringToObject(r, "platform", rt->platform);
+	}
 }
 
 cJSON *phase_to_json(const struct sandbox_phase *p)

@@ -20,8 +20,9 @@ cJSON *language_to_json(const struct language *l);
  * namespace; "sandbox": gVisor's own).
  */
 cJSON *network_to_json(bool enabled, bool ready, const char *mode, const struct fault *why);
-/* "backend", and "warning" where it has one: /runtimes and /healthz. */
-void backend_to_json(cJSON *o, const struct conf *c);
+/* "backend", "warning" where it has one, and "runtime" (program,
+ * version, platform) where rt knows it: /runtimes and /healthz. */
+void backend_to_json(cJSON *o, const struct conf *c, const struct sandbox_runtime *rt);
 
 /* One phase: {"stdout", "stderr", "exitCode", "timedOut", ...} */
 cJSON *phase_to_json(const struct sandbox_phase *p);

@@ -56,7 +56,7 @@ static const struct route routes[] = {
 void route_runtimes(struct worker *w, struct request *rq)
 {
 	cJSON *o = cJSON_CreateObject();
-	backend_to_json(o, &w->conf);
+	backend_to_json(o, &w->conf, &w->runtime);
 	cJSON *list = cJSON_AddArrayToObject(o, "runtimes");
 	for (size_t i = 0; i < w->reg.n; i++) {
 		const struct language *l = &w->reg.langs[i];

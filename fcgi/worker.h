@@ -8,6 +8,7 @@
 #include "http.h"
 #include "../conf/conf.h"
 #include "../registry/registry.h"
+#include "../sandbox/sandbox.h"
 
 struct metrics;
 struct scoreboard;
@@ -34,11 +35,18 @@ struct worker {
 	bool status_only;         /* serves the status routes only (status socket) */
 	struct warm_pool *warm;   /* sandboxes started ahead; owned by the master */
 	struct store *store;      /* this process's own connection (worker_store) */
+	/* The sandboxes' runtime as dockerd has it (worker_describe_runtime:
+	 * the master at start and at each reload, before its workers fork);
+	 * program "" when not known (CGI, or dockerd did not say). */
+	struct sandbox_runtime runtime;
 };
 
 /* Load conf and registry; false with err set (the old ones are untouched). */
 bool worker_load(struct worker *w, char *err, size_t errlen);
 void worker_free(struct worker *w);
+
+/* Ask which runtime runs the sandboxes (/healthz, /runtimes), and log it. */
+void worker_describe_runtime(struct worker *w);
 
 /* This process's store, opened at first use (never before a fork: a
  * connection must not cross one); NULL with f filled: store_unavailable,

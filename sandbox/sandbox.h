@@ -344,6 +344,19 @@ void session_expire(const struct conf *c, int *expired, int *died, struct strv *
 /* For /metrics: sessions alive now. */
 int session_count(const struct conf *c);
 
+/*
+ * The OCI runtime that runs this backend's sandboxes (runtime.c), as
+ * dockerd has it registered: its program ("runsc" or "runc"), the
+ * program's version, and for runsc the platform (--platform, or "default").
+ * False with err set when dockerd or the program does not say.
+ */
+struct sandbox_runtime {
+	char program[8];
+	char version[64];
+	char platform[16];
+};
+bool sandbox_runtime_describe(const struct conf *c, struct sandbox_runtime *out, char *err, size_t errlen);
+
 /* Remove containers, work dirs and cgroups of this instance whose owner
  * is gone. wp: the master's warm pool (NULL: none now), whose slots'
  * cgroups stay while they may be waiting for their containers. */

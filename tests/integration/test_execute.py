@@ -1,8 +1,10 @@
 """POST /execute through Caddy, the FastCGI pool and gVisor: the contract."""
 import concurrent.futures
 import json
+import os
+import subprocess
 
-from conftest import POOL, execute, request, run_ok
+from conftest import LOG_DIR, POOL, execute, request, run_ok
 
 
 def test_contract_example():
@@ -232,6 +234,22 @@ def test_runtimes_lists_languages_versions_aliases():
 def test_healthz():
     status, _, body = request("GET", "/healthz")
     assert status == 200 and body["status"] == "ok"
+
+
+def test_healthz_and_runtimes_say_which_runsc_runs_them():
+    """The runtime as dockerd has it registered: runsc's own --version and
+    the platform in its runtime's arguments (setup measured and chose it),
+    in /healthz, /runtimes and the pool's log."""
+    version = subprocess.run(["runsc", "--version"], capture_output=True, text=True).stdout.split("\n")[0]
+    platform = open("/var/lib/isobox/platform").read().split("\n")[0]
+    want = {"program": "runsc", "version": version.removeprefix("runsc version "), "platform": platform}
+    assert want["version"].startswith("0.0~20240729"), want
+    for path in ("/healthz", "/runtimes"):
+        status, _, body = request("GET", path)
+        assert status == 200 and body["runtime"] == want, (path, body)
+    with open(os.path.join(LOG_DIR, "isobox.log")) as f:
+        said = [line for line in f if "sandbox runtime: " in line]
+    assert said and said[-1].rstrip().endswith(f"runsc {want['version']}, platform {platform}"), said[-3:]
 
 
 def test_null_is_absent_for_every_optional_field():
