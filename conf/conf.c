@@ -470,7 +470,7 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 		"maxPathBytes", "maxArgs", "maxArgBytes", "maxStdinBytes", "maxJsonValues",
 		"maxOutputFiles", "maxOutputBytes", NULL};
 	static const char *const sandbox_keys[] = {"tmpBytes", "workBytes", "pidsBackstop",
-		"compilePids", "startTimeoutMs", "seccompProfile", "resolvConf", NULL};
+		"compilePids", "startTimeoutMs", "seccompProfile", "resolvConf", "platform", NULL};
 	const char *s;
 	const cJSON *o;
 
@@ -540,6 +540,15 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 	c->sandbox.compile_pids = 64;
 	if (!get_optional_int(o, "sandbox", "compilePids", 1, &c->sandbox.compile_pids, f))
 		return false;
+	snprintf(c->sandbox.platform, sizeof c->sandbox.platform, "auto");
+	const cJSON *platform = cJSON_GetObjectItemCaseSensitive(o, "platform");
+	if (platform) {
+		if (!json_string(platform, "sandbox.platform", &s, f))
+			return false;
+		if (strcmp(s, "auto") && strcmp(s, "ptrace") && strcmp(s, "systrap") && strcmp(s, "kvm"))
+			return fail(f, E_INVALID_VALUE, "sandbox.platform must be auto, ptrace, systrap or kvm");
+		snprintf(c->sandbox.platform, sizeof c->sandbox.platform, "%s", s);
+	}
 	/* Both go into docker's argv as part of one flag's value. */
 	if (strchr(c->sandbox.resolv_conf, ',') || strchr(c->sandbox.resolv_conf, '=') ||
 	    c->sandbox.resolv_conf[0] != '/')

@@ -56,6 +56,9 @@ struct conf {
 		int64_t compile_pids; /* RLIMIT_NPROC while a compiler runs (argv.c) */
 		char *seccomp_profile; /* docker --security-opt seccomp= (deploy/seccomp.json) */
 		char *resolv_conf;     /* /etc/resolv.conf of runs without network */
+		/* runsc's platform: "auto" (deploy/setup.sh measures and
+		 * picks), "ptrace", "systrap" or "kvm". Setup reads it. */
+		char platform[8];
 	} sandbox;
 	struct conf_warm {
 		char *langs[WARM_MAX_LANGUAGES]; /* language names, as in the registry */

@@ -38,7 +38,7 @@ LOG=/var/log/isobox
 RUNDIR=/run/isobox
 SLICE=isobox.slice
 BUILD_PACKAGES="gcc make pkg-config libfcgi-dev libcjson-dev libyaml-dev libcap-ng-dev libsqlite3-dev libhiredis-dev libsodium-dev xxd redis-server"
-PACKAGES="$BUILD_PACKAGES docker.io runsc caddy spawn-fcgi debootstrap libfcgi-dev libcjson-dev
+PACKAGES="$BUILD_PACKAGES docker.io caddy spawn-fcgi debootstrap libfcgi-dev libcjson-dev
  libyaml-dev libcap-ng-dev libsqlite3-dev libhiredis-dev libsodium-dev sqlite3 redis-server pkg-config make gcc curl python3 python3-pytest
  iptables lighttpd procps clang libclang-rt-14-dev
  libfcgi-bin systemd apache2 nginx-light gettext-base chromium prometheus iproute2
@@ -71,25 +71,91 @@ install_packages() {
 	[ -z "$own_policy" ] || rm -f $policy
 }
 
-# The fastest platform that really runs a sandbox here: systrap where this
-# runsc has it, kvm where /dev/kvm exists, else ptrace. Each is tried (a
-# /dev/kvm that exists can still hang under nested virtualisation); the answer
-# is cached per runsc version because a failed try costs its whole timeout.
-platform_works() {
-	local out pid
+# gVisor. Debian 12's own runsc is the 2022-12-19 snapshot; bookworm-backports
+# has 2024-07-29 (nineteen months of Sentry fixes, and statx with
+# AT_NO_AUTOMOUNT, which the old one refused). It is installed by this exact
+# version, with every other package of that suite pinned to priority 1, so
+# that nothing else is installed or upgraded from backports by accident. On
+# a newer Debian, its own runsc of at least that version will do.
+RUNSC_VERSION=0.0~20240729.0-4~bpo12+2
+RUNSC_AT_LEAST=0.0~20240729
+BACKPORTS_SOURCES=/etc/apt/sources.list.d/isobox-bookworm-backports.sources
+BACKPORTS_PIN=/etc/apt/preferences.d/isobox-bookworm-backports
+install_runsc() {
+	local have codename
+	have=$(dpkg-query -W -f='${Version}' runsc 2>/dev/null || true)
+	codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+	if [ "$codename" != bookworm ]; then
+		[ -n "$have" ] && dpkg --compare-versions "$have" ge "$RUNSC_AT_LEAST" && return 0
+		install_packages runsc
+		have=$(dpkg-query -W -f='${Version}' runsc)
+		dpkg --compare-versions "$have" ge "$RUNSC_AT_LEAST" ||
+			die "runsc $have is older than $RUNSC_AT_LEAST, which isobox needs"
+		return 0
+	fi
+	[ "$have" = "$RUNSC_VERSION" ] && [ -f $BACKPORTS_PIN ] && return 0
+	[ "$(id -u)" = 0 ] || die "runsc $RUNSC_VERSION is missing (run as root to install it)"
+	cat >$BACKPORTS_SOURCES.new <<-EOF
+	# deploy/setup.sh: for runsc only (see $BACKPORTS_PIN)
+	Types: deb
+	URIs: http://deb.debian.org/debian
+	Suites: bookworm-backports
+	Components: main
+	Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+	EOF
+	cat >$BACKPORTS_PIN.new <<-EOF
+	# deploy/setup.sh: nothing comes from bookworm-backports but what isobox names
+	Package: *
+	Pin: release n=bookworm-backports
+	Pin-Priority: 1
+
+	Package: runsc
+	Pin: version $RUNSC_VERSION
+	Pin-Priority: 990
+	EOF
+	mv -f $BACKPORTS_SOURCES.new $BACKPORTS_SOURCES
+	mv -f $BACKPORTS_PIN.new $BACKPORTS_PIN
+	say "installing runsc $RUNSC_VERSION from bookworm-backports (was: ${have:-none})"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends --allow-downgrades \
+		"runsc=$RUNSC_VERSION" >/dev/null || die "apt-get install runsc=$RUNSC_VERSION failed"
+}
+
+# The platform, chosen by measurement: each one this runsc has (systrap
+# when built in, kvm when a VM can be made, ptrace always) runs a short fixed
+# workload in a sandbox (40 fork+exec of /bin/true: what most runs do is
+# start programs), best of three, and the fastest wins. A try that does not
+# finish within PLATFORM_TRY_S does not work (kvm under nested
+# virtualisation boots and spins). The conf's sandbox.platform may name one
+# instead of "auto". The answer, the runsc version, why, and the conf's
+# choice are cached in $STATE/platform (line 1 the platform, which
+# deploy/egress.sh reads), and measured again when either changes: a failed
+# try costs its whole timeout.
+PLATFORM_TRY_S=15
+PLATFORM_WORKLOAD='i=0; while [ $i -lt 40 ]; do /bin/true; i=$((i+1)); done; echo isobox-ok'
+
+# Run the workload on platform $1: print its milliseconds, or fail.
+platform_try() {
+	local out pid t0 t1
 	out=$(mktemp)
-	(cd / && exec runsc --platform="$1" --network=none do /bin/echo isobox-ok) >"$out" 2>/dev/null &
+	t0=$(date +%s%N)
+	(cd / && exec runsc --platform="$1" --network=none do /bin/sh -c "$PLATFORM_WORKLOAD") >"$out" 2>/dev/null &
 	pid=$!
-	for _ in $(seq 1 150); do
+	for _ in $(seq 1 $((PLATFORM_TRY_S * 50))); do
 		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
+		sleep 0.02
 	done
+	t1=$(date +%s%N)
 	# A hung try leaves runsc, its gofer and its sandbox (in a session of
 	# its own): kill that tree, nothing else (other sandboxes on the host
 	# run the same programs with the same flags).
 	kill -0 "$pid" 2>/dev/null && kill_tree "$pid"
 	wait "$pid" 2>/dev/null || true
-	[ "$(cat "$out")" = isobox-ok ] && rm -f "$out" && return 0
+	if [ "$(cat "$out")" = isobox-ok ]; then
+		rm -f "$out"
+		echo $(((t1 - t0) / 1000000))
+		return 0
+	fi
 	rm -f "$out"
 	return 1
 }
@@ -122,27 +188,45 @@ kill_tree() {
 }
 
 detect_platform() {
-	local runsc version cache=$STATE/platform p
+	local runsc version cache=$STATE/platform wanted p t ms best="" best_ms="" why="" tries
 	runsc=$(command -v runsc) || die "runsc not installed"
 	version=$(runsc --version | head -1)
-	if [ -f "$cache" ] && [ "$(sed -n 2p "$cache")" = "$version" ]; then
+	wanted=$(conf_value platform)
+	wanted=${wanted:-auto}
+	if [ -f "$cache" ] && [ "$(sed -n 2p "$cache")" = "$version" ] && [ "$(sed -n 4p "$cache")" = "$wanted" ]; then
 		head -1 "$cache"
 		return 0
 	fi
-	for p in systrap kvm ptrace; do
+	case $wanted in
+	auto) tries="ptrace systrap kvm" ;;
+	ptrace | systrap | kvm) tries=$wanted ;;
+	*) die "sandbox.platform must be auto, ptrace, systrap or kvm, not $wanted" ;;
+	esac
+	for p in $tries; do
 		case $p in
-		systrap) grep -aq systrap "$runsc" || continue ;;
-		kvm) [ -e /dev/kvm ] || continue ;;
+		systrap) grep -aq systrap "$runsc" || { why+="$p: not in this runsc; "; continue; } ;;
+		kvm) kvm_works || { why+="$p: no /dev/kvm that makes a VM; "; continue; } ;;
 		esac
-		if platform_works "$p"; then
-			mkdir -p "$STATE"
-			printf '%s\n%s\n' "$p" "$version" >"$cache"
-			echo "$p"
-			return 0
+		ms=""
+		for _ in 1 2 3; do
+			t=$(platform_try "$p") || { ms=""; break; }
+			if [ -z "$ms" ] || [ "$t" -lt "$ms" ]; then ms=$t; fi
+		done
+		if [ -z "$ms" ]; then
+			why+="$p: no sandbox ran (within ${PLATFORM_TRY_S}s); "
+			continue
 		fi
-		say "runsc platform $p does not work here"
+		why+="$p: ${ms}ms; "
+		if [ -z "$best" ] || [ "$ms" -lt "$best_ms" ]; then
+			best=$p best_ms=$ms
+		fi
 	done
-	die "no runsc platform works on this host"
+	[ -n "$best" ] || die "no runsc platform works on this host (${why%; })"
+	why="${why%; } (40 fork+exec in a sandbox, best of 3; conf sandbox.platform: $wanted)"
+	mkdir -p "$STATE"
+	printf '%s\n%s\n%s\n%s\n' "$best" "$version" "$why" "$wanted" >"$cache"
+	say "runsc platform $best chosen: $why"
+	echo "$best"
 }
 
 # runsc-untrusted in /etc/docker/daemon.json (deploy/egress.sh writes the
@@ -375,6 +459,7 @@ main() {
 		exit 0
 	fi
 	install_packages $PACKAGES
+	install_runsc
 	# Node.js and npm for the stream test (tests/integration/sse); a host
 	# may have them from elsewhere already.
 	command -v node >/dev/null || install_packages nodejs

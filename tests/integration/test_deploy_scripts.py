@@ -79,14 +79,10 @@ def test_platform_probe_kills_only_its_own_processes(tmp_path):
     fake.mkdir()
     (fake / "runsc").write_text(FAKE_RUNSC.replace("{pids}", str(tmp_path)))
     (fake / "runsc").chmod(0o755)
-    # The probe hangs until its timeout; meanwhile a real sandbox runs (the
-    # old probe's pkill -f matched every sandbox) next to a decoy whose
-    # command line looks like a probe's. The timeout's 150 ticks are cut to
-    # 40 (seq): on a slow host 15 s of ticks and the kill outlasted the
-    # sandbox's 17 s, and the sandbox must still be there when the kill comes.
-    probe = subprocess.Popen(["bash", "-c", f"source {SETUP}; seq() {{ command seq 1 40; }}; PATH={fake}:$PATH; "
-                              "platform_works ptrace && echo works || echo fails"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # A real sandbox runs (the old probe's pkill -f matched every sandbox)
+    # next to a decoy whose command line looks like a probe's; then the
+    # probe, whose timeout is cut to 2 s, hangs and is killed while both
+    # still run.
     decoy = subprocess.Popen(["bash", "-c", "exec -a 'runsc-sandbox --platform=ptrace --network=none do' sleep 313"])
     marker = f"marker-{uuid.uuid4().hex}.txt"
     # Pids of its own: a cold run, whose code dir the marker finds (a warm
@@ -95,8 +91,12 @@ def test_platform_probe_kills_only_its_own_processes(tmp_path):
                                                             "pids": 64},
                                "files": [{"name": "main.py", "content": "import time\ntime.sleep(17)\nprint('done')\n"},
                                          {"name": marker, "content": ""}]})
+    probe = None
     try:
         sandbox = sandbox_pid(job_container(marker)[0])
+        probe = subprocess.Popen(["bash", "-c", f"source {SETUP}; PLATFORM_TRY_S=2; PATH={fake}:$PATH; "
+                                  "platform_try ptrace >/dev/null && echo works || echo fails"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         out, err = probe.communicate(timeout=60)
         assert out.strip() == "fails", (out, err)
         assert t.is_alive(), "the run ended before the probe's kill: nothing was tested"
@@ -105,7 +105,8 @@ def test_platform_probe_kills_only_its_own_processes(tmp_path):
         assert alive(decoy.pid), "a process that only looks like a probe was killed"
         assert alive(sandbox), "a sandbox was killed by the platform probe"
     finally:
-        probe.kill()
+        if probe:
+            probe.kill()
         decoy.kill()
         decoy.wait()
         t.join(60)
@@ -253,6 +254,42 @@ def test_setup_registers_the_runc_backends_runtime():
     runtimes = json.loads(subprocess.run(["docker", "info", "--format", "{{json .Runtimes}}"],
                                          check=True, capture_output=True, text=True).stdout)
     assert runtimes["isobox-runc"]["path"] == entry["path"], runtimes
+
+
+def test_setup_installs_the_2024_runsc_and_nothing_else_from_backports():
+    """runsc is bookworm-backports' 2024-07-29 snapshot, installed by
+    version; every other package of that suite stays at priority 1, so
+    that nothing else comes from it (valkey-server is there and newer than
+    anything in bookworm: apt must not pick it)."""
+    setup = open(SETUP).read()
+    version = re.search(r"(?m)^RUNSC_VERSION=(\S+)$", setup).group(1)
+    installed = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "runsc"], capture_output=True, text=True).stdout
+    assert installed == version and version.startswith("0.0~20240729"), (installed, version)
+    assert subprocess.run(["runsc", "--version"], capture_output=True, text=True).stdout.startswith(
+        "runsc version 0.0~20240729")
+    # An upgrade of everything takes nothing from backports, though it has
+    # newer versions of installed packages (systemd, qemu, ...): they are
+    # pinned to 1, runsc (and only runsc) to its version.
+    upgrade = subprocess.run(["apt-get", "-s", "-o", "Debug::NoLocking=1", "dist-upgrade"],
+                             capture_output=True, text=True)
+    assert upgrade.returncode == 0 and "bookworm-backports" not in upgrade.stdout, upgrade.stdout
+    policy = subprocess.run(["apt-cache", "policy", "systemd", "runsc"], capture_output=True, text=True).stdout
+    assert re.search(r"(?m)^ +1 http://deb.debian.org/debian bookworm-backports", policy), policy
+    assert re.search(r"(?m)^ \*\*\* " + re.escape(version) + " 990$", policy), policy
+    daemon = json.load(open("/etc/docker/daemon.json"))["runtimes"]["runsc-untrusted"]
+    assert daemon["path"] == "/usr/bin/runsc", daemon
+
+
+def test_setup_chose_the_platform_by_measuring_it():
+    """The platform in runsc's runtime is the one setup measured fastest
+    here, and the cache says what each one took (or why it did not run)."""
+    platform, version, why, wanted = open("/var/lib/isobox/platform").read().splitlines()[:4]
+    assert version.startswith("runsc version 0.0~20240729") and wanted == "auto", (version, wanted)
+    took = {p: int(ms) for p, ms in re.findall(r"(\w+): (\d+)ms", why)}
+    assert "ptrace" in took and platform == min(took, key=took.get), why
+    assert "kvm:" in why and "systrap:" in why, why  # each one was at least considered
+    daemon = json.load(open("/etc/docker/daemon.json"))["runtimes"]["runsc-untrusted"]
+    assert f"--platform={platform}" in daemon["runtimeArgs"], daemon
 
 
 def isobox_runc(tmp_path, spec, *argv):

@@ -254,6 +254,14 @@ static void test_backend_conf(void)
 	conf_free(&c);
 	ok(!conf_variant_loads("backend: gvisor", "backend: lxc", &c, err, sizeof err) &&
 	   strstr(err, "gvisor or runc"), "conf: an unknown backend is refused (%s)", err);
+	ok(conf_variant_loads("backend: gvisor", "backend: gvisor", &c, err, sizeof err) &&
+	   tap_streq(c.sandbox.platform, "auto"), "conf: runsc's platform is auto (setup measures) as shipped");
+	conf_free(&c);
+	ok(conf_variant_loads("  platform: auto", "  platform: systrap", &c, err, sizeof err) &&
+	   tap_streq(c.sandbox.platform, "systrap"), "conf: a platform may be named");
+	conf_free(&c);
+	ok(!conf_variant_loads("  platform: auto", "  platform: ptrace --debug", &c, err, sizeof err) &&
+	   strstr(err, "auto, ptrace, systrap or kvm"), "conf: any other platform is refused (%s)", err);
 	/* The whole runc section away (its two lines read as one block). */
 	char *text = conf_variant("backend: gvisor\nrunc:\n", "backend: runc\nx_runc_gone:\n");
 	char *gone = text ? strstr(text, "x_runc_gone:\n") : NULL;
