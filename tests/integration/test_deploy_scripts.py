@@ -280,6 +280,31 @@ def test_setup_installs_the_2024_runsc_and_nothing_else_from_backports():
     assert daemon["path"] == "/usr/bin/runsc", daemon
 
 
+def test_setup_keeps_working_when_backports_cannot_be_reached(tmp_path):
+    """No backports (a fake apt-get that cannot fetch runsc's version): a
+    warning, the sources and pin taken away again, and Debian 12's runsc
+    installed instead of nothing."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    calls = tmp_path / "apt-calls"
+    (fake / "apt-get").write_text(f"""#!/bin/sh
+echo "$*" >> {calls}
+case "$*" in *runsc=*) echo "E: Version not found" >&2; exit 100 ;; esac
+exit 0
+""")
+    (fake / "dpkg-query").write_text("#!/bin/sh\nexit 1\n")  # nothing installed
+    for f in ("apt-get", "dpkg-query"):
+        (fake / f).chmod(0o755)
+    r = bash(f"source {SETUP}; BACKPORTS_SOURCES={tmp_path}/bp.sources BACKPORTS_PIN={tmp_path}/bp.pin; "
+             f"PATH={fake}:$PATH; install_runsc && echo finished")
+    assert r.returncode == 0 and r.stdout.strip() == "finished", (r.stdout, r.stderr)
+    assert "warning: runsc 0.0~20240729" in r.stderr and "Debian 12's runsc" in r.stderr, r.stderr
+    assert not (tmp_path / "bp.sources").exists() and not (tmp_path / "bp.pin").exists()
+    installs = [line for line in calls.read_text().splitlines() if line.startswith("install")]
+    assert len(installs) == 2 and "runsc=0.0~20240729" in installs[0], installs
+    assert installs[1].split()[-1] == "runsc", installs  # bookworm's, by name
+
+
 def test_setup_chose_the_platform_by_measuring_it():
     """The platform in runsc's runtime is the one setup measured fastest
     here, and the cache says what each one took (or why it did not run)."""
