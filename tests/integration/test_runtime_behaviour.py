@@ -1,7 +1,8 @@
 """What users hit first in every language: output that arrives as the
 program writes its lines (no flush by hand), and everyday tools that work
-(`ls -la`, `stat`, `cp -a`...: coreutils asks statx for AT_NO_AUTOMOUNT,
-which this runsc refuses; deploy/images/lib/preload.c answers it)."""
+(`ls -la`, `stat`, `cp -a`...) with nothing on stderr: the 2024 runsc
+answers ls's lgetxattr wrongly (EBADF on symlinks, EACCES on unreadable
+directories), and deploy/images/lib/preload.c says ENOTSUP instead)."""
 import concurrent.futures
 import json
 import re

@@ -1,18 +1,29 @@
 /*
  * preload.c: built by deploy/images/build.sh into every image as
  * /usr/local/lib/isobox/preload.so and named in /etc/ld.so.preload.
+ * It changes no hardening flag (it runs as the program, inside the
+ * sandbox) and only answers what runsc answers wrongly:
  *
- * Why: coreutils 9.1 (ls -l, stat, cp -a, ...) asks statx() and fstatat()
- * for AT_NO_AUTOMOUNT, and the runsc we ship refuses that flag with
- * EINVAL, so `ls -la` fails in every image. A sandbox has no automount
- * points, so the flag cannot change an answer there: these wrappers drop
- * it and make the system call. Nothing else is changed, and no hardening
- * flag is touched (this runs as the program, inside the sandbox).
+ * - Extended attributes. The runsc we install (2024-07-29) answers
+ *   lgetxattr(..., "security.selinux") with EBADF on a symlink and EACCES
+ *   on a directory the program cannot read, where Linux says there is no
+ *   such attribute (ENODATA) or that the file system keeps none (ENOTSUP);
+ *   ls -l then prints an error per symlink. Those two errors become ENOTSUP
+ *   for the path calls (a bad fd given to fgetxattr stays EBADF). Our
+ *   seccomp profile cannot do this: this runsc answers every
+ *   SCMP_ACT_ERRNO with EPERM, which ls prints too.
+ * - statx and fstatat with AT_NO_AUTOMOUNT, which Debian 12's own runsc
+ *   (2022, what deploy/setup.sh falls back to without bookworm-backports)
+ *   refuses with EINVAL, so that `ls -l` and `stat` fail there. A sandbox
+ *   has no automount points, so the flag cannot change an answer: the
+ *   wrappers drop it. The 2024 runsc does not need them.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 int statx(int dirfd, const char *path, int flags, unsigned int mask, struct statx *buf)
@@ -33,4 +44,32 @@ int fstatat(int dirfd, const char *path, struct stat *buf, int flags)
 int fstatat64(int dirfd, const char *path, struct stat64 *buf, int flags)
 {
 	return (int)syscall(SYS_newfstatat, dirfd, path, buf, flags & ~AT_NO_AUTOMOUNT);
+}
+
+/* EBADF and EACCES from a path call mean "no attribute here" (see above). */
+static ssize_t no_attribute(ssize_t r)
+{
+	if (r < 0 && (errno == EBADF || errno == EACCES))
+		errno = ENOTSUP;
+	return r;
+}
+
+ssize_t getxattr(const char *path, const char *name, void *value, size_t size)
+{
+	return no_attribute(syscall(SYS_getxattr, path, name, value, size));
+}
+
+ssize_t lgetxattr(const char *path, const char *name, void *value, size_t size)
+{
+	return no_attribute(syscall(SYS_lgetxattr, path, name, value, size));
+}
+
+ssize_t listxattr(const char *path, char *list, size_t size)
+{
+	return no_attribute(syscall(SYS_listxattr, path, list, size));
+}
+
+ssize_t llistxattr(const char *path, char *list, size_t size)
+{
+	return no_attribute(syscall(SYS_llistxattr, path, list, size));
 }
