@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from conftest import SUITE, request
+from conftest import SUITE, request, wait_until
 from sessions_util import (MAKE_SPECIALS, create, delete, get, gone_without_trace, put, raw,
                            special_files_refused, step, step_ok)
 
@@ -190,7 +190,7 @@ def test_deleted_mid_step():
     import concurrent.futures
     with concurrent.futures.ThreadPoolExecutor(1) as ex:
         running = ex.submit(step, sid, "import time\ntime.sleep(30)")
-        time.sleep(1.5)
+        assert wait_until(lambda: request("GET", f"/v1/sessions/{sid}")[2]["state"] == "busy", 10, step=0.05)
         start = time.monotonic()
         assert delete(sid) == 204
         status, result = running.result(timeout=20)

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import CONF, LOG_DIR, pool_master, request, restart_pool, wait_until, workers
+from conftest import CONF, LOG_DIR, reload_pool, request, restart_pool, wait_until, workers
 from sessions_util import (create, delete, get, gone_without_trace, put, raw, session_containers,
                            session_dirs, step, step_ok)
 from streaming import chunk_bytes, events, open_stream
@@ -182,7 +182,9 @@ def test_memory_bomb_in_a_kernel_ends_the_session_clearly():
 def test_one_step_at_a_time(shell):
     with concurrent.futures.ThreadPoolExecutor(2) as ex:
         slow = ex.submit(step, shell, "import time\ntime.sleep(3)\nprint('slow')")
-        time.sleep(1)
+        # The first step holds the session (its state says so): not a guess
+        # at how long it takes to get there.
+        assert wait_until(lambda: request("GET", f"/v1/sessions/{shell}")[2]["state"] == "busy", 10, step=0.05)
         status, err = step(shell, "print('second')")
         assert status == 409 and err["error"]["code"] == "session_busy", err
         status, _, got = request("GET", f"/v1/sessions/{shell}")
@@ -349,8 +351,7 @@ def test_ceilings_on_sessions():
     try:
         with open(CONF, "w") as f:
             f.write(shipped.replace("  max: 16 ", "  max: 2 "))
-        os.kill(pool_master(), signal.SIGHUP)
-        time.sleep(1)
+        reload_pool()
         a, b = create()["id"], create()["id"]
         status, _, err = request("POST", "/v1/sessions", {"language": "python"})
         assert status == 429 and err["error"]["code"] == "too_many_sessions", err
@@ -363,5 +364,4 @@ def test_ceilings_on_sessions():
     finally:
         with open(CONF, "w") as f:
             f.write(shipped)
-        os.kill(pool_master(), signal.SIGHUP)
-        time.sleep(1)
+        reload_pool()
