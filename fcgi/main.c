@@ -279,13 +279,13 @@ int main(int argc, char **argv)
 	if (FCGX_IsCGI()) {
 		/* One request; no master will reap after us, so reap first. */
 		w.pool_fd = -1;
-		sandbox_reap(&w.conf, NULL);
+		sandbox_reap(&w.conf, &(struct reap_by){.master = false});
 		serve_cgi(&w);
 	} else if (workers == 0) {
 		/* Alone: a one-slot pool, so that /metrics works here too. */
 		if (status_fd >= 0)
 			die("a status socket needs a pool (--workers 1 or more)");
-		sandbox_reap(&w.conf, NULL);
+		sandbox_reap(&w.conf, &(struct reap_by){.master = false});
 		worker_describe_runtime(&w);
 		w.board = scoreboard_create(1);
 		w.metrics = metrics_create();

@@ -211,7 +211,7 @@ static void stop(struct worker *w, sigset_t *set)
 	}
 	warm_destroy(w->warm, &w->conf);
 	w->warm = NULL;
-	sandbox_reap(&w->conf, NULL);
+	sandbox_reap(&w->conf, &(struct reap_by){.master = true});
 }
 
 int pool_run(struct worker *w, int workers, int status_fd)
@@ -228,7 +228,7 @@ int pool_run(struct worker *w, int workers, int status_fd)
 	signal(SIGPIPE, SIG_IGN);
 
 	/* Anything of this instance from before our time is an orphan. */
-	sandbox_reap(&w->conf, NULL);
+	sandbox_reap(&w->conf, &(struct reap_by){.master = true});
 	bool reject = w->conf.pool.reject_when_busy;
 	w->exec_slots = workers;
 	w->busy_limit = reject ? workers : 0;
@@ -307,7 +307,7 @@ int pool_run(struct worker *w, int workers, int status_fd)
 		}
 		kill_hung(w->board);
 		if (collect(w) || now_ms() >= next_reap) {
-			sandbox_reap(&w->conf, w->warm);
+			sandbox_reap(&w->conf, &(struct reap_by){.master = true, .warm = w->warm});
 			next_reap = now_ms() + REAP_EVERY_MS;
 		}
 	}

@@ -117,14 +117,18 @@ static void reap_dirs(const struct conf *c)
 
 /* The container ids that cgroups under the parents are named by, each
  * once; and the cgroups of our own that this instance's warm sandboxes
- * started in (named "isobox-<instance>-..."), but for those the warm pool
- * holds now: a slot's cgroup is made before its container, so one that
- * dockerd does not list yet may be starting. A cgroup of a dead master's
- * sandbox (a host killed and started again) is held by no slot. */
-static void cgroup_ids(const struct conf *c, const struct warm_pool *wp, const struct strv *parents,
+ * started in (named "isobox-<instance>-...") that no warm sandbox may be
+ * starting in: a slot's cgroup is made before its container, so one that
+ * dockerd does not list yet may be waiting for it. The master knows which
+ * its pool holds (a dead master's, from a host killed and started again,
+ * are held by none); any other process (CGI, a lone worker) of the same
+ * instance does not, and takes only those older than a start may take. */
+static void cgroup_ids(const struct conf *c, const struct reap_by *by, const struct strv *parents,
 		       struct strv *ids, struct strv *own)
 {
 	autofree char *prefix = xasprintf("isobox-%s-", c->instance);
+	time_t old = time(NULL) - (time_t)(c->sandbox.start_timeout_ms / 1000) - 1;
+	struct stat st;
 	for (size_t i = 0; i < parents->n; i++) {
 		DIR *d = opendir(parents->v[i]);
 		struct dirent *e;
@@ -132,8 +136,11 @@ static void cgroup_ids(const struct conf *c, const struct warm_pool *wp, const s
 			if (strlen(e->d_name) == 64 && strspn(e->d_name, "0123456789abcdef") == 64 &&
 			    !has(ids, e->d_name))
 				strv_push(ids, e->d_name);
-			if (!strncmp(e->d_name, prefix, strlen(prefix)) && !has(own, e->d_name) &&
-			    !warm_holds(wp, e->d_name))
+			if (strncmp(e->d_name, prefix, strlen(prefix)) || has(own, e->d_name))
+				continue;
+			if (by->master ? !warm_holds(by->warm, e->d_name)
+				       : fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+						 st.st_mtime < old)
 				strv_push(own, e->d_name);
 		}
 		if (d)
@@ -187,11 +194,11 @@ static void reap_cgroups(const struct conf *c, const struct strv *parents, const
 	strv_free(&alive);
 }
 
-void sandbox_reap(const struct conf *c, const struct warm_pool *wp)
+void sandbox_reap(const struct conf *c, const struct reap_by *by)
 {
 	struct strv parents = {0}, cgroups = {0}, own = {0}, listed = {0}, unlisted = {0};
 	cgroup_parents(c, &parents);
-	cgroup_ids(c, wp, &parents, &cgroups, &own); /* before the containers are listed */
+	cgroup_ids(c, by, &parents, &cgroups, &own); /* before the containers are listed */
 	reap_containers(c, &listed);
 	for (size_t i = 0; i < cgroups.n; i++)
 		if (!has(&listed, cgroups.v[i]))

@@ -358,8 +358,15 @@ struct sandbox_runtime {
 bool sandbox_runtime_describe(const struct conf *c, struct sandbox_runtime *out, char *err, size_t errlen);
 
 /* Remove containers, work dirs and cgroups of this instance whose owner
- * is gone. wp: the master's warm pool (NULL: none now), whose slots'
- * cgroups stay while they may be waiting for their containers. */
-void sandbox_reap(const struct conf *c, const struct warm_pool *wp);
+ * is gone. by: who reaps. The pool's master says which warm pool it holds
+ * (warm NULL: none now, before it starts and after it stops), whose
+ * slots' cgroups stay while they may be waiting for their containers; any
+ * other process (CGI, a lone worker) cannot know, and leaves the cgroups
+ * that a warm sandbox of its instance may be starting in. */
+struct reap_by {
+	bool master;
+	const struct warm_pool *warm;
+};
+void sandbox_reap(const struct conf *c, const struct reap_by *by);
 
 #endif
