@@ -28,10 +28,9 @@ bool worker_load(struct worker *w, char *err, size_t errlen)
 void worker_describe_runtime(struct worker *w)
 {
 	char err[256];
-	if (!sandbox_runtime_describe(&w->conf, &w->runtime, err, sizeof err)) {
+	if (!sandbox_runtime_describe(&w->conf, &w->runtime, err, sizeof err))
 		log_msg("sandbox runtime unknown: %s", err);
-		w->runtime.program[0] = '\0';
-	} else if (w->runtime.platform[0])
+	else if (w->runtime.platform[0])
 		log_msg("sandbox runtime: %s %s, platform %s", w->runtime.program, w->runtime.version,
 			w->runtime.platform);
 	else

@@ -75,5 +75,7 @@ bool sandbox_runtime_describe(const struct conf *c, struct sandbox_runtime *out,
 			snprintf(err, errlen, "%s --version did not say", path->valuestring);
 	}
 	cJSON_Delete(info);
+	if (!ok) /* nothing half known: the caller reports what it has, or nothing */
+		*out = (struct sandbox_runtime){0};
 	return ok;
 }

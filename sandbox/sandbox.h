@@ -348,7 +348,8 @@ int session_count(const struct conf *c);
  * The OCI runtime that runs this backend's sandboxes (runtime.c), as
  * dockerd has it registered: its program ("runsc" or "runc"), the
  * program's version, and for runsc the platform (--platform, or "default").
- * False with err set when dockerd or the program does not say.
+ * False with err set, and *out all empty, when dockerd or the program does
+ * not say.
  */
 struct sandbox_runtime {
 	char program[8];

@@ -259,8 +259,7 @@ def test_setup_registers_the_runc_backends_runtime():
 def test_setup_installs_the_2024_runsc_and_nothing_else_from_backports():
     """runsc is bookworm-backports' 2024-07-29 snapshot, installed by
     version; every other package of that suite stays at priority 1, so
-    that nothing else comes from it (valkey-server is there and newer than
-    anything in bookworm: apt must not pick it)."""
+    that nothing else comes from it."""
     setup = open(SETUP).read()
     version = re.search(r"(?m)^RUNSC_VERSION=(\S+)$", setup).group(1)
     installed = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "runsc"], capture_output=True, text=True).stdout
