@@ -17,10 +17,18 @@
  *   refuses with EINVAL, so that `ls -l` and `stat` fail there. A sandbox
  *   has no automount points, so the flag cannot change an answer: the
  *   wrappers drop it. The 2024 runsc does not need them.
+ * - errno after system(). glibc (Debian 13's) starts the shell with clone3
+ *   and falls back to clone on ENOSYS, which our seccomp profile answers
+ *   for clone3 (its flags are in memory, where a filter cannot see them).
+ *   A system() that ran its command then leaves errno at ENOSYS, and Lua's
+ *   os.execute, which reads errno, reports "Function not implemented" for
+ *   every command that exits non-zero. A call that ran keeps errno.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
@@ -72,4 +80,20 @@ ssize_t listxattr(const char *path, char *list, size_t size)
 ssize_t llistxattr(const char *path, char *list, size_t size)
 {
 	return no_attribute(syscall(SYS_llistxattr, path, list, size));
+}
+
+int system(const char *command)
+{
+	static int (*real)(const char *);
+	if (!real)
+		real = (int (*)(const char *))dlsym(RTLD_NEXT, "system");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	int saved = errno;
+	int r = real(command);
+	if (r != -1)
+		errno = saved;
+	return r;
 }
