@@ -62,7 +62,7 @@ FUZZ_CFLAGS  := -std=c11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,
 
 export PORT POOL PREFIX
 
-.PHONY: all deps check check-unprivileged unit asan asan-test fuzz agent-test setup images install egress start run stop cluster cluster-stop test integration audit clean
+.PHONY: all deps check check-unprivileged unit asan asan-test fuzz agent-test setup images images-later install egress start run stop cluster cluster-stop test integration audit clean
 
 all: bin/isobox-fcgi bin/isobox-agent bin/isobox-volumed bin/isobox-runc
 
@@ -157,8 +157,22 @@ fuzz: $(FUZZERS:%=bin/fuzz-%)
 setup:
 	bash deploy/setup.sh
 
+# Images. `make run` builds each language's default version at once and
+# the versions beside them (registry.yaml's `versions`) in the background
+# after the pool has started (deploy/images/later.sh: the pool reloads when
+# they are in; a request for one before is 503 image_not_built with
+# Retry-After). `make test` builds every image before it tests
+# (IMAGES_LATER= empty). Every build holds the one build lock.
+IMAGES_LATER ?= $(shell sed -n 's/^ *- {version: "[^"]*", image: \([a-z0-9.-]*\).*/\1/p' registry/registry.yaml)
+IMAGES_NOW   := $(filter-out $(IMAGES_LATER),$(basename $(notdir $(wildcard deploy/images/*.recipe))))
+BUILD_LOCK   := $${ISOBOX_STATE:-/var/lib/isobox}/images.build.lock
+
 images: setup
-	bash deploy/images/build.sh
+	mkdir -p $${ISOBOX_STATE:-/var/lib/isobox}
+	flock $(BUILD_LOCK) bash deploy/images/build.sh $(IMAGES_NOW)
+
+images-later:
+	@bash deploy/images/later.sh $(IMAGES_LATER)
 
 install: bin/isobox-fcgi bin/isobox-agent bin/isobox-volumed bin/isobox-runc
 	install -d -m 0755 $(PREFIX)/bin $(PREFIX)/conf $(PREFIX)/registry $(PREFIX)/caddy
@@ -191,7 +205,7 @@ egress: install
 start:
 	bash deploy/pool.sh restart
 
-run: setup images install egress start
+run: setup images install egress start images-later
 	@echo "isobox is serving on http://127.0.0.1:$(PORT)"
 
 stop:
@@ -225,7 +239,7 @@ export TEST_BUDGET TIMES
 
 test:
 	@mkdir -p bin && rm -f $(TIMES)
-	@tests/timed.sh run $(MAKE) run
+	@tests/timed.sh run $(MAKE) run IMAGES_LATER=
 	@tests/timed.sh check $(MAKE) check check-unprivileged
 	@tests/timed.sh fuzz $(MAKE) -j2 fuzz FUZZ_SECONDS=10
 	@tests/timed.sh agent-test $(MAKE) agent-test

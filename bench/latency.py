@@ -50,8 +50,9 @@ HELLO = {
     "python-slim": ("python-slim", "main.py", 'print("hello")', "python3 main.py"),
     "javascript": ("node", "main.js", 'console.log("hello")', "node main.js"),
     "typescript": ("typescript", "main.ts", 'const s: string = "hello"; console.log(s)',
-                   "esbuild main.ts --bundle --platform=node --log-level=warning "
-                   "--outfile=/box/.m.js && node /box/.m.js"),
+                   "tsc --pretty false --noEmitOnError --skipLibCheck --target es2022 --lib es2022 --module commonjs "
+                   "--esModuleInterop --typeRoots /usr/share/nodejs/@types --types node --rootDir . "
+                   "--outDir /box/o main.ts && node /box/o/main.js"),
     "ruby": ("ruby", "main.rb", 'puts "hello"', "ruby main.rb"),
     "bash": ("bash", "main.sh", "echo hello", "bash main.sh"),
     "php": ("php", "main.php", '<?php echo "hello\\n";', "php main.php"),
@@ -62,7 +63,7 @@ HELLO = {
     "cpp": ("gcc", "main.cpp", '#include <iostream>\nint main() { std::cout << "hello\\n"; }',
             "g++ -O2 -std=gnu++17 -o /box/a main.cpp && /box/a"),
     "go": ("go", "main.go", 'package main\nimport "fmt"\nfunc main() { fmt.Println("hello") }',
-           "GOCACHE=/tmp/c GOPATH=/tmp/g GOPROXY=off go build -o /box/a main.go && /box/a"),
+           "GOCACHE=/usr/local/lib/go-cache GOPATH=/tmp/g GOPROXY=off go build -o /box/a main.go && /box/a"),
     "rust": ("rust", "main.rs", 'fn main() { println!("hello"); }',
              "rustc --edition=2021 -o /box/a main.rs && /box/a"),
     "java": ("java", "Main.java",

@@ -148,7 +148,7 @@ def metrics(url):
     pool = {}
     names = {"target": "target", "ready": "ready", "starting": "starting",
              "refills_total": "refills", "refill_seconds_total": "refill_seconds"}
-    for m in re.finditer(r'^isobox_warm_(\w+)\{language="([^"]+)"\} (\S+)$', text, re.M):
+    for m in re.finditer(r'^isobox_warm_(\w+)\{language="([^"]+)"(?:,version="[^"]*")?\} (\S+)$', text, re.M):
         if m.group(1) in names:
             p = pool.setdefault(m.group(2), dict.fromkeys(names.values(), 0))
             p[names[m.group(1)]] = float(m.group(3))

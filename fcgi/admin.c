@@ -64,7 +64,7 @@ bool admin_admit(struct worker *w, struct request *rq)
 	    !scoreboard_claim_execution(w->board, w->slot, w->busy_limit)) {
 		fail(&rq->fault, E_BUSY, "all %d workers are running programs; retry shortly",
 		     w->busy_limit);
-		respond_fault(rq, "Retry-After: 1\r\n");
+		respond_fault(rq, "");
 		return false;
 	}
 	return true;
@@ -100,12 +100,12 @@ void admin_done(struct worker *w, struct request *rq, int64_t started_ms)
 		if (rq->result.session_ended)
 			metrics_count(m, M_SESSIONS_ENDED, "died", NULL);
 	} else if (rq->lang && (rq->result.has_run || rq->result.has_compile)) {
-		metrics_count(m, M_EXECUTIONS, rq->lang->name, metrics_outcome(&rq->result));
+		metrics_count(m, M_EXECUTIONS, rq->lang->id, metrics_outcome(&rq->result));
 		if (rq->result.warm)
-			metrics_count(m, M_WARM_HITS, rq->lang->name, NULL);
+			metrics_count(m, M_WARM_HITS, rq->lang->id, NULL);
 		else if (rq->result.warm_miss)
-			metrics_count(m, M_WARM_MISSES, rq->lang->name, rq->result.warm_miss);
-		metrics_observe_ms(m, rq->lang->name, now_ms() - started_ms);
+			metrics_count(m, M_WARM_MISSES, rq->lang->id, rq->result.warm_miss);
+		metrics_observe_ms(m, rq->lang->id, now_ms() - started_ms);
 	}
 }
 
@@ -141,7 +141,10 @@ void admin_healthz(struct worker *w, struct request *rq)
 	cJSON_AddNumberToObject(o, "pid", getpid());
 	cJSON_AddNumberToObject(o, "served", (double)w->served);
 	cJSON_AddNumberToObject(o, "uptimeMs", (double)(now_ms() - w->started_ms));
-	cJSON_AddNumberToObject(o, "languages", (double)w->reg.n);
+	size_t languages = 0; /* each once, however many versions it has */
+	for (size_t i = 0; i < w->reg.n; i++)
+		languages += w->reg.langs[i].is_default;
+	cJSON_AddNumberToObject(o, "languages", (double)languages);
 	if (w->board) {
 		struct scoreboard_counts n = scoreboard_count(w->board);
 		cJSON *pool = cJSON_AddObjectToObject(o, "pool");

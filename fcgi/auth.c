@@ -88,7 +88,7 @@ bool auth_claim_execution(struct worker *w, struct request *rq)
 		return true;
 	fail(&rq->fault, E_TOO_MANY_EXECUTIONS, "tenant %s runs %lld programs at once, its most "
 	     "(concurrentExecutions); retry when one ends", rq->tenant, (long long)limit);
-	return refuse(rq, "Retry-After: 1\r\n");
+	return refuse(rq, "");
 }
 
 void auth_release(struct worker *w, struct request *rq)

@@ -5,7 +5,10 @@
 #include <string.h>
 
 #define ROW(code, name, status, piston, server) \
-	[code] = {name, status, piston ? piston : status, server}
+	[code] = {name, status, piston ? piston : status, server, 0}
+/* A refusal that a retry can end: the client is told when to try again. */
+#define ROW_RETRY(code, name, status, server, seconds) \
+	[code] = {name, status, status, server, seconds}
 
 static const struct error_info table[E_COUNT] = {
 	ROW(E_BAD_REQUEST, "bad_request", 400, 0, false),
@@ -37,19 +40,19 @@ static const struct error_info table[E_COUNT] = {
 	/* A route of Piston's that isobox does not offer, by design: a 4xx,
 	 * for a 5xx here means that the server failed. */
 	ROW(E_NOT_SUPPORTED, "not_supported", 404, 0, false),
-	ROW(E_BUSY, "busy", 503, 0, false),
+	ROW_RETRY(E_BUSY, "busy", 503, false, 1),
 	ROW(E_SESSIONS_OFF, "sessions_disabled", 403, 0, false),
 	ROW(E_SESSION_NOT_FOUND, "session_not_found", 404, 0, false),
 	ROW(E_SESSION_EXPIRED, "session_expired", 410, 0, false),
 	ROW(E_SESSION_BUSY, "session_busy", 409, 0, false),
-	ROW(E_SESSION_ELSEWHERE, "session_elsewhere", 503, 0, true),
+	ROW_RETRY(E_SESSION_ELSEWHERE, "session_elsewhere", 503, true, 1),
 	ROW(E_FILE_NOT_FOUND, "file_not_found", 404, 0, false),
 	ROW(E_TOO_MANY_SESSIONS, "too_many_sessions", 429, 0, false),
 	ROW(E_SESSION_MEMORY_FULL, "session_memory_full", 507, 0, true),
 	ROW(E_WORKSPACE_FULL, "workspace_full", 507, 0, true),
 	ROW(E_UNAUTHORIZED, "unauthorized", 401, 0, false),
 	ROW(E_RATE_LIMITED, "rate_limited", 429, 0, false),
-	ROW(E_TOO_MANY_EXECUTIONS, "too_many_executions", 429, 0, false),
+	ROW_RETRY(E_TOO_MANY_EXECUTIONS, "too_many_executions", 429, false, 1),
 	ROW(E_QUOTA_EXCEEDED, "quota_exceeded", 403, 0, false),
 	ROW(E_VOLUMES_OFF, "volumes_disabled", 403, 0, false),
 	ROW(E_VOLUME_NOT_FOUND, "volume_not_found", 404, 0, false),
@@ -60,7 +63,9 @@ static const struct error_info table[E_COUNT] = {
 	ROW(E_KEY_NOT_FOUND, "key_not_found", 404, 0, false),
 	ROW(E_PRECONDITION_FAILED, "precondition_failed", 412, 0, false),
 	ROW(E_INTERNAL, "internal", 500, 0, true),
-	ROW(E_IMAGE_NOT_BUILT, "image_not_built", 503, 0, true),
+	/* An image of another version may be building in the background
+	 * (make run): a python image takes about 2 minutes here. */
+	ROW_RETRY(E_IMAGE_NOT_BUILT, "image_not_built", 503, true, 60),
 	ROW(E_IMAGE_MISSING, "image_missing", 503, 0, true),
 	ROW(E_DOCKER_UNAVAILABLE, "docker_unavailable", 503, 0, true),
 	ROW(E_SANDBOX_START_TIMEOUT, "sandbox_start_timeout", 503, 0, true),
@@ -97,7 +102,8 @@ void errors_print(void)
 {
 	for (int c = E_NONE + 1; c < E_COUNT; c++) {
 		const struct error_info *e = error_info((enum fault_code)c);
-		printf("{\"code\": \"%s\", \"status\": %d, \"pistonStatus\": %d, \"serverSide\": %s}\n",
-		       e->name, e->status, e->piston_status, e->server_side ? "true" : "false");
+		printf("{\"code\": \"%s\", \"status\": %d, \"pistonStatus\": %d, \"serverSide\": %s, "
+		       "\"retryAfter\": %d}\n", e->name, e->status, e->piston_status,
+		       e->server_side ? "true" : "false", e->retry_after);
 	}
 }

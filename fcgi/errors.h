@@ -13,6 +13,8 @@ struct error_info {
 	int status;        /* the HTTP status */
 	int piston_status; /* on the Piston route (Piston answers 400 to a bad job) */
 	bool server_side;  /* counted as a sandbox failure in /metrics, not a rejection */
+	int retry_after;   /* seconds for the Retry-After header; 0: none (respond.c
+			      sends it; rate_limited computes its own) */
 };
 
 /* Every code has a row (a unit test checks it); out of range: internal. */

@@ -53,7 +53,7 @@ static void log_result(const struct request *rq)
 	char what[SESSION_ID_LEN + 16] = "execute";
 	if (rq->in_session) /* which worker served which step: tests read it */
 		snprintf(what, sizeof what, "session %s step", rq->session.id);
-	log_msg("%s %s: %s exit %d%s%s%s%s %lldms", what, rq->lang->name,
+	log_msg("%s %s: %s exit %d%s%s%s%s %lldms", what, rq->lang->id,
 		res->has_run ? "run" : "compile", last->exit_code,
 		last->timed_out ? " timed-out" : "", last->oom_killed ? " oom" : "",
 		last->truncated ? " truncated" : "", res->client_gone ? " client-gone" : "",

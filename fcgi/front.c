@@ -149,7 +149,7 @@ void front_execute(struct worker *w, struct request *rq)
 	struct store *s = worker_store(w, &rq->fault);
 	if (!s || !queue_push(s, job_id, rq->tenant, request_is_piston(rq), rq->body.data, rq->body.len,
 			      q->max_length, &rq->fault)) {
-		respond_fault(rq, rq->fault.code == E_BUSY ? "Retry-After: 1\r\n" : "");
+		respond_fault(rq, "");
 		return;
 	}
 	/* A runner has wait_ms to begin it; then it has as long as a run here. */
@@ -201,7 +201,7 @@ void front_execute(struct worker *w, struct request *rq)
 	if (fl.done)
 		return;
 	if (!rq->status_sent) {
-		respond_fault(rq, rq->fault.code == E_BUSY ? "Retry-After: 1\r\n" : "");
+		respond_fault(rq, "");
 		return;
 	}
 	struct buf b = {0};

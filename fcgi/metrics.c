@@ -21,7 +21,7 @@
 
 #define N_COUNTERS 512
 #define N_HISTOGRAMS 64
-#define LABEL_A 48
+#define LABEL_A 64 /* a language id: name@version (registry.h), 57 at most */
 #define LABEL_B 24
 
 enum { ENTRY_EMPTY, ENTRY_WRITING, ENTRY_READY };
@@ -231,6 +231,22 @@ static void put_label(struct buf *out, const char *name, const char *value)
 	buf_append(out, "\"", 1);
 }
 
+/* A language id ("python@3.13") as two labels, language and version: one
+ * series per version, and the language's sum one query away. */
+static void put_language(struct buf *out, const char *id)
+{
+	const char *at = strchr(id, '@');
+	if (!at) {
+		put_label(out, "language", id);
+		return;
+	}
+	char name[LABEL_A];
+	snprintf(name, sizeof name, "%.*s", (int)(at - id), id);
+	put_label(out, "language", name);
+	buf_append(out, ",", 1);
+	put_label(out, "version", at + 1);
+}
+
 static void header(struct buf *out, const char *name, const char *type, const char *help)
 {
 	buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
@@ -264,7 +280,10 @@ static void render_family(const struct metrics *m, enum metrics_family fam, stru
 			if (ready(&m->counters[j].state) && same_counter(&m->counters[j], c))
 				v += atomic_load(&m->counters[j].value);
 		buf_printf(out, "%s{", f->name);
-		put_label(out, f->label_a, c->a);
+		if (!strcmp(f->label_a, "language"))
+			put_language(out, c->a);
+		else
+			put_label(out, f->label_a, c->a);
 		if (f->label_b) {
 			buf_append(out, ",", 1);
 			put_label(out, f->label_b, c->b);
@@ -304,14 +323,14 @@ static void render_histograms(const struct metrics *m, struct buf *out)
 		for (size_t k = 0; k <= N_BUCKETS; k++) {
 			cumulative += buckets[k];
 			buf_printf(out, "%s_bucket{", name);
-			put_label(out, "language", h->language);
+			put_language(out, h->language);
 			buf_printf(out, ",le=\"%s\"} %llu\n", k < N_BUCKETS ? bucket_le[k] : "+Inf",
 				   (unsigned long long)cumulative);
 		}
 		buf_printf(out, "%s_sum{", name);
-		put_label(out, "language", h->language);
+		put_language(out, h->language);
 		buf_printf(out, "} %.3f\n%s_count{", (double)sum_ms / 1000.0, name);
-		put_label(out, "language", h->language);
+		put_language(out, h->language);
 		buf_printf(out, "} %llu\n", (unsigned long long)cumulative);
 	}
 }
@@ -335,7 +354,7 @@ static void render_warm(const struct warm_pool *warm, struct buf *out)
 		header(out, g[j].name, g[j].type, g[j].help);
 		for (size_t i = 0; i < k; i++) {
 			buf_printf(out, "%s{", g[j].name);
-			put_label(out, "language", n[i].language);
+			put_language(out, n[i].language);
 			if (j == 4)
 				buf_printf(out, "} %.3f\n", (double)n[i].refill_ms / 1000.0);
 			else

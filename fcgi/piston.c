@@ -51,19 +51,26 @@ const char *piston_language_name(const struct language *l)
 	return row ? row->piston : l->name;
 }
 
-/* A language by Piston's name or alias, else by ours; NULL if none. */
-static const struct language *find_language(const struct registry *reg, const char *name)
+/* A language by Piston's name or alias, else by ours, at the highest of
+ * its versions that the semver range admits (as Piston picks); NULL if
+ * none. *known: whether the language is there at all. */
+static const struct language *find_language(const struct registry *reg, const char *name,
+					    const char *range, bool *known)
 {
-	struct fault ignored;
-	for (size_t i = 0; i < N_NAMES; i++) {
+	size_t n;
+	const struct language *first = NULL;
+	for (size_t i = 0; i < N_NAMES && !first; i++) {
 		const struct piston_name *row = &piston_names[i];
 		bool match = !strcasecmp(row->piston, name);
 		for (size_t j = 0; row->aliases[j] && !match; j++)
 			match = !strcasecmp(row->aliases[j], name);
 		if (match)
-			return registry_find(reg, row->ours, NULL, &ignored);
+			first = registry_family(reg, row->ours, &n);
 	}
-	return registry_find(reg, name, NULL, &ignored);
+	if (!first)
+		first = registry_family(reg, name, &n);
+	*known = first != NULL;
+	return first ? registry_highest(first, n, semver_satisfies, range) : NULL;
 }
 
 /* A utf8 file: Piston's code files are these, and its entry the first. */
@@ -226,11 +233,14 @@ static bool translate(const cJSON *in, const struct registry *reg, cJSON *o, str
 		return false;
 	/* Piston requires a version; absent, we take any (as "*"). */
 	const char *range = cJSON_IsString(version) ? version->valuestring : "*";
-	const struct language *l = find_language(reg, language->valuestring);
-	if (!l || !semver_satisfies(l->full_version, range))
-		return fail(f, l ? E_UNKNOWN_VERSION : E_UNKNOWN_LANGUAGE, "%.150s-%.150s runtime is unknown",
+	bool known;
+	const struct language *l = find_language(reg, language->valuestring, range, &known);
+	if (!l)
+		return fail(f, known ? E_UNKNOWN_VERSION : E_UNKNOWN_LANGUAGE, "%.150s-%.150s runtime is unknown",
 			    language->valuestring, range);
+	/* The full version: it picks this one entry again (registry_find). */
 	cJSON_AddStringToObject(o, "language", l->name);
+	cJSON_AddStringToObject(o, "version", l->full_version);
 	if (!translate_files(files, o, f) || !translate_stdin(in, o, f))
 		return false;
 	if (args)

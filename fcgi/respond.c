@@ -3,6 +3,7 @@
 #include "encode.h"
 #include "errors.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 cJSON *fault_to_json(const struct fault *f)
@@ -22,6 +23,13 @@ void respond_fault(struct request *rq, const char *extra_headers)
 	/* Piston clients read {"message": ...}; ours read {"error": {...}}. */
 	if (piston)
 		json_add_bytes(body, "message", rq->fault.message, strlen(rq->fault.message));
-	http_send_json(&rq->io, error_status(rq->fault.code, piston), extra_headers, body);
+	/* When to try again, from the code's row (errors.c), unless the caller
+	 * knows better (a rate limit's own wait). */
+	int retry = error_info(rq->fault.code)->retry_after;
+	char *headers = retry > 0 && !strstr(extra_headers, "Retry-After:") ?
+		xasprintf("%sRetry-After: %d\r\n", extra_headers, retry) : NULL;
+	http_send_json(&rq->io, error_status(rq->fault.code, piston), headers ? headers : extra_headers,
+		       body);
+	free(headers);
 	cJSON_Delete(body);
 }

@@ -9,6 +9,8 @@ cJSON *language_to_json(const struct language *l)
 	cJSON *r = cJSON_CreateObject();
 	cJSON_AddStringToObject(r, "language", l->name);
 	cJSON_AddStringToObject(r, "version", l->full_version);
+	cJSON_AddStringToObject(r, "id", l->id);
+	cJSON_AddBoolToObject(r, "default", l->is_default);
 	cJSON *aliases = cJSON_AddArrayToObject(r, "aliases");
 	for (size_t j = 0; j < l->aliases.n; j++)
 		cJSON_AddItemToArray(aliases, cJSON_CreateString(l->aliases.v[j]));

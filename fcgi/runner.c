@@ -112,7 +112,7 @@ static void run_job(struct worker *w, struct store *s, const struct queue_job *j
 	else if (rq.fault.code)
 		emit_json(&r, "error", fault_to_json(&rq.fault));
 	log_msg("queue job %s%s: %s %s", job->job_id, job->again ? " (again)" : "",
-		rq.lang ? rq.lang->name : "-", ok ? "done" : rq.fault.code ? error_info(rq.fault.code)->name :
+		rq.lang ? rq.lang->id : "-", ok ? "done" : rq.fault.code ? error_info(rq.fault.code)->name :
 		"cancelled");
 	queue_done(s, job->entry);
 	sandbox_settle();

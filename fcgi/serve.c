@@ -53,7 +53,7 @@ static void maybe_reload(struct worker *w)
 	reload_requested = 0;
 	if (worker_load(w, w->reload_error, sizeof w->reload_error)) {
 		w->reload_error[0] = '\0';
-		log_msg("reloaded %s (%zu languages)", w->conf_path, w->reg.n);
+		log_msg("reloaded %s (%zu language versions)", w->conf_path, w->reg.n);
 	} else {
 		log_msg("reload failed, keeping the previous config: %s", w->reload_error);
 	}

@@ -136,7 +136,7 @@ bool sessions_here(struct worker *w, struct request *rq)
 	if (alive) {
 		fail(&rq->fault, E_SESSION_ELSEWHERE, "session %s lives on host %s, which did not get this "
 		     "request (the balancer routes a session by the host in its id): retry shortly", id, host);
-		respond_fault(rq, "Retry-After: 1\r\n");
+		respond_fault(rq, "");
 		return false;
 	}
 	fail(&rq->fault, E_SESSION_EXPIRED, "session %s ended: its host %s is gone (no sign of life for "

@@ -8,6 +8,9 @@
 #include <string.h>
 #include <strings.h>
 
+#define MAX_VERSIONS 8 /* of one language, besides its default */
+#define VERSION_RULE "version must be 1-24 of [A-Za-z0-9.+~_-]"
+
 /* Names, aliases and image names: short, lower case, no path characters. */
 static bool valid_name(const char *s)
 {
@@ -41,6 +44,46 @@ static bool valid_image_id(const char *s)
 	return true;
 }
 
+/* A version as the registry declares it: it becomes part of an id and of
+ * metric labels. */
+static bool valid_version(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 24)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+		      strchr(".+~_-", *s)))
+			return false;
+	return true;
+}
+
+int version_compare(const char *a, const char *b)
+{
+	while (*a || *b) {
+		size_t na = strcspn(a, "."), nb = strcspn(b, ".");
+		bool num_a = na && strspn(a, "0123456789") == na, num_b = nb && strspn(b, "0123456789") == nb;
+		int c;
+		if (num_a && num_b) {
+			/* Without leading zeros, the longer number is the larger. */
+			while (na > 1 && *a == '0')
+				a++, na--;
+			while (nb > 1 && *b == '0')
+				b++, nb--;
+			c = na != nb ? (na < nb ? -1 : 1) : strncmp(a, b, na);
+		} else {
+			c = strncmp(a, b, na < nb ? na : nb);
+			if (!c && na != nb)
+				c = na < nb ? -1 : 1;
+		}
+		if (c)
+			return c;
+		a += na, b += nb;
+		a += *a == '.', b += *b == '.';
+	}
+	return 0;
+}
+
 bool version_matches(const char *pin, const char *full)
 {
 	size_t n = strlen(pin);
@@ -60,10 +103,79 @@ static bool name_taken(const struct registry *r, size_t count, const char *s)
 	return false;
 }
 
+static void strv_copy(struct strv *to, const struct strv *from)
+{
+	for (size_t i = 0; i < from->n; i++)
+		strv_push(to, from->v[i]);
+}
+
+/* Another version of the language r->langs[at]: a copy of it with its own
+ * version, image and note. */
+static bool parse_version(const cJSON *o, const char *what, struct registry *r, size_t at,
+			  struct fault *f)
+{
+	static const char *const known[] = {"version", "image", "note", NULL};
+	const struct language *base = &r->langs[at];
+	const char *version, *image, *note = NULL;
+	if (!json_object(o, what, f) || !json_known_keys(o, known, what, f))
+		return false;
+	if (!json_string(cJSON_GetObjectItemCaseSensitive(o, "version"), "version", &version, f) ||
+	    !valid_version(version))
+		return fail(f, E_INVALID_VALUE, "%s: " VERSION_RULE, what);
+	for (size_t i = at; i < r->n; i++)
+		if (!strcmp(r->langs[i].version, version))
+			return fail(f, E_INVALID_VALUE, "%s: version \"%s\" is already listed", what, version);
+	if (!json_string(cJSON_GetObjectItemCaseSensitive(o, "image"), "image", &image, f) ||
+	    !valid_name(image))
+		return fail(f, E_INVALID_VALUE, "%s: image must be a recipe name", what);
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, "note");
+	if (n && (!json_string(n, "note", &note, f) || !note[0] || strlen(note) > 400))
+		return f->code ? false : fail(f, E_INVALID_VALUE, "%s: note must be 1-400 characters", what);
+
+	struct language *l = &r->langs[r->n++];
+	l->name = xstrdup(base->name);
+	l->id = xasprintf("%s@%s", base->name, version);
+	strv_copy(&l->aliases, &base->aliases);
+	l->version = xstrdup(version);
+	l->image = xstrdup(image);
+	l->file = xstrdup(base->file);
+	l->note = note ? xstrdup(note) : NULL;
+	strv_copy(&l->compile, &base->compile);
+	strv_copy(&l->run, &base->run);
+	strv_copy(&l->env, &base->env);
+	strv_copy(&l->agent, &base->agent);
+	strv_copy(&l->preload, &base->preload);
+	strv_copy(&l->kernel, &base->kernel);
+	l->defaults = base->defaults;
+	return true;
+}
+
+/* The language's other versions (`versions`), after the one it declares,
+ * which stays the default. */
+static bool parse_versions(const cJSON *list, const char *what, struct registry *r, size_t at,
+			   struct fault *f)
+{
+	const cJSON *o;
+	int i = 0;
+	if (!list)
+		return true;
+	if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) == 0 ||
+	    cJSON_GetArraySize(list) > MAX_VERSIONS)
+		return fail(f, E_INVALID_VALUE, "%s: versions must be a list of 1-%d", what, MAX_VERSIONS);
+	cJSON_ArrayForEach(o, list) {
+		char where[160];
+		snprintf(where, sizeof where, "%s.versions[%d]", what, i++);
+		if (!parse_version(o, where, r, at, f))
+			return false;
+	}
+	return true;
+}
+
 static bool parse_language(const cJSON *o, const char *what, struct registry *r, struct fault *f)
 {
 	static const char *const known[] = {"name", "aliases", "version", "image", "file", "compile",
-		"compileTimeMs", "run", "env", "limits", "agent", "preload", "kernel", "note", NULL};
+		"compileTimeMs", "run", "env", "limits", "agent", "preload", "kernel", "note", "versions",
+		NULL};
 	struct language *l = &r->langs[r->n];
 	const char *s;
 	char name[128];
@@ -98,9 +210,11 @@ static bool parse_language(const cJSON *o, const char *what, struct registry *r,
 			return fail(f, E_INVALID_VALUE, "%s: alias \"%s\" is already used", name, a);
 	}
 	if (!json_string(cJSON_GetObjectItemCaseSensitive(o, "version"), "version", &s, f) ||
-	    !s[0])
-		return fail(f, E_INVALID_VALUE, "%s: version must be a non-empty string", name);
+	    !valid_version(s))
+		return fail(f, E_INVALID_VALUE, "%s: " VERSION_RULE, name);
 	l->version = xstrdup(s);
+	l->id = xasprintf("%s@%s", l->name, l->version);
+	l->is_default = true;
 	if (!json_string(cJSON_GetObjectItemCaseSensitive(o, "image"), "image", &s, f) ||
 	    !valid_name(s))
 		return fail(f, E_INVALID_VALUE, "%s: image must be a recipe name", name);
@@ -159,14 +273,16 @@ static bool parse_language(const cJSON *o, const char *what, struct registry *r,
 		return fail(f, E_MISSING_FIELD,
 			    "%s must set every limit (and the compile time as compileTimeMs)", name);
 	l->defaults.compile_time_ms = compile_time_ms;
-	return true;
+	return parse_versions(cJSON_GetObjectItemCaseSensitive(o, "versions"), name, r,
+			      (size_t)(l - r->langs), f);
 }
 
-/* Join the image lock ("images: {NAME: {id: ..., version: ...}}") in. */
+/* Join the image lock ("images: {NAME: {id: ..., version: ..., suite: ...,
+ * packages: ...}}") in; the suite and the pinned packages are build.sh's. */
 static bool apply_lock(const cJSON *lock, struct registry *r, struct fault *f)
 {
 	static const char *const top[] = {"images", NULL};
-	static const char *const entry_keys[] = {"id", "version", NULL};
+	static const char *const entry_keys[] = {"id", "version", "suite", "packages", NULL};
 	if (!json_object(lock, "the image lock", f) || !json_known_keys(lock, top, "image lock", f))
 		return false;
 	const cJSON *images = cJSON_GetObjectItemCaseSensitive(lock, "images"), *img;
@@ -205,7 +321,14 @@ static bool parse(const cJSON *root, const cJSON *lock, struct registry *r, stru
 	const cJSON *langs = cJSON_GetObjectItemCaseSensitive(root, "languages"), *o;
 	if (!cJSON_IsArray(langs) || cJSON_GetArraySize(langs) == 0)
 		return fail(f, E_INVALID_VALUE, "languages must be a non-empty list");
-	r->langs = xcalloc((size_t)cJSON_GetArraySize(langs), sizeof *r->langs);
+	/* Every entry and its versions: the array never moves once made. */
+	size_t entries = 0;
+	cJSON_ArrayForEach(o, langs) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "versions");
+		int nv = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : 0;
+		entries += 1 + (size_t)(nv <= MAX_VERSIONS ? nv : 0);
+	}
+	r->langs = xcalloc(entries, sizeof *r->langs);
 	int i = 0;
 	cJSON_ArrayForEach(o, langs) {
 		char what[32];
@@ -276,6 +399,7 @@ void registry_free(struct registry *r)
 	for (size_t i = 0; i < r->n; i++) {
 		struct language *l = &r->langs[i];
 		free(l->name);
+		free(l->id);
 		strv_free(&l->aliases);
 		free(l->version);
 		free(l->image);
@@ -294,27 +418,77 @@ void registry_free(struct registry *r)
 	*r = (struct registry){0};
 }
 
+const struct language *registry_family(const struct registry *r, const char *name, size_t *n)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		const struct language *l = &r->langs[i];
+		bool match = !strcasecmp(l->name, name);
+		for (size_t j = 0; j < l->aliases.n && !match; j++)
+			match = !strcasecmp(l->aliases.v[j], name);
+		if (!match)
+			continue;
+		for (*n = 1; i + *n < r->n && !strcmp(r->langs[i + *n].name, l->name); (*n)++)
+			;
+		return l;
+	}
+	*n = 0;
+	return NULL;
+}
+
+const struct language *registry_highest(const struct language *first, size_t n,
+					bool (*admits)(const char *full, const char *pattern),
+					const char *pattern)
+{
+	const struct language *best = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (admits(first[i].full_version, pattern) &&
+		    (!best || version_compare(first[i].full_version, best->full_version) > 0))
+			best = &first[i];
+	return best;
+}
+
+static bool pin_admits(const char *full, const char *pin)
+{
+	return version_matches(pin, full);
+}
+
+const struct language *registry_by_id(const struct registry *r, const char *id)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (!strcmp(r->langs[i].id, id))
+			return &r->langs[i];
+	return NULL;
+}
+
 const struct language *registry_find(const struct registry *r, const char *name,
 				     const char *version, struct fault *f)
 {
-	const struct language *found = NULL;
-	for (size_t i = 0; i < r->n && !found; i++) {
-		const struct language *l = &r->langs[i];
-		if (!strcasecmp(l->name, name))
-			found = l;
-		for (size_t j = 0; j < l->aliases.n && !found; j++)
-			if (!strcasecmp(l->aliases.v[j], name))
-				found = l;
-	}
-	if (!found) {
+	size_t n;
+	const struct language *first = registry_family(r, name, &n), *best;
+	if (!first) {
 		fail(f, E_UNKNOWN_LANGUAGE, "unknown language \"%.64s\"; GET /runtimes lists them",
 		     name);
 		return NULL;
 	}
-	if (version && !version_matches(version, found->full_version)) {
-		fail(f, E_UNKNOWN_VERSION, "%s has version %s, not \"%.32s\"", found->name,
-		     found->full_version, version);
-		return NULL;
+	if (!version)
+		return first;
+	if (!(best = registry_highest(first, n, pin_admits, version))) {
+		char have[200] = "";
+		size_t len = 0;
+		for (size_t i = 0; i < n && len < sizeof have; i++)
+			len += (size_t)snprintf(have + len, sizeof have - len, "%s%s", i ? ", " : "",
+						first[i].full_version);
+		fail(f, E_UNKNOWN_VERSION, "%s has version%s %s, not \"%.32s\"", first->name,
+		     n > 1 ? "s" : "", have, version);
 	}
-	return found;
+	return best;
+}
+
+bool registry_image_built(const struct language *l, struct fault *f)
+{
+	if (l->image_id)
+		return true;
+	return fail(f, E_IMAGE_NOT_BUILT, "no image is built for %s %s yet (recipe %s): it may be "
+		    "building in the background (GET /runtimes says when it is available); else run "
+		    "deploy/images/build.sh %s", l->name, l->version, l->image, l->image);
 }

@@ -13,10 +13,19 @@
 #include "../conf/lib/base.h"
 #include "../conf/limits.h"
 
+/*
+ * A language may have several versions, each an entry of its own with an
+ * image of its own (registry.yaml's `versions`). The entries of one name are
+ * next to each other in struct registry, the default (the one listed
+ * first) first; they share everything but the version, image and note.
+ */
 struct language {
 	char *name;
+	char *id;           /* name@version ("python@3.13"): one version of one
+			       language, for the warm pool, metrics and logs */
 	struct strv aliases;
 	char *version;      /* as pinned in the registry, e.g. "3.11" */
+	bool is_default;    /* the version a request without a pin gets */
 	char *image;        /* recipe name */
 	char *image_id;     /* "sha256:<64 hex>" from the lock; NULL if not built */
 	char *full_version; /* found in the image, e.g. "3.11.2"; else = version */
@@ -44,12 +53,35 @@ bool registry_parse(const char *text, size_t len, const char *lock_text, size_t 
 		    struct registry *out, char *err, size_t errlen);
 void registry_free(struct registry *r);
 
-/* Find by name or alias (case-insensitive) and optional version pin.
- * Fails with 404 unknown_language / unknown_version. */
+/* Find by name or alias (case-insensitive) and optional version pin: no
+ * pin, the default version; a pin, the highest version it matches (as
+ * Piston picks). Fails with 404 unknown_language / unknown_version. */
 const struct language *registry_find(const struct registry *r, const char *name,
 				     const char *version, struct fault *f);
 
+/* The versions of a language, by name or alias: *n entries from the one
+ * returned (the default); NULL if there is no such language. */
+const struct language *registry_family(const struct registry *r, const char *name, size_t *n);
+
+/* Of the n versions from first (registry_family), the highest whose full
+ * version admits(full, pattern) accepts; NULL if none does. */
+const struct language *registry_highest(const struct language *first, size_t n,
+					bool (*admits)(const char *full, const char *pattern),
+					const char *pattern);
+
+/* The entry with this id ("python@3.13"), or NULL. */
+const struct language *registry_by_id(const struct registry *r, const char *id);
+
+/* Is the language's image built (in the lock)? Else 503 image_not_built,
+ * naming the recipe that makes it: `make run` builds the versions besides
+ * the defaults in the background, and a reload then takes them in. */
+bool registry_image_built(const struct language *l, struct fault *f);
+
 /* Does the pin ("3", "3.11", "3.11.2") match this full version? */
 bool version_matches(const char *pin, const char *full);
+
+/* Order two full versions by their dot-separated numbers ("3.9" < "3.13");
+ * <0, 0, >0 as strcmp. A part that is not a number compares as text. */
+int version_compare(const char *a, const char *b);
 
 #endif

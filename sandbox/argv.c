@@ -47,13 +47,15 @@ static const char step_script[] = ENTRY_STEPS;
  */
 static const char warm_script[] = "exec \"$@\"\n";
 
-/* The entry file's name without directories and extension ("Main"). */
-static char *base_name(const char *path)
+/* A path's last part without its extension ("src/main.ts": "main"), or
+ * with keep_dir the whole path without it ("src/main"). */
+static char *strip_ext(const char *path, bool keep_dir)
 {
 	const char *slash = strrchr(path, '/');
 	const char *start = slash ? slash + 1 : path;
 	const char *dot = strrchr(start, '.');
-	return xstrndup(start, dot && dot != start ? (size_t)(dot - start) : strlen(start));
+	const char *end = dot && dot != start ? dot : start + strlen(start);
+	return keep_dir ? xstrndup(path, (size_t)(end - path)) : xstrndup(start, (size_t)(end - start));
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -66,6 +68,8 @@ static bool ends_with(const char *s, const char *suffix)
  * Expand one word of a registry argv template and push the result:
  *   {file}       the entry file ("main.c")
  *   {file:base}  its name without directory and extension ("main")
+ *   {file:stem}  its path without extension ("src/main" for "src/main.ts":
+ *                where a compiler that keeps the tree puts its output)
  *   {files:EXT}  a whole word: one word per request file ending in EXT,
  *                in request order (several translation units)
  * In a compile command a word that is only a file becomes "./name": no
@@ -87,11 +91,14 @@ static void push_expanded(struct strv *a, const char *tmpl, const struct sandbox
 		strv_pushf(a, "%s%s", prefix, job->files[0].name);
 		return;
 	}
-	char *base = base_name(job->files[0].name);
+	char *base = strip_ext(job->files[0].name, false), *stem = strip_ext(job->files[0].name, true);
 	struct buf b = {0};
 	for (const char *p = tmpl; *p;) {
 		if (!strncmp(p, "{file:base}", 11)) {
 			buf_append(&b, base, strlen(base));
+			p += 11;
+		} else if (!strncmp(p, "{file:stem}", 11)) {
+			buf_append(&b, stem, strlen(stem));
 			p += 11;
 		} else if (!strncmp(p, "{file}", 6)) {
 			buf_append(&b, job->files[0].name, strlen(job->files[0].name));
@@ -103,6 +110,7 @@ static void push_expanded(struct strv *a, const char *tmpl, const struct sandbox
 	strv_push(a, b.data);
 	buf_free(&b);
 	free(base);
+	free(stem);
 }
 
 /*

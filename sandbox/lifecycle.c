@@ -38,9 +38,8 @@ bool sandbox_create(const struct conf *c, const struct sandbox_job *job, struct 
 		    struct fault *f)
 {
 	*sb = (struct sandbox){.c = c};
-	if (!job->lang->image_id)
-		return fail(f, E_IMAGE_NOT_BUILT,
-			    "no image is built for %s yet: run deploy/images/build.sh", job->lang->name);
+	if (!registry_image_built(job->lang, f))
+		return false;
 	char mode[16];
 	if (job->network && !sandbox_egress_ready(c, mode, sizeof mode, f))
 		return false;

@@ -83,9 +83,8 @@ bool session_create(const struct conf *c, const struct tenant_limits *share, con
 {
 	if (!c->sessions.dir)
 		return fail(f, E_SESSIONS_OFF, "sessions are turned off on this server");
-	if (!l->image_id)
-		return fail(f, E_IMAGE_NOT_BUILT, "no image is built for %s yet: run deploy/images/build.sh",
-			    l->name);
+	if (!registry_image_built(l, f))
+		return false;
 	char mode[16];
 	if (out->network && !sandbox_egress_ready(c, mode, sizeof mode, f))
 		return false;

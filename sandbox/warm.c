@@ -76,7 +76,7 @@ struct warm_slot { /* shared */
 };
 
 struct warm_lang { /* shared */
-	char name[40];
+	char name[64];     /* the language's id: name@version (registry.h) */
 	int target;
 	struct limits profile; /* what a request that asks for none gets */
 	struct limits boot;    /* what its sandboxes were started with */
@@ -118,12 +118,17 @@ struct warm_pool {
 	int64_t backoff_until[WARM_MAX_LANGUAGES], backoff_ms[WARM_MAX_LANGUAGES];
 };
 
-static const struct language *find_lang(const struct registry *reg, const char *name)
+/* A language of conf's warm.sandboxes: "python" (its default version) or
+ * "python@3.14" (the highest version the pin matches, as a request's). */
+static const struct language *conf_lang(const struct registry *reg, const char *key)
 {
-	for (size_t i = 0; i < reg->n; i++)
-		if (!strcmp(reg->langs[i].name, name))
-			return &reg->langs[i];
-	return NULL;
+	struct fault ignored;
+	const char *at = strchr(key, '@');
+	if (!at)
+		return registry_find(reg, key, NULL, &ignored);
+	char name[64];
+	snprintf(name, sizeof name, "%.*s", (int)(at - key), key);
+	return at[1] ? registry_find(reg, name, at + 1, &ignored) : NULL;
 }
 
 /* The limits a request that asks for none gets. */
@@ -175,13 +180,17 @@ struct warm_pool *warm_create(const struct conf *c, const struct registry *reg)
 	wp->board->own_cgroups = cgroup_own_possible(c);
 	wp->master = getpid();
 	for (size_t i = 0; i < c->warm.n; i++) {
-		const struct language *l = find_lang(reg, c->warm.langs[i]);
+		const struct language *l = conf_lang(reg, c->warm.langs[i]);
 		if (!l)
 			die("warm.sandboxes: no language %s in the registry", c->warm.langs[i]);
 		if (c->warm.counts[i] > 0 && l->agent.n == 0)
 			die("warm.sandboxes: %s has no agent in the registry", l->name);
+		for (int j = 0; j < wp->board->n_langs; j++)
+			if (!strcmp(wp->board->lang[j].name, l->id))
+				die("warm.sandboxes: %s and another key both name %s", c->warm.langs[i], l->id);
 		struct warm_lang *wl = &wp->board->lang[wp->board->n_langs];
-		snprintf(wl->name, sizeof wl->name, "%s", l->name);
+		if ((size_t)snprintf(wl->name, sizeof wl->name, "%s", l->id) >= sizeof wl->name)
+			die("warm.sandboxes: %s: its id %s is too long", c->warm.langs[i], l->id);
 		wl->target = (int)c->warm.counts[i];
 		wl->profile = profile_of(c, l);
 		wl->boot = boot_of(c, l, wp->board->own_cgroups);
@@ -311,7 +320,7 @@ static void start_one(struct warm_pool *wp, const struct conf *c, const struct l
 	o->client = subproc_spawn(argv.v, fds);
 	strv_free(&argv);
 	if (o->client < 0) {
-		log_msg("warm pool: cannot start docker for %s: %s", l->name, strerror(errno));
+		log_msg("warm pool: cannot start docker for %s: %s", l->id, strerror(errno));
 		if (wp->board->own_cgroups)
 			cgroup_own_remove(c, o->name);
 		o->client = 0;
@@ -421,7 +430,7 @@ static bool still_good(struct warm_pool *wp, const struct conf *c, const struct 
 		       int64_t now)
 {
 	struct warm_lang *wl = &wp->board->lang[wp->board->slot[i].lang];
-	const struct language *l = find_lang(reg, wl->name);
+	const struct language *l = registry_by_id(reg, wl->name);
 	if (!l || !l->image_id || strcmp(l->image_id, wp->own[i].image_id))
 		return false; /* the image was rebuilt (or the language went) */
 	const struct limits *had = &wp->board->slot[i].boot;
@@ -491,7 +500,7 @@ int64_t warm_tick(struct warm_pool *wp, const struct conf *c, const struct regis
 	}
 	bool waiting = starting_all > 0, held_back = false;
 	for (int l = 0; l < b->n_langs; l++) {
-		const struct language *lang = find_lang(reg, b->lang[l].name);
+		const struct language *lang = registry_by_id(reg, b->lang[l].name);
 		/* While the pool is busy, a boot only takes CPU from the runs:
 		 * each request then pays a boot anyway (bench/warm.py). */
 		while (!saturated && lang && lang->image_id && ready[l] + starting[l] < b->lang[l].target &&
@@ -634,7 +643,7 @@ bool warm_take(const struct conf *c, struct warm_pool *wp, const struct sandbox_
 	if (!wp)
 		return false;
 	int lang = 0;
-	while (lang < wp->board->n_langs && strcmp(wp->board->lang[lang].name, job->lang->name))
+	while (lang < wp->board->n_langs && strcmp(wp->board->lang[lang].name, job->lang->id))
 		lang++;
 	if (lang == wp->board->n_langs || wp->board->lang[lang].target == 0)
 		return false;

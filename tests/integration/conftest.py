@@ -289,11 +289,12 @@ def can_be_warm(path, body):
     """Whether a request is one a warm sandbox could serve (sandbox/warm.c
     warm_take): a run of a language the warm pass keeps, with no network,
     outputs or volume, and no pids of its own (a warm sandbox's process
-    limit is set when it starts; memory and cpus are set when it is taken)."""
+    limit is set when it starts; memory and cpus are set when it is taken),
+    and no version pin (the warm pass keeps the default versions only)."""
     limits = body.get("limits") if isinstance(body, dict) else None
     return (isinstance(body, dict) and path.split("?")[0] in ("/execute", "/api/v2/piston/execute",
                                                               "/api/v2/execute")
-            and body.get("language") in WARM_LANGUAGES
+            and body.get("language") in WARM_LANGUAGES and not body.get("version")
             and not body.get("network") and not body.get("outputs") and not body.get("volume")
             and not (isinstance(limits, dict) and "pids" in limits))
 

@@ -27,8 +27,11 @@ def scrape(url=URL):
 
 
 def value(samples, name, **labels):
-    """A sample's value; an absent counter is 0."""
-    return samples.get((name, frozenset(labels.items())), 0.0)
+    """The sum of the samples of name that have these labels (and maybe
+    more: language="python" sums its versions, as Prometheus's sum by
+    would); an absent counter is 0."""
+    want = frozenset(labels.items())
+    return sum(v for (n, have), v in samples.items() if n == name and want <= have)
 
 
 def deltas(before, after):

@@ -12,7 +12,7 @@ def test_contract_example():
     assert status == 200
     assert result["language"] == "python"
     assert result["backend"] == "gvisor"
-    assert result["version"].startswith("3.11.")
+    assert result["version"].startswith("3.13.")
     run = result["run"]
     assert run["stdout"] == "4950\n"
     assert run["stderr"] == ""
@@ -24,14 +24,14 @@ def test_contract_example():
 
 
 def test_alias_and_version_pin():
-    status, result = execute({"language": "py3", "version": "3.11", "code": "print(1)"})
+    status, result = execute({"language": "py3", "version": "3.13", "code": "print(1)"})
     assert status == 200 and result["language"] == "python"
     assert result["run"]["stdout"] == "1\n"
 
 
 def test_python_slim_runs_and_lacks_the_batteries():
     run = run_ok("import sys\nprint(sys.version_info[:2])\nimport pandas", language="python-slim")
-    assert run["stdout"] == "(3, 11)\n"
+    assert run["stdout"] == "(3, 13)\n"
     assert run["exitCode"] == 1
     assert "No module named 'pandas'" in run["stderr"]
 
@@ -42,6 +42,26 @@ def test_batteries_included():
             "print(int(df.a.sum()), bs4.BeautifulSoup('<p>hi</p>', 'lxml').p.text)")
     run = run_ok(code)
     assert run["stdout"] == "6 hi\n", run
+
+
+def test_batteries_for_science_tables_and_images():
+    """What agents reach for beyond pandas, each doing real work: a fit
+    (scikit-learn), an integral (sympy), a root (scipy), a workbook written
+    and read back (openpyxl), a table (tabulate), a figure (plotly) and a
+    PNG (pillow)."""
+    code = ("import io, sklearn.linear_model as lm, sympy, scipy.optimize, openpyxl, tabulate, plotly.graph_objects as go\n"
+            "from PIL import Image\n"
+            "m = lm.LinearRegression().fit([[0], [1], [2]], [1, 3, 5])\n"
+            "x = sympy.symbols('x')\n"
+            "root = scipy.optimize.brentq(lambda v: v * v - 2, 0, 2)\n"
+            "wb = openpyxl.Workbook(); wb.active['A1'] = 'cell'; buf = io.BytesIO(); wb.save(buf)\n"
+            "back = openpyxl.load_workbook(io.BytesIO(buf.getvalue())).active['A1'].value\n"
+            "fig = go.Figure(go.Bar(x=['a'], y=[1]))\n"
+            "png = io.BytesIO(); Image.new('RGB', (4, 4), 'red').save(png, 'PNG')\n"
+            "print(round(float(m.coef_[0]), 3), sympy.integrate(x**2, (x, 0, 3)), round(root, 4), back,\n"
+            "      tabulate.tabulate([[1, 2]], tablefmt='plain'), fig.data[0].type, png.getvalue()[:4] == b'\\x89PNG')")
+    run = run_ok(code, limits={"wallTimeMs": 20000})
+    assert run["stdout"] == "2.0 9 1.4142 cell 1  2 bar True\n", run
 
 
 def test_stdin():
@@ -223,10 +243,10 @@ def test_runtimes_lists_languages_versions_aliases():
     status, _, body = request("GET", "/runtimes")
     assert status == 200
     assert body["backend"] == "gvisor"
-    by_name = {r["language"]: r for r in body["runtimes"]}
+    by_name = {r["language"]: r for r in body["runtimes"] if r["default"]}  # one per language
     assert {"python", "python-slim"} <= set(by_name)
     assert {"py", "py3", "python3"} <= set(by_name["python"]["aliases"])
-    assert by_name["python"]["version"].startswith("3.11.")
+    assert by_name["python"]["version"].startswith("3.13.")
     assert by_name["python"]["available"] is True
     assert body["ceilings"]["memoryBytes"] == 512 << 20
 

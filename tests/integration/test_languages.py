@@ -56,6 +56,29 @@ PROGRAMS = {
              'public class Main { public static void main(String[] a) { System.err.println("oops"); System.exit(3); } }'),
 }
 
+# name: a program that prints the first line of data.txt, a file sent with it
+READS_A_FILE = {
+    "python": 'print(open("data.txt").readline().strip())',
+    "javascript": 'console.log(require("fs").readFileSync("data.txt", "utf8").split("\\n")[0])',
+    "typescript": 'import * as fs from "fs";\nconsole.log(fs.readFileSync("data.txt", "utf8").split("\\n")[0])',
+    "ruby": 'puts File.readlines("data.txt").first.strip',
+    "bash": 'head -n 1 data.txt',
+    "php": '<?php echo trim(file("data.txt")[0]), "\\n";',
+    "lua": 'print(io.open("data.txt"):read("l"))',
+    "perl": 'open(my $f, "<", "data.txt") or die; my $l = <$f>; print $l;',
+    "c": '#include <stdio.h>\nint main(void) { char b[64]; FILE *f = fopen("data.txt", "r");\n'
+         '  if (!f || !fgets(b, sizeof b, f)) return 1; fputs(b, stdout); return 0; }',
+    "cpp": '#include <fstream>\n#include <iostream>\n#include <string>\n'
+           'int main() { std::ifstream f("data.txt"); std::string l; std::getline(f, l); std::cout << l << "\\n"; }',
+    "go": 'package main\nimport (\n  "fmt"\n  "os"\n  "strings"\n)\nfunc main() {\n'
+          '  b, err := os.ReadFile("data.txt")\n  if err != nil { panic(err) }\n'
+          '  fmt.Println(strings.SplitN(string(b), "\\n", 2)[0])\n}',
+    "rust": 'fn main() { let s = std::fs::read_to_string("data.txt").unwrap();\n'
+            '  println!("{}", s.lines().next().unwrap()); }',
+    "java": 'import java.nio.file.*;\npublic class Main { public static void main(String[] a) throws Exception {\n'
+            '  System.out.println(Files.readAllLines(Path.of("data.txt")).get(0)); } }',
+}
+
 # name: files (first is the entry point), expected stdout
 MULTI_FILE = {
     "python": ([("main.py", "from util import twice\nprint(twice(21))"),
@@ -96,59 +119,91 @@ COMPILE_ERRORS = {
     "rust": ("fn main() { undefined_name(); }", "undefined_name"),
     "java": ("public class Main { public static void main(String[] a) { undefinedName(); } }",
              "undefinedName"),
-    "typescript": ("const x: number = ;", "Unexpected"),
+    "typescript": ("const x: number = ;", "error TS1109: Expression expected."),
 }
 
 COMPILED = set(COMPILE_ERRORS)
 
+# The versions besides each language's default (registry.yaml's versions):
+# each runs the same programs, pinned. test_every_version_is_tested fails
+# when the registry gains one that is not here.
+OTHER_VERSIONS = [("python", "3.11"), ("python", "3.14"), ("javascript", "24"), ("java", "25")]
+EVERY = [(name, None) for name in sorted(PROGRAMS)] + OTHER_VERSIONS
 
-def run(language, code=None, files=None, **extra):
+
+def label(case):
+    name, version = case
+    return f"{name}@{version}" if version else name
+
+
+def run(language, code=None, files=None, version=None, **extra):
     body = {"language": language, **extra}
+    if version:
+        body["version"] = version
     if files is not None:
         body["files"] = [{"name": n, "content": c} for n, c in files]
     else:
         body["code"] = code
     status, result = execute(body, timeout=120)
     assert status == 200, result
+    if version:  # the pinned version ran, not the default
+        assert result["version"].startswith(version + "."), result
     if language in COMPILED:
         assert "compile" in result, result
         assert result["compile"]["exitCode"] == 0, result["compile"]
     return result
 
 
-@pytest.mark.parametrize("language", sorted(PROGRAMS))
-def test_hello_world(language):
-    result = run(language, PROGRAMS[language][0])
+@pytest.mark.parametrize("case", EVERY, ids=label)
+def test_hello_world(case):
+    language, version = case
+    result = run(language, PROGRAMS[language][0], version=version)
     assert result["run"]["stdout"] == "hello\n", result
     assert result["run"]["exitCode"] == 0
     assert ("compile" in result) == (language in COMPILED)
 
 
-@pytest.mark.parametrize("language", sorted(PROGRAMS))
-def test_stdin_and_args(language):
-    result = run(language, PROGRAMS[language][1], stdin="from stdin\n", args=["a b", "c"])
+@pytest.mark.parametrize("case", EVERY, ids=label)
+def test_stdin_and_args(case):
+    language, version = case
+    result = run(language, PROGRAMS[language][1], version=version, stdin="from stdin\n", args=["a b", "c"])
     assert result["run"]["stdout"] == "from stdin a b c\n", result
 
 
-@pytest.mark.parametrize("language", sorted(PROGRAMS))
-def test_runtime_error_exit_code_and_stderr(language):
-    result = run(language, PROGRAMS[language][2])
+@pytest.mark.parametrize("case", EVERY, ids=label)
+def test_runtime_error_exit_code_and_stderr(case):
+    language, version = case
+    result = run(language, PROGRAMS[language][2], version=version)
     assert result["run"]["exitCode"] == 3, result
     assert result["run"]["stderr"] == "oops\n", result
     assert result["run"]["timedOut"] is False
 
 
-@pytest.mark.parametrize("language", sorted(MULTI_FILE))
-def test_multi_file(language):
+@pytest.mark.parametrize("case", EVERY, ids=label)
+def test_reads_a_file_it_was_given(case):
+    language, version = case
+    entry = {"python": "main.py", "javascript": "main.js", "typescript": "main.ts", "ruby": "main.rb",
+             "bash": "main.sh", "php": "main.php", "lua": "main.lua", "perl": "main.pl", "c": "main.c",
+             "cpp": "main.cpp", "go": "main.go", "rust": "main.rs", "java": "Main.java"}[language]
+    result = run(language, files=[(entry, READS_A_FILE[language]), ("data.txt", "first line\nsecond\n")],
+                 version=version)
+    assert result["run"]["stdout"] == "first line\n", result
+
+
+@pytest.mark.parametrize("case", [c for c in EVERY if c[0] in MULTI_FILE], ids=label)
+def test_multi_file(case):
+    language, version = case
     files, want = MULTI_FILE[language]
-    result = run(language, files=files)
+    result = run(language, files=files, version=version)
     assert result["run"]["stdout"] == want, result
 
 
-@pytest.mark.parametrize("language", sorted(COMPILE_ERRORS))
-def test_compile_error_has_diagnostics_and_no_run(language):
+@pytest.mark.parametrize("case", [c for c in EVERY if c[0] in COMPILE_ERRORS], ids=label)
+def test_compile_error_has_diagnostics_and_no_run(case):
+    language, version = case
     code, needle = COMPILE_ERRORS[language]
-    status, result = execute({"language": language, "code": code}, timeout=120)
+    body = {"language": language, "code": code, **({"version": version} if version else {})}
+    status, result = execute(body, timeout=120)
     assert status == 200, result
     assert "run" not in result, result
     compile = result["compile"]
@@ -171,6 +226,32 @@ def test_go_std_is_prewarmed():
             '  fmt.Print(string(out)); if err != nil { os.Exit(1) }\n}')
     result = run("go", code)
     assert result["run"]["stdout"] == "fmt false\nnet/http false\nencoding/json false\n", result
+
+
+def test_go_builds_a_module_offline():
+    """A go.mod makes a module build: a package in a subdirectory, imported
+    by its module path, from the standard library only, with no network;
+    a module that needs a download fails to compile, naming it (nothing is
+    fetched: GOPROXY=off)."""
+    files = [("main.go", 'package main\nimport (\n  "fmt"\n  "example.com/app/greet"\n)\n'
+                         'func main() { fmt.Println(greet.Hello("module")) }'),
+             ("go.mod", "module example.com/app\n\ngo 1.24\n"),
+             ("greet/greet.go", 'package greet\nimport "strings"\n'
+                                'func Hello(n string) string { return "hello " + strings.ToUpper(n) }\n')]
+    result = run("go", files=files)
+    assert result["run"]["stdout"] == "hello MODULE\n", result
+    files[1] = ("go.mod", "module example.com/app\n\ngo 1.24\n\nrequire github.com/google/uuid v1.6.0\n")
+    files[0] = ("main.go", 'package main\nimport "github.com/google/uuid"\nfunc main() { println(uuid.NewString()) }')
+    status, result = execute({"language": "go", "files": [{"name": n, "content": c} for n, c in files]}, timeout=120)
+    assert status == 200 and "run" not in result and result["compile"]["exitCode"] != 0, result
+    assert "github.com/google/uuid" in result["compile"]["stderr"] + result["compile"]["stdout"], result["compile"]
+
+
+def test_lua_os_execute_reports_the_exit_status():
+    """os.execute of a command that exits non-zero says how it ended, not a
+    stale errno from the start of its shell (clone3's ENOSYS: preload.c)."""
+    result = run("lua", 'print(os.execute("exit 3"))\nprint(os.execute("true"))')
+    assert result["run"]["stdout"] == "nil\texit\t3\ntrue\texit\t0\n", result
 
 
 def test_compile_time_limit_is_enforced():
@@ -196,10 +277,21 @@ def test_compile_oom_is_reported_on_the_compile():
     assert "run" not in result
 
 
+def test_every_version_is_tested():
+    """Each version that /runtimes lists besides a default runs the programs
+    above (OTHER_VERSIONS), and each is built."""
+    status, _, body = request("GET", "/runtimes")
+    assert status == 200
+    others = {r["id"] for r in body["runtimes"] if not r["default"]}
+    assert others == {f"{n}@{v}" for n, v in OTHER_VERSIONS}, others
+    assert all(r["available"] for r in body["runtimes"] if not r["default"])
+    assert sum(r["default"] for r in body["runtimes"]) == len({r["language"] for r in body["runtimes"]})
+
+
 def test_runtimes_lists_every_language_with_real_versions():
     status, _, body = request("GET", "/runtimes")
     assert status == 200
-    by_name = {r["language"]: r for r in body["runtimes"]}
+    by_name = {r["language"]: r for r in body["runtimes"] if r["default"]}
     assert set(PROGRAMS) | {"python-slim"} <= set(by_name)
     for name in PROGRAMS:
         assert by_name[name]["available"] is True, name
@@ -220,12 +312,15 @@ def test_aliases_execute(alias, name):
     assert result["run"]["stdout"] == "hello\n"
 
 
-def test_typescript_says_its_types_are_not_checked():
-    """esbuild strips types without checking them: /runtimes says so, and a
-    type error indeed runs."""
+def test_typescript_type_errors_are_compile_errors():
+    """tsc checks the types: a type error stops the run with tsc's message,
+    and /runtimes reports TypeScript's version (not a bundler's)."""
+    status, result = execute({"language": "typescript", "code": 'const n: number = "not a number";\nconsole.log(n)'},
+                             timeout=120)
+    assert status == 200 and "run" not in result, result
+    out = result["compile"]["stdout"] + result["compile"]["stderr"]
+    assert result["compile"]["exitCode"] != 0 and "error TS2322" in out, result["compile"]
+    assert "Type 'string' is not assignable to type 'number'" in out, out
     status, _, body = request("GET", "/runtimes")
     ts = next(r for r in body["runtimes"] if r["language"] == "typescript")
-    assert "not checked" in ts["note"], ts
-    assert all("note" not in r for r in body["runtimes"] if r["language"] != "typescript"), body
-    r = run("typescript", 'const n: number = "not a number";\nconsole.log(n)')
-    assert r["run"]["stdout"] == "not a number\n" and r["run"]["exitCode"] == 0, r
+    assert ts["version"].startswith("4.9.") and "note" not in ts, ts

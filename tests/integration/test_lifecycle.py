@@ -124,6 +124,45 @@ def test_language_without_a_built_image_is_unavailable(restore):
     assert status == 503 and result["error"]["code"] == "image_not_built"
 
 
+def test_a_version_built_later_is_503_with_retry_after_then_taken_in(restore):
+    """`make run` builds the versions beside the defaults in the background
+    (deploy/images/later.sh): until one is in the lock, a request for it is
+    503 image_not_built with Retry-After and the recipe's name, and nothing
+    hangs; when the build writes the lock, the pool reloads by itself."""
+    lock = open(LOCK).read()
+    with open(LOCK, "w") as f:
+        f.write("\n".join(line for line in lock.splitlines() if not line.startswith("  python-3.14:")) + "\n")
+    reload_pool()
+    status, _, body = request("GET", "/runtimes")
+    entry = [r for r in body["runtimes"] if r["id"] == "python@3.14"][0]
+    assert entry["available"] is False
+    started = time.monotonic()
+    status, headers, result = request("POST", "/execute", {"language": "python", "version": "3.14",
+                                                           "code": "print(1)"})
+    assert status == 503 and result["error"]["code"] == "image_not_built", result
+    assert headers["Retry-After"] == "60", headers
+    assert "python-3.14" in result["error"]["message"] and time.monotonic() - started < 5, result
+    status, headers, result = request("POST", "/v1/sessions", {"language": "python", "version": "3.14"})
+    assert status == 503 and headers["Retry-After"] == "60", result
+    # The default version is served meanwhile.
+    assert run_ok("import sys\nprint(sys.version_info[:2])")["stdout"] == "(3, 13)\n"
+    # The background build: the image is there (a build of its tag is a
+    # lookup), the lock gains its line, the master gets a SIGHUP.
+    env = dict(os.environ, ISOBOX_RUN=RUN_DIR)
+    out = subprocess.run(["bash", os.path.join(REPO, "deploy", "images", "later.sh"), "python-3.14"],
+                         env=env, capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0 and "background" in out.stdout, out
+
+    def available():
+        return [r for r in request("GET", "/runtimes")[2]["runtimes"] if r["id"] == "python@3.14"][0]["available"]
+    assert wait_until(available, 60), open("/var/lib/isobox/build/later.log").read()
+    assert "python-3.14:" in open(LOCK).read()
+    log = open("/var/lib/isobox/build/later.log").read()
+    assert "the pool (" in log and "reloads" in log, log
+    status, result = execute({"language": "python", "version": "3.14", "code": "import sys\nprint(sys.version_info[:2])"})
+    assert status == 200 and result["run"]["stdout"] == "(3, 14)\n", result
+
+
 def test_stopping_the_pool_kills_runs_in_flight():
     out = []
     t = in_background({"language": "python", "code": "import time\ntime.sleep(30)"}, out)

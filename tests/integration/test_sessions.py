@@ -36,7 +36,7 @@ def test_create_get_list_delete():
     s = create(limits={"memoryBytes": 200 * 2**20, "cpus": 0.5, "pids": 64}, idleTimeoutMs=60000)
     sid = s["id"]
     assert re.fullmatch(r"main-[0-9a-f]{32}", sid)  # its host, then 128 random bits
-    assert s["language"] == "python" and s["version"].startswith("3.11") and s["type"] == "shell"
+    assert s["language"] == "python" and s["version"].startswith("3.13") and s["type"] == "shell"
     assert s["limits"] == {"memoryBytes": 200 * 2**20, "cpus": 0.5, "pids": 64}
     assert s["network"] is False and s["state"] == "idle" and s["steps"] == 0
     assert s["idleTimeoutMs"] == 60000 and s["createdAt"].endswith("Z")

@@ -111,6 +111,15 @@ void test_argv(void)
 	ok(img > 0 && !strcmp(a.v[img + 10], "./src/prog.c") && !strcmp(a.v[img + 11], "src/prog.c"),
 	   "argv: {file} is ./name when compiling, name when running");
 	strv_free(&a);
+
+	/* {file:stem}: the entry's path without its extension, in a word. */
+	free(run.v[0]);
+	run.v[0] = xstrdup("/box/out/{file:stem}.js");
+	cc.run = run;
+	sandbox_docker_argv(&c, &cjob, "n", "o", "/d", &a);
+	img = index_of(&a, TEST_ID_PY);
+	ok(img > 0 && !strcmp(a.v[img + 11], "/box/out/src/prog.js"), "argv: {file:stem} keeps the directory");
+	strv_free(&a);
 	strv_free(&compile);
 	strv_free(&run);
 

@@ -59,6 +59,8 @@ static void test_counting(void)
 	metrics_count(m, M_EXECUTIONS, "python", "ok");
 	metrics_count(m, M_EXECUTIONS, "python", "ok");
 	metrics_count(m, M_EXECUTIONS, "python", "timeout");
+	metrics_count(m, M_EXECUTIONS, "python@3.14", "ok");
+	metrics_observe_ms(m, "python@3.14", 20);
 	metrics_count(m, M_REJECTED, "bad_json", "400");
 	metrics_count(m, M_WORKER_EXITS, "recycled", NULL);
 	metrics_count(m, M_HTTP_REQUESTS, "a\"b\\c\nd", "200");
@@ -113,6 +115,10 @@ static void test_counting(void)
 	   "render: python ok = 2 here + 1 from a dead process");
 	ok(has_line(&b, "isobox_executions_total{language=\"python\",outcome=\"timeout\"} 1"),
 	   "render: python timeout");
+	ok(has_line(&b, "isobox_executions_total{language=\"python\",version=\"3.14\",outcome=\"ok\"} 1"),
+	   "metrics: a language id is two labels, language and version");
+	ok(has_line(&b, "isobox_execution_duration_seconds_count{language=\"python\",version=\"3.14\"} 1"),
+	   "metrics: the histogram's too");
 	ok(has_line(&b, "isobox_executions_total{language=\"ruby\",outcome=\"oom\"} 1"),
 	   "render: a label set first seen in another process");
 	ok(has_line(&b, "isobox_rejected_requests_total{code=\"bad_json\",status=\"400\"} 1"),
@@ -145,8 +151,8 @@ static void test_counting(void)
 	}
 	buf_append(&b, "\n", 1);
 	metrics_render(m, sb, 2, NULL, -1, &b);
-	/* 6 label sets were there: 506 of the 600 fit in 512 entries. */
-	ok(has_line(&b, "isobox_metrics_dropped_total 94"), "render: a full table drops and counts");
+	/* 7 label sets were there: 505 of the 600 fit in 512 entries. */
+	ok(has_line(&b, "isobox_metrics_dropped_total 95"), "render: a full table drops and counts");
 	ok(count_lines_with(&b, "{language=\"python\",outcome=\"ok\"}") == 1, "render: each label set once");
 	buf_free(&b);
 	metrics_destroy(m);
@@ -174,6 +180,10 @@ static void test_error_table(void)
 	}
 	ok(all, "errors: every code has a row with a 4xx/5xx status and its side");
 	ok(unique, "errors: every name is used once");
+	ok(error_info(E_BUSY)->retry_after == 1 && error_info(E_TOO_MANY_EXECUTIONS)->retry_after == 1 &&
+	   error_info(E_SESSION_ELSEWHERE)->retry_after == 1 && error_info(E_IMAGE_NOT_BUILT)->retry_after == 60 &&
+	   error_info(E_BAD_JSON)->retry_after == 0 && error_info(E_RATE_LIMITED)->retry_after == 0,
+	   "errors: a refusal that a retry ends says when (Retry-After); a rate limit computes its own");
 	ok(error_info(E_COUNT) == error_info(E_INTERNAL) && error_info(E_NONE) == error_info(E_INTERNAL),
 	   "errors: out of range reads as internal");
 	ok(error_info(E_UNKNOWN_LANGUAGE)->status == 404 && error_info(E_UNKNOWN_LANGUAGE)->piston_status == 400,

@@ -18,7 +18,9 @@
 	c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c
 static const char lock_yaml[] =
 	"images:\n"
-	"  python: {id: \"" ID("1") "\", version: \"3.11.2\"}\n"
+	"  python: {id: \"" ID("1") "\", version: \"3.13.5\"}\n"
+	"  python-3.14: {id: \"" ID("7") "\", version: \"3.14.7\"}\n"
+	"  python-3.11: {id: \"" ID("8") "\", version: \"3.11.2\"}\n"
 	"  node: {id: \"" ID("2") "\", version: \"18.20.4\"}\n"
 	"  typescript: {id: \"" ID("3") "\", version: \"0.17.0\"}\n"
 	"  gcc: {id: \"" ID("4") "\", version: \"12.2.0\"}\n"
@@ -91,24 +93,36 @@ static void refused(const char *body, enum fault_code code, const char *message,
 
 static void versions(void)
 {
-	static const char *const match[] = {"*", "x", "3", "3.x", "3.*", "^3.10", "~3.11", ">=3", "3.11.2",
-		"=3.11.2", "v3.11.2", " 3.11.2 ", "3 - 3.11", "2 || 3.11", ">=3.11 <3.12", "3.11.x"};
+	/* Python 3.11.2, 3.13.5 (the default) and 3.14.7: the highest that a
+	 * range admits wins, and its full version goes on to /execute. */
+	static const struct {
+		const char *range, *want;
+	} match[] = {{"*", "3.14.7"}, {"x", "3.14.7"}, {"3", "3.14.7"}, {"3.x", "3.14.7"}, {"3.*", "3.14.7"},
+		{"^3.10", "3.14.7"}, {"~3.11", "3.11.2"}, {">=3", "3.14.7"}, {"3.11.2", "3.11.2"},
+		{"=3.11.2", "3.11.2"}, {"v3.11.2", "3.11.2"}, {" 3.11.2 ", "3.11.2"}, {"3 - 3.11", "3.11.2"},
+		{"2 || 3.11", "3.11.2"}, {">=3.11 <3.12", "3.11.2"}, {"3.11.x", "3.11.2"}, {"~3.13", "3.13.5"},
+		{">=3.12 <3.14", "3.13.5"}, {"^3.12", "3.14.7"}, {"3.11 || 3.13", "3.13.5"}};
 	char body[160];
 	for (size_t i = 0; i < sizeof match / sizeof match[0]; i++) {
 		snprintf(body, sizeof body, "{\"language\":\"python\",\"version\":\"%s\",\"files\":[{\"content\":\"1\"}]}",
-			 match[i]);
-		accepted(body, "language", "python", match[i]);
+			 match[i].range);
+		accepted(body, "language", "python", match[i].range);
+		accepted(body, "version", match[i].want, match[i].range);
 	}
-	accepted("{\"language\":\"python\",\"files\":[{\"content\":\"1\"}]}", "language", "python",
-		 "no version: any (Piston requires one)");
-	accepted("{\"language\":\"python\",\"version\":null,\"files\":[{\"content\":\"1\"}]}", "language", "python",
+	accepted("{\"language\":\"python\",\"files\":[{\"content\":\"1\"}]}", "version", "3.14.7",
+		 "no version: any, the highest (Piston requires one)");
+	accepted("{\"language\":\"python\",\"version\":null,\"files\":[{\"content\":\"1\"}]}", "version", "3.14.7",
 		 "version null: any");
+	accepted("{\"language\":\"py3\",\"version\":\"3.13\",\"files\":[{\"content\":\"1\"}]}", "version", "3.13.5",
+		 "an alias and a version");
 	refused("{\"language\":\"python\",\"version\":\"2.7\",\"files\":[{\"content\":\"1\"}]}",
 		E_UNKNOWN_VERSION, "python-2.7 runtime is unknown", "a version we lack");
 	refused("{\"language\":\"python\",\"version\":\"latest\",\"files\":[{\"content\":\"1\"}]}",
 		E_UNKNOWN_VERSION, "python-latest runtime is unknown", "\"latest\" (not semver)");
-	refused("{\"language\":\"python\",\"version\":\"^3.12\",\"files\":[{\"content\":\"1\"}]}",
-		E_UNKNOWN_VERSION, "python-^3.12 runtime is unknown", "a range past ours");
+	refused("{\"language\":\"python\",\"version\":\"^3.15\",\"files\":[{\"content\":\"1\"}]}",
+		E_UNKNOWN_VERSION, "python-^3.15 runtime is unknown", "a range past ours");
+	refused("{\"language\":\"python\",\"version\":\"3.12\",\"files\":[{\"content\":\"1\"}]}",
+		E_UNKNOWN_VERSION, "python-3.12 runtime is unknown", "a version between ours");
 	refused("{\"language\":\"cobol\",\"version\":\"3\",\"files\":[{\"content\":\"1\"}]}",
 		E_UNKNOWN_LANGUAGE, "cobol-3 runtime is unknown", "an unknown language");
 	refused("{\"language\":\"cobol\",\"files\":[{\"content\":\"1\"}]}",

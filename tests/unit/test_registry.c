@@ -14,6 +14,73 @@ static bool reg_from(const char *text, const char *lock, struct registry *r, cha
 	"    file: main.py\n    run: [python3, \"{file}\"]\n" \
 	"    limits: {memoryBytes: 1000000, cpus: 1, pids: 10, outputBytes: 100, wallTimeMs: 1000}\n" extra
 
+#define VERSIONS(list) LANG("    aliases: [py]\n    note: \"the default\"\n    versions: " list "\n")
+
+/* Several versions of one language side by side (registry.yaml's versions). */
+static void test_registry_versions(void)
+{
+	struct registry r;
+	struct fault f = {0};
+	char err[512];
+	const char *lock = "images:\n"
+		"  python: {id: \"" TEST_ID_PY "\", version: \"3.11.2\"}\n"
+		"  py313: {id: \"" TEST_ID_PY "\", version: \"3.13.5\"}\n"
+		"  py39: {id: \"" TEST_ID_PY "\", version: \"3.9.18\"}\n";
+	ok(reg_from(VERSIONS("[{version: \"3.13\", image: py313}, {version: \"3.9\", image: py39, "
+			     "note: \"old\"}]"), lock, &r, err, sizeof err) && r.n == 3,
+	   "registry: a language with two more versions makes three entries (%s)", err);
+	size_t n = 0;
+	const struct language *first = registry_family(&r, "PY", &n);
+	ok(first == &r.langs[0] && n == 3, "registry: the family by alias: the default first, three");
+	is_str(r.langs[1].id, "python@3.13", "registry: a version's id is name@version");
+	is_str(r.langs[0].id, "python@3.11", "registry: the default's id too");
+	ok(r.langs[0].is_default && !r.langs[1].is_default && !r.langs[2].is_default,
+	   "registry: the version declared first is the default");
+	ok(r.langs[1].run.n == 2 && !strcmp(r.langs[1].file, "main.py") &&
+	   r.langs[1].defaults.wall_time_ms == 1000 && r.langs[1].aliases.n == 1,
+	   "registry: a version shares the run command, file, limits and aliases");
+	ok(!r.langs[1].note && r.langs[2].note && !strcmp(r.langs[2].note, "old") &&
+	   !strcmp(r.langs[0].note, "the default"), "registry: each version has its own note or none");
+	is_str(r.langs[2].full_version, "3.9.18", "registry: each version's full version from its image");
+	ok(registry_find(&r, "python", NULL, &f) == &r.langs[0], "registry: no pin: the default version");
+	ok(registry_find(&r, "python", "3", &f) == &r.langs[1],
+	   "registry: pin 3 matches all three: the highest (3.13.5) wins");
+	ok(registry_find(&r, "py", "3.9", &f) == &r.langs[2], "registry: pin 3.9 (3.9.18 < 3.11 as numbers)");
+	ok(registry_find(&r, "python", "3.13.5", &f) == &r.langs[1], "registry: a full version pin");
+	ok(!registry_find(&r, "python", "3.12", &f) && f.code == E_UNKNOWN_VERSION &&
+	   strstr(f.message, "3.11.2, 3.13.5, 3.9.18"),
+	   "registry: an unknown version names those there are (%s)", f.message);
+	ok(registry_by_id(&r, "python@3.9") == &r.langs[2] && !registry_by_id(&r, "python@3"),
+	   "registry: found by id, exactly");
+	registry_free(&r);
+
+	ok(!reg_from(VERSIONS("[{version: \"3.11\", image: py313}]"), NULL, &r, err, sizeof err) &&
+	   strstr(err, "already listed"), "registry: the default's version again is refused (%s)", err);
+	registry_free(&r);
+	ok(!reg_from(VERSIONS("[{version: \"3.13\", image: a}, {version: \"3.13\", image: b}]"), NULL,
+		     &r, err, sizeof err) && strstr(err, "already listed"),
+	   "registry: a version listed twice is refused (%s)", err);
+	registry_free(&r);
+	ok(!reg_from(VERSIONS("[{version: \"3.13\", image: a, run: [x]}]"), NULL, &r, err, sizeof err) &&
+	   strstr(err, "run"), "registry: a version may set only version, image and note (%s)", err);
+	registry_free(&r);
+	ok(!reg_from(VERSIONS("[{version: \"3 13\", image: a}]"), NULL, &r, err, sizeof err) &&
+	   strstr(err, "version"), "registry: a version with a space is refused (%s)", err);
+	registry_free(&r);
+	ok(!reg_from(VERSIONS("[]"), NULL, &r, err, sizeof err) && strstr(err, "versions"),
+	   "registry: an empty versions list is refused (%s)", err);
+	registry_free(&r);
+	ok(!reg_from(VERSIONS("[{version: \"3.13\", image: \"../x\"}]"), NULL, &r, err, sizeof err) &&
+	   strstr(err, "image"), "registry: a version's image must be a recipe name (%s)", err);
+	registry_free(&r);
+	ok(!reg_from(VERSIONS("[{version: \"1\", image: a}, {version: \"2\", image: a}, {version: \"3\", image: a}, "
+			      "{version: \"4\", image: a}, {version: \"5\", image: a}, {version: \"6\", image: a}, "
+			      "{version: \"7\", image: a}, {version: \"8\", image: a}, {version: \"9\", image: a}]"),
+		     NULL, &r, err, sizeof err) && strstr(err, "versions"),
+	   "registry: at most 8 more versions (%s)", err);
+	registry_free(&r);
+}
+
 void test_registry(void)
 {
 	struct conf c;
@@ -44,9 +111,10 @@ void test_registry(void)
 	   "registry: the shipped registry.yaml loads without a lock (%s)", err);
 	ok(registry_find(&r, "py", NULL, &f) && registry_find(&r, "python-slim", NULL, &f),
 	   "registry: shipped registry has python and python-slim");
-	const struct language *ts = registry_find(&r, "ts", NULL, &f);
-	ok(ts && ts->note && strstr(ts->note, "not checked") && !registry_find(&r, "python", NULL, &f)->note,
-	   "registry: typescript carries a note (types are not checked); python none");
+	registry_free(&r);
+	ok(reg_from(LANG("    note: \"Types are not checked.\"\n"), NULL, &r, err, sizeof err) &&
+	   r.n == 1 && r.langs[0].note && !strcmp(r.langs[0].note, "Types are not checked."),
+	   "registry: a note is kept as written (%s)", err);
 	registry_free(&r);
 	ok(!reg_from(LANG("    note: \"\"\n"), NULL, &r, err, sizeof err) && strstr(err, "note"),
 	   "registry: an empty note is refused (%s)", err);
@@ -92,4 +160,9 @@ void test_registry(void)
 	ok(version_matches("3.11", "3.11.2") && version_matches("3.11.2", "3.11.2") &&
 	   !version_matches("3.1", "3.11.2") && !version_matches("", "3.11.2") &&
 	   !version_matches("3.11.2.1", "3.11.2"), "registry: version prefix matching by parts");
+	ok(version_compare("3.9", "3.13") < 0 && version_compare("3.13.5", "3.13") > 0 &&
+	   version_compare("24.2", "24.02") == 0 && version_compare("21.0.13", "25.0.5") < 0 &&
+	   version_compare("1.0rc1", "1.0rc2") < 0 && version_compare("2", "10") < 0,
+	   "registry: versions ordered by their numbers");
+	test_registry_versions();
 }
