@@ -101,6 +101,28 @@ def run_ok(code, language="python", **extra):
     return result["run"]
 
 
+# The versions besides each language's default (registry.yaml's versions).
+# test_languages runs every program on each, and its
+# test_every_version_is_tested fails when the registry gains one that is
+# not here; each_version() runs a family's attacks on them too.
+OTHER_VERSIONS = [("python", "3.11"), ("python", "3.14"), ("javascript", "24"), ("java", "25")]
+
+
+def each_version(language, name, outcome):
+    """An attack on the language's default version and, pinned, on each of
+    its OTHER_VERSIONS: the test takes `version` (None: the default), and
+    each version is a row of docs/AUDIT.md of its own."""
+    params = [pytest.param(None, id="default", marks=pytest.mark.attack(name, outcome))]
+    params += [pytest.param(v, id=v, marks=pytest.mark.attack(f"{name}, {language} {v}", outcome))
+               for lang, v in OTHER_VERSIONS if lang == language]
+    return pytest.mark.parametrize("version", params)
+
+
+def pinned(version):
+    """The request fields that pin a version (none for the default)."""
+    return {"version": version} if version else {}
+
+
 def containers(instance=INSTANCE):
     """IDs of isobox containers of an instance, running or not. On the warm
     path (--sandbox-path=warm) the pool's ready and booting sandboxes are not

@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from conftest import (POOL, SUITE, URL, containers, execute, healthy, own_mounts_removed, request,
-                      run_ok, running_owners, wait_until, workers)
+from conftest import (POOL, SUITE, URL, containers, each_version, execute, healthy, own_mounts_removed,
+                      pinned, request, run_ok, running_owners, wait_until, workers)
 from streaming import events, open_stream
 
 attack = pytest.mark.attack
@@ -51,11 +51,11 @@ def test_c_fork_loop():
     assert err == "EAGAIN" and int(n) < 16
 
 
-@attack("fork loop in Python", "os.fork raises EAGAIN before the pids limit (12)")
-def test_python_fork_loop():
+@each_version("python", "fork loop in Python", "os.fork raises EAGAIN before the pids limit (12)")
+def test_python_fork_loop(version):
     run = py("import os, time\nn = 0\ntry:\n    while True:\n        if os.fork() == 0:\n"
              "            time.sleep(5); os._exit(0)\n        n += 1\nexcept OSError as e:\n"
-             "    print(n, e.errno)", limits={"pids": 12, "wallTimeMs": 8000})
+             "    print(n, e.errno)", limits={"pids": 12, "wallTimeMs": 8000}, **pinned(version))
     n, err = run["stdout"].split()
     assert err == "11" and int(n) < 12
 
@@ -170,10 +170,11 @@ def test_cannot_signal_the_worker():
 
 # --- memory and disk ----------------------------------------------------------
 
-@attack("memory bomb: growing Python list", "oomKilled at memoryBytes, exit 137")
-def test_python_memory_bomb():
-    run = py("a = []\nwhile True:\n    a.append(' ' * 10**6)", limits={"memoryBytes": 64 << 20})
-    assert run["oomKilled"] is True and run["exitCode"] == 137
+@each_version("python", "memory bomb: growing Python list", "oomKilled at memoryBytes, exit 137")
+def test_python_memory_bomb(version):
+    run = py("a = []\nwhile True:\n    a.append(' ' * 10**6)", limits={"memoryBytes": 64 << 20},
+             **pinned(version))
+    assert run["oomKilled"] is True and run["exitCode"] == 137, run
 
 
 @attack("memory bomb: malloc + memset in C", "oomKilled at memoryBytes")
@@ -223,9 +224,9 @@ def test_write_outside_tmp():
 
 # --- privilege ---------------------------------------------------------------
 
-@attack("setuid(0) and setuid binaries",
-        "EPERM; no setuid or setgid file in the image outside Python's own library")
-def test_no_setuid_way_up():
+@each_version("python", "setuid(0) and setuid binaries",
+              "EPERM; no setuid or setgid file in the image outside Python's own library")
+def test_no_setuid_way_up(version):
     # The walk leaves out /usr/lib/python3 (pure Python and extension
     # modules: 45,000 of the python image's 58,000 files): stat-ing all of
     # them under gVisor's ptrace platform took 11 s on an idle host and over
@@ -236,7 +237,7 @@ def test_no_setuid_way_up():
              " '-perm', '/6000', '-type', 'f', '-print'], capture_output=True, text=True).stdout, end='')\n"
              "for f in (os.setuid, os.setgid):\n"
              "    try:\n        f(0)\n    except OSError as e:\n        print(f.__name__, e.errno)",
-             limits={"wallTimeMs": 20000})
+             limits={"wallTimeMs": 20000}, **pinned(version))
     assert run["stdout"] == "setuid 1\nsetgid 1\n", run
 
 

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from conftest import execute, healthy, own_mounts_removed, run_ok, workers
+from conftest import each_version, execute, healthy, own_mounts_removed, pinned, run_ok, workers
 
 attack = pytest.mark.attack
 
@@ -40,14 +40,14 @@ def assert_writes_refused(lines, eacces="13", erofs="30"):
 
 # --- processes: RLIMIT_NPROC from every runtime's own spawn path -------------
 
-@attack("Node.js: child_process.spawn loop (libuv)",
-        "spawn emits EAGAIN before the process limit (16); node goes on")
-def test_node_spawn_loop():
+@each_version("javascript", "Node.js: child_process.spawn loop (libuv)",
+              "spawn emits EAGAIN before the process limit (16); node goes on")
+def test_node_spawn_loop(version):
     run = run_ok("const cp = require('child_process');\nlet n = 0;\n"
                  "function next() {\n  const c = cp.spawn('sleep', ['30']);\n"
                  "  c.on('error', (e) => { console.log(n, e.code); process.exit(0); });\n"
                  "  if (c.pid) { n++; setImmediate(next); }\n}\nnext();",
-                 language="javascript", limits={"pids": 16, "wallTimeMs": 8000})
+                 language="javascript", limits={"pids": 16, "wallTimeMs": 8000}, **pinned(version))
     n, code = run["stdout"].split()
     assert code == "EAGAIN" and 0 < int(n) < 16, run
 
@@ -106,10 +106,10 @@ def test_rust_compiles_at_the_lowest_pids_and_the_program_gets_only_them():
     assert result["run"]["stdout"].split() == ["7", "11"], result["run"]
 
 
-@attack("Java: Runtime.exec loop",
-        "EAGAIN before the process limit (40, JVM threads included): the spawn's IOException (error 11), "
-        "or the JVM's own thread (each child gets a reaper thread) that cannot start")
-def test_java_exec_loop():
+@each_version("java", "Java: Runtime.exec loop",
+              "EAGAIN before the process limit (40, JVM threads included): the spawn's IOException (error 11), "
+              "or the JVM's own thread (each child gets a reaper thread) that cannot start")
+def test_java_exec_loop(version):
     # Each exec is a process and then a reaper thread; which of the two
     # meets the limit first depends on how many threads the JVM has
     # started by then (its compiler threads come and go), so both are
@@ -121,7 +121,7 @@ def test_java_exec_loop():
                  "        } catch (java.io.IOException | OutOfMemoryError e) {\n"
                  "            System.out.println(kids.size() + \" \" + e.getMessage());\n        }\n"
                  "        System.exit(0);\n    }\n}\n",
-                 language="java", limits={"pids": 40, "wallTimeMs": 15000})
+                 language="java", limits={"pids": 40, "wallTimeMs": 15000}, **pinned(version))
     # The JVM logs each thread it cannot start on stdout first ("[1.2s]...");
     # Java 21's spawn message goes on with lines of advice after its first.
     n, message = re.findall(r"(?m)^(\d+) (.+)$", run["stdout"])[-1]
@@ -191,10 +191,11 @@ def test_node_kill_everything():
 
 # --- memory: each runtime's allocator against the cgroup ---------------------
 
-@attack("Node.js: Buffer.alloc bomb (off the V8 heap)", "oomKilled at memoryBytes (64 MiB), exit 137")
-def test_node_buffer_bomb():
+@each_version("javascript", "Node.js: Buffer.alloc bomb (off the V8 heap)",
+              "oomKilled at memoryBytes (64 MiB), exit 137")
+def test_node_buffer_bomb(version):
     run = run_ok("const a = [];\nfor (;;) a.push(Buffer.alloc(1 << 20, 1));",
-                 language="javascript", limits={"memoryBytes": 64 << 20})
+                 language="javascript", limits={"memoryBytes": 64 << 20}, **pinned(version))
     assert run["oomKilled"] is True and run["exitCode"] == 137, run
 
 
@@ -210,14 +211,14 @@ def test_go_goroutine_bomb():
     assert run["oomKilled"] is True and run["exitCode"] == 137 and not run["timedOut"], run
 
 
-@attack("Java: growing heap of long[] arrays",
-        "the JVM sizes its heap from the cgroup (1/4 of 128 MiB): OutOfMemoryError, exit 1, not oomKilled")
-def test_java_heap_bomb():
+@each_version("java", "Java: growing heap of long[] arrays",
+              "the JVM sizes its heap from the cgroup (1/4 of 128 MiB): OutOfMemoryError, exit 1, not oomKilled")
+def test_java_heap_bomb(version):
     run = run_ok("import java.util.ArrayList;\npublic class Main {\n"
                  "    public static void main(String[] args) {\n"
                  "        ArrayList<long[]> keep = new ArrayList<>();\n"
                  "        for (;;) keep.add(new long[1 << 17]);\n    }\n}\n",
-                 language="java", limits={"memoryBytes": 128 << 20})
+                 language="java", limits={"memoryBytes": 128 << 20}, **pinned(version))
     assert run["exitCode"] == 1 and run["oomKilled"] is False, run
     assert "java.lang.OutOfMemoryError: Java heap space" in run["stderr"], run
 
@@ -255,12 +256,13 @@ def test_ruby_memory_bomb():
 
 # --- read-only filesystem ------------------------------------------------------
 
-@attack("Node.js: fs.writeFileSync to / /etc /usr /src /var/tmp", "EACCES or EROFS each; /var/tmp EROFS")
-def test_node_write_outside_tmp():
+@each_version("javascript", "Node.js: fs.writeFileSync to / /etc /usr /src /var/tmp",
+              "EACCES or EROFS each; /var/tmp EROFS")
+def test_node_write_outside_tmp(version):
     run = run_ok("const fs = require('fs');\n"
                  f"for (const p of {WRITE_TARGETS!r})" " {\n"
                  "  try { fs.writeFileSync(p, 'x'); console.log(p + ' WROTE'); }\n"
-                 "  catch (e) { console.log(p + ' ' + e.code); }\n}", language="javascript")
+                 "  catch (e) { console.log(p + ' ' + e.code); }\n}", language="javascript", **pinned(version))
     assert_writes_refused(run["stdout"].splitlines(), eacces="EACCES", erofs="EROFS")
 
 

@@ -3,7 +3,7 @@ multi-file program, a runtime error and, for compiled ones, a compile error
 (diagnostics in compile.stderr, no run)."""
 import pytest
 
-from conftest import execute, request
+from conftest import OTHER_VERSIONS, execute, request
 
 # name: (hello world, echo stdin + args, runtime error)
 PROGRAMS = {
@@ -124,10 +124,6 @@ COMPILE_ERRORS = {
 
 COMPILED = set(COMPILE_ERRORS)
 
-# The versions besides each language's default (registry.yaml's versions):
-# each runs the same programs, pinned. test_every_version_is_tested fails
-# when the registry gains one that is not here.
-OTHER_VERSIONS = [("python", "3.11"), ("python", "3.14"), ("javascript", "24"), ("java", "25")]
 EVERY = [(name, None) for name in sorted(PROGRAMS)] + OTHER_VERSIONS
 
 

@@ -126,8 +126,14 @@ static void test_counting(void)
 	ok(has_line(&b, "isobox_worker_exits_total{reason=\"recycled\"} 1"), "render: one-label family");
 	ok(has_line(&b, "isobox_http_requests_total{route=\"a\\\"b\\\\c\\nd\",status=\"200\"} 1"),
 	   "render: label values escaped");
+	ok(has_line(&b, "isobox_execution_duration_seconds_bucket{language=\"python\",le=\"0.001\"} 0"),
+	   "render: histogram first bucket, 1 ms");
+	ok(has_line(&b, "isobox_execution_duration_seconds_bucket{language=\"python\",le=\"0.05\"} 1"),
+	   "render: 50 ms in le 0.05 (bounds are inclusive)");
 	ok(has_line(&b, "isobox_execution_duration_seconds_bucket{language=\"python\",le=\"0.1\"} 2"),
-	   "render: histogram first bucket");
+	   "render: histogram buckets below a second");
+	ok(has_line(&b, "isobox_execution_duration_seconds_bucket{language=\"python\",version=\"3.14\",le=\"0.02\"} 1"),
+	   "render: a warm run's 20 ms in le 0.02");
 	ok(has_line(&b, "isobox_execution_duration_seconds_bucket{language=\"python\",le=\"1\"} 2"),
 	   "render: histogram buckets are cumulative");
 	ok(has_line(&b, "isobox_execution_duration_seconds_bucket{language=\"python\",le=\"2\"} 3"),
