@@ -72,7 +72,7 @@ bin/isobox-fcgi: $(LIB_SRC) $(MAIN_SRC) $(HEADERS)
 
 # The session agent runs inside sandboxes of every image: static, libc only.
 AGENT_SRC := $(sort $(wildcard sandbox/agent/*.c))
-bin/isobox-agent: $(AGENT_SRC) $(wildcard sandbox/agent/*.h)
+bin/isobox-agent: $(AGENT_SRC) $(wildcard sandbox/agent/*.h) sandbox/agent_protocol.h
 	@mkdir -p bin
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -Wshadow -static -o $@ $(AGENT_SRC)
 

@@ -122,7 +122,11 @@ static bool connect_now(struct redis_store *r, struct fault *f)
 		return done;
 	}
 	/* Children (docker) must not inherit it. */
-	fcntl(c->fd, F_SETFD, FD_CLOEXEC);
+	if (fcntl(c->fd, F_SETFD, FD_CLOEXEC) < 0) {
+		bool done = unavailable(r, "connect", strerror(errno), f);
+		redisFree(c);
+		return done;
+	}
 	redisSetTimeout(c, r->timeout);
 	if (r->password) {
 		redisReply *rep = redisCommand(c, "AUTH %s", r->password);

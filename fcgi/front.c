@@ -21,7 +21,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 
 #define READ_MS 1000
 
@@ -140,12 +139,8 @@ void front_execute(struct worker *w, struct request *rq)
 		respond_fault(rq, "");
 		return;
 	}
-	unsigned char rnd[QUEUE_JOB_ID_LEN / 2];
 	char job_id[QUEUE_JOB_ID_LEN + 1];
-	if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
-		die("getrandom failed");
-	for (size_t i = 0; i < sizeof rnd; i++)
-		snprintf(job_id + 2 * i, 3, "%02x", rnd[i]);
+	random_hex(job_id, QUEUE_JOB_ID_LEN / 2);
 	struct store *s = worker_store(w, &rq->fault);
 	if (!s || !queue_push(s, job_id, rq->tenant, request_is_piston(rq), rq->body.data, rq->body.len,
 			      q->max_length, &rq->fault)) {

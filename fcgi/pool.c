@@ -251,7 +251,8 @@ int pool_run(struct worker *w, int workers, int status_fd)
 	int64_t next_reap = now_ms() + REAP_EVERY_MS, next_expire = 0;
 	/* Session sandboxes' `docker run` clients are detached from the
 	 * workers that start them: they become ours to reap, not init's. */
-	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		log_msg("cannot reap session sandboxes' docker clients (init will): %s", strerror(errno));
 	for (;;) {
 		for (int i = 0; i < p.n; i++) {
 			if (scoreboard_pid(w->board, i) > 0)

@@ -30,7 +30,8 @@ static int unix_queue(int fd)
 	if (nl < 0)
 		return -1;
 	struct timeval tv = {.tv_usec = 200 * 1000};
-	setsockopt(nl, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	if (setsockopt(nl, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0)
+		return -1; /* unbounded, the read below could hold the request */
 	struct {
 		struct nlmsghdr nlh;
 		struct unix_diag_req req;

@@ -66,11 +66,12 @@ void serve_install_handlers(void)
 	 * poll() in a run must see the stop. */
 	struct sigaction sa = {.sa_handler = on_hup, .sa_flags = SA_RESTART};
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGHUP, &sa, NULL);
+	if (sigaction(SIGHUP, &sa, NULL) < 0)
+		die("sigaction: %s", strerror(errno));
 	sa.sa_handler = on_term;
 	sa.sa_flags = 0;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	if (sigaction(SIGTERM, &sa, NULL) < 0 || sigaction(SIGINT, &sa, NULL) < 0)
+		die("sigaction: %s", strerror(errno));
 	signal(SIGPIPE, SIG_IGN);
 }
 

@@ -24,7 +24,7 @@ bool agent_start(const struct conf *c, const char *lang, char *const argv[], pid
 /* One request to the agent and its answer. */
 struct agent_call {
 	struct buf request;
-	char tag[FRAME_TAG_LEN + 1];
+	char tag[AGENT_TAG_LEN + 1];
 	size_t data_max;  /* of a get's data */
 	struct buf data;  /* a get's bytes */
 	struct buf reply; /* the end frame's payload */

@@ -28,7 +28,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-volatile int sandbox_stop_requested;
+volatile sig_atomic_t sandbox_stop_requested;
 
 /* Why the worker stopped the container (first reason wins). STOP_ENDED:
  * the sandbox's own end came (a session's maxLifetimeMs). */
@@ -223,7 +223,7 @@ static bool session_interrupt(struct exec *x)
 {
 	if (x->in_fd < 0 || x->in_off < x->in_len)
 		return false;
-	char line[FRAME_TAG_LEN + 8];
+	char line[AGENT_TAG_LEN + 8];
 	int n = snprintf(line, sizeof line, "int %s\n", x->link->tag);
 	/* The pipe is empty (the request was read before anything ran): a
 	 * short line fits at once. */

@@ -4,19 +4,15 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 
 void frame_init(struct frame_decoder *d, unsigned long long end_max)
 {
 	*d = (struct frame_decoder){.end_max = end_max};
 }
 
-void frame_new_tag(char out[FRAME_TAG_LEN + 1])
+void frame_new_tag(char out[AGENT_TAG_LEN + 1])
 {
-	uint64_t rnd = 0;
-	if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd)
-		die("getrandom failed");
-	snprintf(out, FRAME_TAG_LEN + 1, "%016llx", (unsigned long long)rnd);
+	random_hex(out, AGENT_TAG_LEN / 2);
 }
 
 static bool number(const char *s, unsigned long long max, unsigned long long *out)
@@ -35,7 +31,7 @@ static bool number(const char *s, unsigned long long max, unsigned long long *ou
 
 static bool valid_tag(const char *s)
 {
-	if (strlen(s) != FRAME_TAG_LEN)
+	if (strlen(s) != AGENT_TAG_LEN)
 		return false;
 	for (; *s; s++)
 		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
@@ -79,7 +75,7 @@ static size_t header_done(struct frame_decoder *d, size_t used, struct frame_eve
 		return used;
 	}
 	bool chunk = !strcmp(w[0], "out") || !strcmp(w[0], "err") || !strcmp(w[0], "data");
-	if (chunk && n == 3 && valid_tag(w[1]) && number(w[2], FRAME_MAX_CHUNK, &len)) {
+	if (chunk && n == 3 && valid_tag(w[1]) && number(w[2], AGENT_MAX_CHUNK, &len)) {
 		d->body_kind = w[0][0] == 'd' ? FRAME_DATA : FRAME_OUT;
 		d->fd = w[0][0] == 'e' ? 2 : 1;
 	} else if (!strcmp(w[0], "end") && n == 4 && valid_tag(w[1]) && number(w[2], 100000, &code) &&
@@ -89,7 +85,7 @@ static size_t header_done(struct frame_decoder *d, size_t used, struct frame_eve
 	} else {
 		return garbled(d, used, ev, "an agent frame header that is not in the protocol");
 	}
-	memcpy(d->tag, w[1], FRAME_TAG_LEN + 1);
+	memcpy(d->tag, w[1], AGENT_TAG_LEN + 1);
 	d->body_left = len;
 	d->in_body = len > 0;
 	if (!d->in_body && d->body_kind == FRAME_END) {
@@ -119,7 +115,7 @@ size_t frame_feed(struct frame_decoder *d, const char *p, size_t n, struct frame
 	}
 	const char *lf = memchr(p, '\n', n);
 	size_t part = lf ? (size_t)(lf - p) : n;
-	if (d->header_len + part > FRAME_MAX_HEADER)
+	if (d->header_len + part > AGENT_MAX_HEADER)
 		return garbled(d, n, ev, "an agent frame header that is too long");
 	if (memchr(p, '\0', part))
 		return garbled(d, n, ev, "a NUL in an agent frame header");

@@ -42,7 +42,7 @@
  * old one first, as `int` would, without an answer to it.
  *
  * Answers (agent -> worker). One header line, then the payload it
- * announces; LEN is at most FRAME_MAX_CHUNK except in "end".
+ * announces; LEN is at most AGENT_MAX_CHUNK except in "end".
  *
  *   ready                                once, when the agent (and its
  *                                          kernel) is up
@@ -70,10 +70,7 @@
 #define ISOBOX_SANDBOX_FRAME_H
 
 #include "../conf/lib/base.h"
-
-#define FRAME_TAG_LEN 16
-#define FRAME_MAX_HEADER 512
-#define FRAME_MAX_CHUNK 65536
+#include "agent_protocol.h" /* the sizes the agent shares */
 
 enum frame_kind {
 	FRAME_MORE,    /* nothing to report for the bytes consumed */
@@ -86,7 +83,7 @@ enum frame_kind {
 
 struct frame_event {
 	enum frame_kind kind;
-	char tag[FRAME_TAG_LEN + 1];
+	char tag[AGENT_TAG_LEN + 1];
 	int fd;
 	long long code;
 	const char *data; /* points into the bytes given to frame_feed */
@@ -96,10 +93,10 @@ struct frame_event {
 };
 
 struct frame_decoder {
-	char header[FRAME_MAX_HEADER + 1];
+	char header[AGENT_MAX_HEADER + 1];
 	size_t header_len;
 	enum frame_kind body_kind; /* the frame whose payload is being read */
-	char tag[FRAME_TAG_LEN + 1];
+	char tag[AGENT_TAG_LEN + 1];
 	int fd;
 	long long code;
 	unsigned long long body_left;
@@ -117,6 +114,6 @@ void frame_init(struct frame_decoder *d, unsigned long long end_max);
 size_t frame_feed(struct frame_decoder *d, const char *p, size_t n, struct frame_event *ev);
 
 /* A fresh request tag (16 hex digits and a NUL). */
-void frame_new_tag(char out[FRAME_TAG_LEN + 1]);
+void frame_new_tag(char out[AGENT_TAG_LEN + 1]);
 
 #endif

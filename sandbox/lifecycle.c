@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "lifecycle.h"
+#include "owner.h"
 #include "deadline.h"
 #include "docker.h"
 #include "exec.h"
@@ -21,18 +22,7 @@
 #include "workdir.h"
 
 #include <stdio.h>
-#include <sys/random.h>
 #include <sys/wait.h>
-
-/* "isobox-<instance>-<16 hex>": unique, and it says nothing of the host
- * (the owner is in a label, which the sandbox cannot read). */
-static char *container_name(const struct conf *c)
-{
-	uint64_t rnd = 0;
-	if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd)
-		die("getrandom failed"); /* never happens with a 8-byte request */
-	return xasprintf("isobox-%s-%016llx", c->instance, (unsigned long long)rnd);
-}
 
 bool sandbox_create(const struct conf *c, const struct sandbox_job *job, struct sandbox *sb,
 		    struct fault *f)
@@ -46,7 +36,9 @@ bool sandbox_create(const struct conf *c, const struct sandbox_job *job, struct 
 	/* A run with outputs gets its code through the agent (outputs.c). */
 	if (!job->n_outputs && !workdir_create(c, job, &sb->dir, f))
 		return false;
-	sb->name = container_name(c);
+	char name[128];
+	sandbox_container_name(c->instance, NULL, name, sizeof name);
+	sb->name = xstrdup(name);
 	return true;
 }
 

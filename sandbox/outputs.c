@@ -129,7 +129,7 @@ bool exec_outputs(const struct sandbox *sb, const struct sandbox_job *job,
 		return false;
 	int in_fd = fds[0], out_fd = fds[1], err_fd = fds[2];
 	if (ok) {
-		char tag[FRAME_TAG_LEN + 1];
+		char tag[AGENT_TAG_LEN + 1];
 		frame_new_tag(tag);
 		struct buf request = {0};
 		session_step_request(job, false, tag, &request);

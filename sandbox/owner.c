@@ -11,6 +11,8 @@
 #include "owner.h"
 #include "sandbox.h"
 
+#include <stdio.h>
+
 const char *sandbox_owner_id(void)
 {
 	return process_id();
@@ -19,4 +21,14 @@ const char *sandbox_owner_id(void)
 bool owner_alive(const char *owner)
 {
 	return process_alive(owner);
+}
+
+void sandbox_container_name(const char *instance, const char *tag, char *out, size_t n)
+{
+	char rnd[17];
+	if (!tag) {
+		random_hex(rnd, 8);
+		tag = rnd;
+	}
+	snprintf(out, n, "isobox-%s-%s", instance, tag);
 }

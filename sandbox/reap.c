@@ -126,7 +126,8 @@ static void reap_dirs(const struct conf *c)
 static void cgroup_ids(const struct conf *c, const struct reap_by *by, const struct strv *parents,
 		       struct strv *ids, struct strv *own)
 {
-	autofree char *prefix = xasprintf("isobox-%s-", c->instance);
+	char prefix[128];
+	sandbox_container_name(c->instance, "", prefix, sizeof prefix);
 	time_t old = time(NULL) - (time_t)(c->sandbox.start_timeout_ms / 1000) - 1;
 	struct stat st;
 	for (size_t i = 0; i < parents->n; i++) {

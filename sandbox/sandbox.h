@@ -26,6 +26,7 @@
 #include "../conf/conf.h"
 #include "../registry/registry.h"
 
+#include <signal.h> /* sig_atomic_t */
 #include <sys/types.h>
 
 struct sandbox_file {
@@ -113,7 +114,7 @@ struct sandbox_sink {
 };
 
 /* Set from a signal handler: the worker must stop; runs are killed at once. */
-extern volatile int sandbox_stop_requested;
+extern volatile sig_atomic_t sandbox_stop_requested;
 
 /*
  * One sandbox. Ownership: sandbox_create fills it and sandbox_destroy

@@ -93,7 +93,7 @@ bool session_create(const struct conf *c, const struct tenant_limits *share, con
 		session_new_id(c->instance, s.id);
 	snprintf(s.language, sizeof s.language, "%s", l->name);
 	snprintf(s.version, sizeof s.version, "%s", l->version);
-	snprintf(s.container, sizeof s.container, "isobox-%s-%s", c->instance, s.id);
+	sandbox_container_name(c->instance, s.id, s.container, sizeof s.container);
 	s.created_ms = s.last_used_ms = wall_ms();
 	struct session_handle h;
 	if (!session_admit(c, &s, share, &h, f))
@@ -168,7 +168,7 @@ bool session_step(const struct conf *c, const struct session *s, const struct sa
 		return false;
 	}
 	bool kernel = h.s.type == SESSION_KERNEL;
-	char tag[FRAME_TAG_LEN + 1];
+	char tag[AGENT_TAG_LEN + 1];
 	frame_new_tag(tag);
 	struct buf request = {0};
 	session_step_request(job, kernel, tag, &request);

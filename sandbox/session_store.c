@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -83,12 +82,8 @@ bool session_valid_id(const char *id)
 
 void session_new_id(const char *host, char out[SESSION_ID_LEN + 1])
 {
-	unsigned char rnd[SESSION_ID_HEX / 2];
-	if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
-		die("getrandom failed");
 	int at = snprintf(out, SESSION_ID_LEN + 1, "%.*s-", SESSION_HOST_MAX, host);
-	for (size_t i = 0; i < sizeof rnd; i++)
-		snprintf(out + at + 2 * i, 3, "%02x", rnd[i]);
+	random_hex(out + at, SESSION_ID_HEX / 2);
 }
 
 int64_t session_life_end_ms(const struct session *s)

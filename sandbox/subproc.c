@@ -35,7 +35,11 @@ pid_t subproc_spawn(char *const argv[], int *fds[3])
 	pid_t parent = getpid();
 
 	for (int i = 0; i < 3; i++) {
-		if (fds[i] && pipe2(pipes[i], O_CLOEXEC) < 0)
+		if (!fds[i])
+			continue;
+		/* Our end (the write end of stdin, the read ends of the rest)
+		 * never blocks; the child's end stays as programs expect. */
+		if (pipe2(pipes[i], O_CLOEXEC) < 0 || fcntl(pipes[i][i == 0 ? 1 : 0], F_SETFL, O_NONBLOCK) < 0)
 			goto fail;
 	}
 	pid_t pid = fork();
@@ -69,7 +73,6 @@ pid_t subproc_spawn(char *const argv[], int *fds[3])
 		/* Keep our end: the write end of stdin, the read ends of the rest. */
 		int ours = i == 0 ? pipes[i][1] : pipes[i][0];
 		close(i == 0 ? pipes[i][0] : pipes[i][1]);
-		fcntl(ours, F_SETFL, O_NONBLOCK);
 		*fds[i] = ours;
 	}
 	return pid;

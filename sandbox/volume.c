@@ -123,9 +123,10 @@ bool volume_agent_call(const struct conf *c, const struct language *l, const cha
 		return fail(f, E_SANDBOX_UNAVAILABLE, "no agent installed (warm.agentDir)");
 	if (!l || !l->image_id)
 		return fail(f, E_IMAGE_NOT_BUILT, "no image is built to reach the volume's files in");
-	char tag[FRAME_TAG_LEN + 1], name[96];
-	frame_new_tag(tag);
-	snprintf(name, sizeof name, "isobox-%s-vf-%s", c->instance, tag);
+	char rnd[AGENT_TAG_LEN + 1], tag[AGENT_TAG_LEN + 4], name[128];
+	frame_new_tag(rnd);
+	snprintf(tag, sizeof tag, "vf-%s", rnd);
+	sandbox_container_name(c->instance, tag, name, sizeof name);
 	int fds[3];
 	pid_t client;
 	struct strv argv = {0};

@@ -55,7 +55,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -302,10 +301,7 @@ static void start_one(struct warm_pool *wp, const struct conf *c, const struct l
 	if (i == wp->board->n_slots)
 		return;
 	struct warm_own *o = &wp->own[i];
-	uint64_t rnd = 0;
-	if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd)
-		die("getrandom failed");
-	snprintf(o->name, sizeof o->name, "isobox-%s-%016llx", c->instance, (unsigned long long)rnd);
+	sandbox_container_name(c->instance, NULL, o->name, sizeof o->name);
 	snprintf(o->image_id, sizeof o->image_id, "%s", l->image_id);
 	memcpy(wp->board->slot[i].name, o->name, sizeof o->name);
 	struct limits boot = boot_of(c, l, wp->board->own_cgroups);

@@ -54,7 +54,7 @@ enum step_kind { STEP_NONE, STEP_RUN, STEP_CELL };
 /* The run or cell that runs: its answer is due when it ends. */
 static struct {
 	enum step_kind kind;
-	char tag[TAG_LEN + 1];
+	char tag[AGENT_TAG_LEN + 1];
 	pid_t pid;       /* run: the program, leader of its process group */
 	int out, err;    /* run: its pipes, -1 once at end of file */
 	int64_t kill_at; /* cell: interrupted; the kernel is killed at this time */
@@ -139,7 +139,7 @@ static void nonblocking(int fd)
  * NULL); at end of file *fd is closed. >0: relayed; 0: end; -1: nothing now. */
 static ssize_t relay(int *fd, const char *kind, const char *tag)
 {
-	static char b[CHUNK];
+	static char b[AGENT_MAX_CHUNK];
 	ssize_t n = read(*fd, b, sizeof b);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return -1;
@@ -153,7 +153,7 @@ static ssize_t relay(int *fd, const char *kind, const char *tag)
 /* Everything *fd holds now, bounded: a background writer may never stop. */
 static void drain(int *fd, const char *kind, const char *tag)
 {
-	for (int i = 0; *fd >= 0 && i < DRAIN_MAX / CHUNK && relay(fd, kind, tag) > 0; i++)
+	for (int i = 0; *fd >= 0 && i < DRAIN_MAX / AGENT_MAX_CHUNK && relay(fd, kind, tag) > 0; i++)
 		;
 }
 
@@ -285,7 +285,7 @@ static void kernel_gone(int status, bool interrupted)
  * else there (the cell can write to it too) is a broken kernel. */
 static void kernel_result(void)
 {
-	static char b[CHUNK];
+	static char b[AGENT_MAX_CHUNK];
 	struct buf *r = &kernel.result;
 	unsigned long long code, len;
 	char *lf, *sp;
@@ -419,7 +419,7 @@ static void step_abandon(void)
 static void step_start(enum step_kind kind, const char *tag)
 {
 	step.kind = kind;
-	memcpy(step.tag, tag, TAG_LEN + 1);
+	memcpy(step.tag, tag, AGENT_TAG_LEN + 1);
 	step.kill_at = 0;
 	step.silent = false;
 	step.interrupted = false;
@@ -440,10 +440,10 @@ static int stdin_file(unsigned long long len, int *wr)
 
 static char **in_argv(unsigned long long n)
 {
-	char line[MAX_HEADER + 1], **argv = calloc((size_t)n + 1, sizeof *argv);
+	char line[AGENT_MAX_HEADER + 1], **argv = calloc((size_t)n + 1, sizeof *argv);
 	unsigned long long total = 0;
 	for (unsigned long long i = 0; argv && i < n; i++) {
-		in_line(line, MAX_HEADER);
+		in_line(line, AGENT_MAX_HEADER);
 		unsigned long long len = number(line, MAX_PAYLOAD);
 		if ((total += len) > MAX_PAYLOAD || !(argv[i] = malloc((size_t)len + 1)))
 			fatal("arguments too large");
@@ -459,12 +459,12 @@ static void run_request(const char *tag, unsigned long long nfiles, unsigned lon
 			unsigned long long stdin_len)
 {
 	struct why w = {0};
-	char line[MAX_HEADER + 1], *words[2], path[MAX_PATH + 1];
+	char line[AGENT_MAX_HEADER + 1], *words[2], path[MAX_PATH + 1];
 	if (nargv == 0)
 		fatal("a run without a program");
 	step_abandon();
 	for (unsigned long long i = 0; i < nfiles; i++) {
-		in_line(line, MAX_HEADER);
+		in_line(line, AGENT_MAX_HEADER);
 		if (split(line, words, 2) != 2)
 			fatal("a malformed file header");
 		unsigned long long nlen = number(words[0], MAX_PATH);
@@ -530,8 +530,8 @@ static void cell_request(const char *tag, unsigned long long code_len, unsigned 
 
 static void serve_request(void)
 {
-	char line[MAX_HEADER + 1], *w[5];
-	in_line(line, MAX_HEADER);
+	char line[AGENT_MAX_HEADER + 1], *w[5];
+	in_line(line, AGENT_MAX_HEADER);
 	int n = split(line, w, 5);
 	if (n < 2 || !valid_tag(w[1]))
 		fatal("a request without a valid tag");

@@ -12,9 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TAG_LEN 16
-#define MAX_HEADER 512
-#define CHUNK 65536                 /* the largest out/err/data frame */
+#include "../agent_protocol.h" /* AGENT_TAG_LEN, AGENT_MAX_HEADER, AGENT_MAX_CHUNK */
+
 #define MAX_PAYLOAD (64ULL << 20)   /* one file, stdin, code, or all the args */
 #define MAX_FILES 1000
 #define MAX_ARGV 4096

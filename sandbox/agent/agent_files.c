@@ -185,7 +185,7 @@ void put_request(const char *tag, unsigned long long path_len, unsigned long lon
 
 void get_request(const char *tag, unsigned long long max, unsigned long long path_len)
 {
-	static char b[CHUNK];
+	static char b[AGENT_MAX_CHUNK];
 	struct why w = {0};
 	struct stat st = {0};
 	char path[MAX_PATH + 1];
@@ -194,7 +194,7 @@ void get_request(const char *tag, unsigned long long max, unsigned long long pat
 		set_why(&w, EFBIG, "%s: %lld bytes, over %llu", path, (long long)st.st_size, max);
 	/* Only the size that was checked is sent, should the file grow. */
 	for (off_t left = st.st_size; !w.err && left > 0;) {
-		ssize_t n = read(fd, b, left < CHUNK ? (size_t)left : CHUNK);
+		ssize_t n = read(fd, b, left < AGENT_MAX_CHUNK ? (size_t)left : AGENT_MAX_CHUNK);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)

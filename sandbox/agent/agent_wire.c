@@ -15,7 +15,7 @@
 
 /* The request stream: a header may be read with some payload after it. */
 static struct {
-	char b[CHUNK];
+	char b[AGENT_MAX_CHUNK];
 	size_t off, len;
 } in;
 
@@ -37,10 +37,10 @@ bool write_all(int fd, const void *p, size_t n)
 /* "KIND TAG [CODE] LEN" LF, then the payload: one write when it is small. */
 void send_frame(const char *kind, const char *tag, int code, const void *p, size_t n)
 {
-	static char b[CHUNK + 64];
+	static char b[AGENT_MAX_CHUNK + 64];
 	int h = code < 0 ? snprintf(b, 64, "%s %s %zu\n", kind, tag, n)
 			 : snprintf(b, 64, "%s %s %d %zu\n", kind, tag, code, n);
-	bool small = n <= CHUNK;
+	bool small = n <= AGENT_MAX_CHUNK;
 	if (small && n > 0) /* p may be NULL then */
 		memcpy(b + h, p, n);
 	if (!write_all(1, b, (size_t)h + (small ? n : 0)) || (!small && !write_all(1, p, n)))
@@ -99,7 +99,7 @@ void in_line(char *line, size_t max)
  * is read all the same, to stay in step with the stream. */
 bool in_copy(int fd, unsigned long long n, const char *name, struct why *w)
 {
-	static char b[CHUNK];
+	static char b[AGENT_MAX_CHUNK];
 	bool ok = true;
 	while (n > 0) {
 		size_t k = in_some(b, n < sizeof b ? (size_t)n : sizeof b);
@@ -146,7 +146,7 @@ int split(char *line, char **w, int max)
 
 bool valid_tag(const char *s)
 {
-	return strlen(s) == TAG_LEN && strspn(s, "0123456789abcdef") == TAG_LEN;
+	return strlen(s) == AGENT_TAG_LEN && strspn(s, "0123456789abcdef") == AGENT_TAG_LEN;
 }
 
 bool in_buffered(void)

@@ -93,7 +93,7 @@ static void frames(void)
 	feed_all(longer, sizeof longer, 100, &log);
 	is_str(log.data, "garbled;", "frames: a header past 512 bytes is garbled, once");
 	buf_free(&log);
-	char tag[FRAME_TAG_LEN + 1], other[FRAME_TAG_LEN + 1];
+	char tag[AGENT_TAG_LEN + 1], other[AGENT_TAG_LEN + 1];
 	frame_new_tag(tag);
 	frame_new_tag(other);
 	ok(strlen(tag) == 16 && strspn(tag, "0123456789abcdef") == 16 && strcmp(tag, other),
