@@ -28,26 +28,19 @@ extern int tap_passed, tap_failed;
 static inline bool tap_streq(const char *a, const char *b) { return a && b && !strcmp(a, b); }
 #define is_str(a, b, ...) ok(tap_streq((a), (b)), __VA_ARGS__)
 
-void test_conf(void);
-void test_registry(void);
-void test_request(void);
-void test_argv(void);
-void test_launch(void);
-void test_warm(void);
-void test_session(void);
-void test_result(void);
-void test_sse(void);
-void test_egress(void);
-void test_access(void);
-void test_metrics(void);
-void test_assets(void);
-void test_decoder(void);
-void test_deadline(void);
-void test_docker_http(void);
-void test_tenants(void);
-void test_store(void);
-void test_semver(void);
-void test_piston(void);
-void test_runc(void);
+/*
+ * A test file's entry point: UNIT_TEST(test_name) { ... } registers it
+ * before main runs (a constructor), so a new file is the only edit a new
+ * test needs; main runs them in the order they were linked.
+ */
+void tap_register(void (*fn)(void), const char *name);
+#define UNIT_TEST(fn)                                                        \
+	static void fn(void);                                                \
+	__attribute__((constructor)) static void fn##_register(void)         \
+	{                                                                    \
+		tap_register(fn, #fn);                                       \
+	}                                                                    \
+	static void fn(void)
+
 
 #endif

@@ -52,7 +52,7 @@ static bool section_fails(const char *doc, const char *want)
 	return failed;
 }
 
-void test_access(void)
+UNIT_TEST(test_access)
 {
 	ok(parses("10.0.0.0/8"), "cidr: IPv4 block");
 	ok(!parses("127.0.0.1/8"), "cidr: host bits past the prefix refused (say 127.0.0.0/8)");

@@ -12,7 +12,7 @@ static bool has(const struct strv *a, const char *arg)
 	return false;
 }
 
-void test_argv(void)
+UNIT_TEST(test_argv)
 {
 	struct conf c;
 	struct registry r;

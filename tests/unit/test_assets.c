@@ -4,7 +4,7 @@
 #include "tap.h"
 #include "../../fcgi/assets.h"
 
-void test_assets(void)
+UNIT_TEST(test_assets)
 {
 	const char *routes[] = {"/", "/openapi.yaml", "/llms.txt"};
 	for (size_t i = 0; i < 3; i++) {

@@ -10,7 +10,7 @@ static bool conf_from(const char *text, struct conf *c, char *err, size_t n)
 	return conf_parse(text, strlen(text), "/base", c, err, n);
 }
 
-void test_conf(void)
+UNIT_TEST(test_conf)
 {
 	char err[512];
 	struct conf c;

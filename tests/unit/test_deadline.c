@@ -28,7 +28,7 @@ static void say(struct decoder *d, struct exec_clock *t, int64_t now, const char
 	} while (n > 0 || ev.kind != DEC_MORE);
 }
 
-void test_deadline(void)
+UNIT_TEST(test_deadline)
 {
 	struct conf c;
 	struct registry r;
@@ -104,7 +104,7 @@ void test_deadline(void)
 }
 
 /* dockerd's answer to a removal (docker.c): the status of its first line. */
-void test_docker_http(void)
+UNIT_TEST(test_docker_http)
 {
 	static const struct {
 		const char *reply;

@@ -164,7 +164,7 @@ static const struct transcript transcripts[] = {
 	 "program-started out1:\\1eab12\\0a out2:\\1eab12 0\\0a"},
 };
 
-void test_decoder(void)
+UNIT_TEST(test_decoder)
 {
 	for (size_t t = 0; t < sizeof transcripts / sizeof transcripts[0]; t++) {
 		const struct transcript *tr = &transcripts[t];

@@ -75,7 +75,7 @@ static bool line(const struct buf *b, const char *l)
 	return b->data && strstr(b->data, want);
 }
 
-void test_egress(void)
+UNIT_TEST(test_egress)
 {
 	ok(parses("10.0.0.0/8", "10.0.0.0/8"), "cidr: IPv4 range");
 	ok(parses("169.254.169.254", "169.254.169.254/32"), "cidr: bare address is one host");

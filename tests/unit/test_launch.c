@@ -247,7 +247,7 @@ static void test_exit_code(void)
 	ok(exit_code_of("") == -1 && exit_code_of("garbage") == -1, "wait: no answer: none");
 }
 
-void test_launch(void)
+UNIT_TEST(test_launch)
 {
 	test_body();
 	test_demux();

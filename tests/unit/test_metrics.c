@@ -239,7 +239,7 @@ static void store_part(void)
 	strv_free(&ms.hosts);
 }
 
-void test_metrics(void)
+UNIT_TEST(test_metrics)
 {
 	store_part();
 	test_outcomes();

@@ -378,7 +378,7 @@ static void hex(void)
 	buf_free(&b);
 }
 
-void test_piston(void)
+UNIT_TEST(test_piston)
 {
 	struct buf text = {0};
 	char err[256];

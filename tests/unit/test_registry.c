@@ -81,7 +81,7 @@ static void test_registry_versions(void)
 	registry_free(&r);
 }
 
-void test_registry(void)
+UNIT_TEST(test_registry)
 {
 	struct conf c;
 	struct registry r;

@@ -36,7 +36,7 @@ static void route_is(const char *path_info, const char *uri, const char *want, c
 	free(got);
 }
 
-void test_request(void)
+UNIT_TEST(test_request)
 {
 	struct request rq;
 	fixture_load(&conf, &reg);

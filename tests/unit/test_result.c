@@ -11,7 +11,7 @@ static void quotes(const char *in, size_t n, const char *want, const char *what)
 	free(got);
 }
 
-void test_result(void)
+UNIT_TEST(test_result)
 {
 	quotes("hi\n", 3, "\"hi\\n\"", "newline escaped");
 	quotes("a\0b", 3, "\"a\\u0000b\"", "NUL kept as \\u0000");

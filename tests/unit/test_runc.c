@@ -276,7 +276,7 @@ static void test_backend_conf(void)
 	free(text);
 }
 
-void test_runc(void)
+UNIT_TEST(test_runc)
 {
 	test_spec();
 	test_bind_flags();

@@ -146,7 +146,7 @@ static const char *shown(const char *range)
 	return out;
 }
 
-void test_semver(void)
+UNIT_TEST(test_semver)
 {
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		const struct semver_case *c = &cases[i];

@@ -259,7 +259,7 @@ static void outputs(const struct conf *c, const struct language *py)
 	strv_free(&a);
 }
 
-void test_session(void)
+UNIT_TEST(test_session)
 {
 	struct conf c;
 	struct registry r;

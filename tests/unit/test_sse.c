@@ -12,7 +12,7 @@ static void b64(const char *in, size_t n, const char *want)
 	free(got);
 }
 
-void test_sse(void)
+UNIT_TEST(test_sse)
 {
 	b64("", 0, "");
 	b64("f", 1, "Zg==");

@@ -440,7 +440,7 @@ static void password(const char *dir)
 	unlink(sock);
 }
 
-void test_store(void)
+UNIT_TEST(test_store)
 {
 	/* As in the worker (serve.c): a write to a Redis that went away
 	 * is an error to handle, not a signal. */

@@ -155,7 +155,7 @@ static void origins(void)
 	cJSON_Delete(o);
 }
 
-void test_tenants(void)
+UNIT_TEST(test_tenants)
 {
 	char dir[] = "/tmp/isobox-unit-XXXXXX";
 	if (!mkdtemp(dir))

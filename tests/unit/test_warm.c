@@ -142,7 +142,7 @@ static void registry_agent(void)
 	}
 }
 
-void test_warm(void)
+UNIT_TEST(test_warm)
 {
 	struct conf c;
 	struct registry r;
