@@ -77,11 +77,12 @@ void admin_done(struct worker *w, struct request *rq, int64_t started_ms)
 	auth_release(w, rq);
 	volumes_release(w, rq);
 	const struct error_info *e = rq->fault.code ? error_info(rq->fault.code) : NULL;
-	int status = e ? error_status(rq->fault.code, request_is_piston(rq)) : rq->status_ok ? rq->status_ok : 200;
+	int status = e ? error_status(rq->fault.code, request_is_piston(rq)) : 200;
 	char st[16], sent[16];
 	snprintf(st, sizeof st, "%d", status);
-	/* Requests by the status the client got: a stream that failed later got 200. */
-	snprintf(sent, sizeof sent, "%d", rq->status_sent ? rq->status_sent : status);
+	/* Requests by the status the client got (a stream that failed later
+	 * got 200); the code's own when nothing was sent (the client left). */
+	snprintf(sent, sizeof sent, "%d", rq->io.status ? rq->io.status : status);
 	metrics_count(m, M_HTTP_REQUESTS, rq->route ? rq->route->path : "other", sent);
 	/* A step that ended its session, or found it ended (its sandbox gone):
 	 * its place in the tenant's share, and its volume, are free at once. */
@@ -202,8 +203,8 @@ void admin_metrics(struct worker *w, struct request *rq)
 		return;
 	}
 	struct buf out = {0};
-	buf_printf(&out, "Status: 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
-			 "Cache-Control: no-store\r\n\r\n");
+	http_send_head(&rq->io, 200, "Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
+				     "Cache-Control: no-store\r\n");
 	if (strcmp(rq->method, "HEAD"))
 		metrics_render(w->metrics, w->board, w->exec_slots, w->warm,
 			       w->conf.sessions.dir ? session_count(&w->conf) : -1, &out);

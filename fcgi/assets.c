@@ -74,14 +74,11 @@ void asset_serve(struct worker *w, struct request *rq)
 	/* no-cache: keep a copy but ask every time; a new build answers 200. */
 	struct buf head = {0};
 	bool fresh = etag_matches(http_param(&rq->io, "HTTP_IF_NONE_MATCH"), etag);
-	if (fresh)
-		buf_printf(&head, "Status: 304 Not Modified\r\n");
-	else
-		buf_printf(&head, "Status: 200 OK\r\nContent-Type: %s\r\nContent-Length: %zu\r\n",
-			   a->content_type, a->len);
+	if (!fresh)
+		buf_printf(&head, "Content-Type: %s\r\nContent-Length: %zu\r\n", a->content_type, a->len);
 	buf_printf(&head, "ETag: %s\r\nCache-Control: no-cache\r\nX-Content-Type-Options: nosniff\r\n"
-			  "Content-Security-Policy: " CSP "\r\n\r\n", etag);
-	http_write(&rq->io, head.data, head.len);
+			  "Content-Security-Policy: " CSP "\r\n", etag);
+	http_send_head(&rq->io, fresh ? 304 : 200, head.data);
 	if (!fresh && strcmp(rq->method, "HEAD"))
 		http_write(&rq->io, a->bytes, a->len);
 	http_flush(&rq->io);

@@ -125,6 +125,5 @@ void auth_preflight(struct request *rq, const char *allow)
 		size_t used = strlen(headers);
 		snprintf(headers + used, sizeof headers - used, "Access-Control-Allow-Methods: %s\r\n", allow);
 	}
-	rq->status_ok = 204;
 	http_send_empty(&rq->io, 204, headers);
 }

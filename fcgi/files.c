@@ -46,7 +46,6 @@ void files_answer_list(struct worker *w, struct request *rq, const struct files_
 		cJSON_AddItemToArray(list, x);
 	}
 	session_entries_free(e, n);
-	rq->status_ok = 200;
 	http_send_json(&rq->io, 200, "", o);
 	cJSON_Delete(o);
 }
@@ -77,7 +76,6 @@ void files_answer_put(struct worker *w, struct request *rq, const struct files_p
 	cJSON *o = cJSON_CreateObject();
 	json_add_bytes(o, "path", path, strlen(path));
 	cJSON_AddNumberToObject(o, "size", (double)rq->body.len);
-	rq->status_ok = 201;
 	http_send_json(&rq->io, 201, "", o);
 	cJSON_Delete(o);
 }
@@ -88,6 +86,5 @@ void files_answer_delete(struct worker *w, struct request *rq, const struct file
 		respond_fault(rq, "");
 		return;
 	}
-	rq->status_ok = 204;
 	http_send_empty(&rq->io, 204, "");
 }

@@ -47,14 +47,14 @@ static bool send_buf(struct follow *fl, struct buf *b)
 static void on_started(struct follow *fl, const struct queue_event *e)
 {
 	struct buf b = {0};
+	bool head = false;
 	if (fl->started && strcmp(fl->attempt, e->attempt) && fl->stream) {
 		/* Its runner stopped; another runs it again from the start. */
 		sse_event(&b, "restart", "{\"reason\": \"the runner stopped; the program runs again on another\"}");
 		fl->carry[1] = fl->carry[2] = (struct sse_carry){0};
 	} else if (!fl->started && fl->stream) {
-		buf_printf(&b, "Status: 200 OK\r\nContent-Type: text/event-stream\r\n"
-			       "Cache-Control: no-cache\r\nX-Accel-Buffering: no\r\n%s\r\n", fl->rq->io.always);
-		fl->rq->status_sent = 200;
+		http_send_head(&fl->rq->io, 200, SSE_HEADERS);
+		head = true;
 	}
 	if (strcmp(fl->attempt, e->attempt)) {
 		/* A run begins (again): it has its whole bound from now. */
@@ -63,7 +63,7 @@ static void on_started(struct follow *fl, const struct queue_event *e)
 	}
 	snprintf(fl->attempt, sizeof fl->attempt, "%s", e->attempt);
 	fl->started = true;
-	if (b.len && !send_buf(fl, &b))
+	if ((b.len || head) && !send_buf(fl, &b)) /* the head too: flushed */
 		fl->rq->result.client_gone = true;
 }
 
@@ -83,12 +83,12 @@ static void on_end(struct follow *fl, const struct queue_event *e)
 		     cJSON_IsString(msg) ? msg->valuestring : "the runner failed");
 		cJSON_Delete(o);
 	}
-	if (!fl->stream || !rq->status_sent) {
+	if (!fl->stream || !rq->io.status) {
 		if (failed) {
 			respond_fault(rq, "");
 			return;
 		}
-		http_send_bytes(&rq->io, 200, "application/json", rq->io.always, e->data.data, e->data.len, false);
+		http_send_bytes(&rq->io, 200, "application/json", "", e->data.data, e->data.len, false);
 		return;
 	}
 	struct buf b = {0};
@@ -195,7 +195,7 @@ void front_execute(struct worker *w, struct request *rq)
 	}
 	if (fl.done)
 		return;
-	if (!rq->status_sent) {
+	if (!rq->io.status) {
 		respond_fault(rq, "");
 		return;
 	}

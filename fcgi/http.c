@@ -127,12 +127,19 @@ bool http_read_json_body(struct http_io *io, size_t max, struct buf *body, struc
 	return http_read_body(io, max, body, f);
 }
 
+bool http_send_head(struct http_io *io, int status, const char *headers)
+{
+	struct buf head = {0};
+	buf_printf(&head, "Status: %d %s\r\n%s%s\r\n", status, http_status_text(status), io->always, headers);
+	io->status = status;
+	bool ok = http_write(io, head.data, head.len);
+	buf_free(&head);
+	return ok;
+}
+
 void http_send_empty(struct http_io *io, int status, const char *extra_headers)
 {
-	char head[1024];
-	int n = snprintf(head, sizeof head, "Status: %d %s\r\n%s%s\r\n", status, http_status_text(status),
-			 io->always, extra_headers);
-	http_write(io, head, (size_t)n);
+	http_send_head(io, status, extra_headers);
 	http_flush(io);
 }
 
@@ -167,10 +174,9 @@ void http_send_bytes(struct http_io *io, int status, const char *content_type,
 		     const char *extra_headers, const void *p, size_t n, bool head_only)
 {
 	struct buf head = {0};
-	buf_printf(&head, "Status: %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-		   "Cache-Control: no-store\r\n%s%s\r\n", status, http_status_text(status), content_type,
-		   n, io->always, extra_headers);
-	http_write(io, head.data, head.len);
+	buf_printf(&head, "Content-Type: %s\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n%s",
+		   content_type, n, extra_headers);
+	http_send_head(io, status, head.data);
 	if (!head_only && n)
 		http_write(io, p, n);
 	http_flush(io);
@@ -182,12 +188,11 @@ void http_send_json(struct http_io *io, int status, const char *extra_headers, c
 	char *text = cJSON_PrintUnformatted(body);
 	if (!text)
 		die("out of memory");
-	char head[1024];
-	int n = snprintf(head, sizeof head,
-			 "Status: %d %s\r\nContent-Type: application/json\r\n"
-			 "Cache-Control: no-store\r\n%s%sContent-Length: %zu\r\n\r\n",
-			 status, http_status_text(status), io->always, extra_headers, strlen(text) + 1);
-	http_write(io, head, (size_t)n);
+	struct buf head = {0};
+	buf_printf(&head, "Content-Type: application/json\r\nCache-Control: no-store\r\n%sContent-Length: %zu\r\n",
+		   extra_headers, strlen(text) + 1);
+	http_send_head(io, status, head.data);
+	buf_free(&head);
 	http_write(io, text, strlen(text));
 	http_write(io, "\n", 1);
 	http_flush(io);

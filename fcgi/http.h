@@ -15,6 +15,7 @@
 struct http_io {
 	FCGX_Request *fcgi; /* NULL in CGI mode */
 	bool failed;        /* a write failed: the client is gone */
+	int status;         /* the status of the head written (http_send_head); 0: none yet */
 	char always[320];   /* "Name: v\r\n"... that every response carries (CORS) */
 };
 
@@ -42,6 +43,13 @@ bool http_is_json(const struct http_io *io);
 /* The body of a JSON route: 415 unless it is application/json, then as
  * http_read_body. */
 bool http_read_json_body(struct http_io *io, size_t max, struct buf *body, struct fault *f);
+/*
+ * The head of a response: the status line, io->always, then headers ("" or
+ * "Name: v\r\n"..., the Content-Type among them). Every response's head is
+ * written here, and io->status records it: what the client got, for the
+ * metrics and the log. The body follows with http_write.
+ */
+bool http_send_head(struct http_io *io, int status, const char *headers);
 /* A response with a status and no body (204); extra_headers as below. */
 void http_send_empty(struct http_io *io, int status, const char *extra_headers);
 

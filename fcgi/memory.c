@@ -127,8 +127,7 @@ void memory_put(struct worker *w, struct request *rq)
 	char headers[64];
 	etag_header(headers, sizeof headers, etag);
 	cJSON *o = item_to_json(&it);
-	rq->status_ok = created ? 201 : 200;
-	http_send_json(&rq->io, rq->status_ok, headers, o);
+	http_send_json(&rq->io, created ? 201 : 200, headers, o);
 	cJSON_Delete(o);
 }
 
@@ -170,7 +169,6 @@ void memory_delete(struct worker *w, struct request *rq)
 		respond_fault(rq, "");
 		return;
 	}
-	rq->status_ok = 204;
 	http_send_empty(&rq->io, 204, "");
 }
 

@@ -57,8 +57,6 @@ struct request {
 	struct sandbox_job job;
 	struct sandbox_result result;
 	struct fault fault;
-	int status_sent; /* a stream's 200, sent before the run ends; 0: not yet */
-	int status_ok;   /* the status of a success that is not 200 (201, 204) */
 	struct session session; /* a session step's session */
 	bool in_session;
 	char tenant[TENANT_NAME_MAX + 1]; /* who calls (ACL_TENANT routes); "" otherwise */

@@ -16,6 +16,12 @@ cJSON *fault_to_json(const struct fault *f)
 	return body;
 }
 
+void respond_json(struct request *rq, int status, cJSON *o)
+{
+	http_send_json(&rq->io, status, "", o);
+	cJSON_Delete(o);
+}
+
 void respond_fault(struct request *rq, const char *extra_headers)
 {
 	bool piston = request_is_piston(rq);

@@ -11,6 +11,9 @@
 /* {"error": {"code": ..., "message": ...}} */
 cJSON *fault_to_json(const struct fault *f);
 
+/* Answer with o, as JSON, and free it (a success: 200, 201). */
+void respond_json(struct request *rq, int status, cJSON *o);
+
 /* Answer rq->fault; extra_headers is "" or "Name: v\r\n"... */
 void respond_fault(struct request *rq, const char *extra_headers);
 

@@ -52,13 +52,6 @@ static cJSON *session_to_json(const struct worker *w, const struct session *s)
 	return o;
 }
 
-static void answer(struct request *rq, int status, cJSON *o)
-{
-	rq->status_ok = status;
-	http_send_json(&rq->io, status, "", o);
-	cJSON_Delete(o);
-}
-
 static bool read_json(struct worker *w, struct request *rq)
 {
 	return http_read_json_body(&rq->io, (size_t)w->conf.request.max_body_bytes, &rq->body, &rq->fault);
@@ -188,7 +181,7 @@ void sessions_create(struct worker *w, struct request *rq)
 	volumes_hand_over(rq); /* released when the session ends */
 	log_msg("session %s created: %s %s", s.id, s.language, type == SESSION_KERNEL ? "kernel" : "shell");
 	metrics_count(w->metrics, M_SESSIONS_CREATED, type == SESSION_KERNEL ? "kernel" : "shell", NULL);
-	answer(rq, 201, session_to_json(w, &s));
+	respond_json(rq, 201, session_to_json(w, &s));
 }
 
 void sessions_list(struct worker *w, struct request *rq)
@@ -204,7 +197,7 @@ void sessions_list(struct worker *w, struct request *rq)
 	for (size_t i = 0; i < n; i++)
 		cJSON_AddItemToArray(list, session_to_json(w, &all[i]));
 	free(all);
-	answer(rq, 200, o);
+	respond_json(rq, 200, o);
 }
 
 void sessions_get(struct worker *w, struct request *rq)
@@ -213,7 +206,7 @@ void sessions_get(struct worker *w, struct request *rq)
 	if (!session_get(&w->conf, rq->tenant, rq->params[0], &s, &rq->fault))
 		respond_fault(rq, "");
 	else
-		answer(rq, 200, session_to_json(w, &s));
+		respond_json(rq, 200, session_to_json(w, &s));
 }
 
 void sessions_delete(struct worker *w, struct request *rq)
@@ -229,7 +222,6 @@ void sessions_delete(struct worker *w, struct request *rq)
 	if (st)
 		store_session_release(st, rq->params[0]);
 	metrics_count(w->metrics, M_SESSIONS_ENDED, "deleted", NULL);
-	rq->status_ok = 204;
 	http_send_empty(&rq->io, 204, "");
 }
 

@@ -15,6 +15,10 @@
 
 #include "encode.h"
 
+/* The head of a stream of events: no cache, and no proxy buffering
+ * (nginx reads X-Accel-Buffering) so each event reaches the client. */
+#define SSE_HEADERS "Content-Type: text/event-stream\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\n"
+
 /* Append "event: NAME\ndata: DATA\n\n". DATA must be one line. */
 void sse_event(struct buf *out, const char *name, const char *data);
 

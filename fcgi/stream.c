@@ -35,10 +35,8 @@ static void on_started(void *ctx)
 {
 	struct stream *st = ctx;
 	struct buf b = {0};
-	buf_printf(&b, "Status: 200 OK\r\nContent-Type: text/event-stream\r\n"
-		       "Cache-Control: no-cache\r\nX-Accel-Buffering: no\r\n%s\r\n", st->rq->io.always);
-	st->rq->status_sent = 200;
-	send_buf(st, &b);
+	http_send_head(&st->rq->io, 200, SSE_HEADERS);
+	send_buf(st, &b); /* flushed */
 }
 
 static bool on_output(void *ctx, int fd, const char *p, size_t n)
@@ -79,7 +77,7 @@ void stream_execute(struct worker *w, struct request *rq)
 				    .idle_ms = HEARTBEAT_MS, .ctx = &st,
 				    .hangup_fd = http_hangup_fd(&rq->io)};
 	bool ok = job_run(w, rq, &sink);
-	if (!rq->status_sent) {
+	if (!rq->io.status) {
 		respond_fault(rq, "");
 		return;
 	}

@@ -54,13 +54,6 @@ static cJSON *volume_to_json(const struct worker *w, const struct volume *v, boo
 	return o;
 }
 
-static void answer(struct request *rq, int status, cJSON *o)
-{
-	rq->status_ok = status;
-	http_send_json(&rq->io, status, "", o);
-	cJSON_Delete(o);
-}
-
 /* The store, with volumes on: NULL (and rq->fault) if not. */
 static struct store *volume_store(struct worker *w, struct request *rq)
 {
@@ -108,7 +101,7 @@ void volumes_create(struct worker *w, struct request *rq)
 		return;
 	}
 	log_msg("volume %s made: %lld bytes", v.id, (long long)size);
-	answer(rq, 201, volume_to_json(w, &v, true));
+	respond_json(rq, 201, volume_to_json(w, &v, true));
 }
 
 void volumes_list(struct worker *w, struct request *rq)
@@ -125,7 +118,7 @@ void volumes_list(struct worker *w, struct request *rq)
 	for (size_t i = 0; i < n; i++)
 		cJSON_AddItemToArray(list, volume_to_json(w, &all[i], false));
 	free(all);
-	answer(rq, 200, o);
+	respond_json(rq, 200, o);
 }
 
 void volumes_get(struct worker *w, struct request *rq)
@@ -136,7 +129,7 @@ void volumes_get(struct worker *w, struct request *rq)
 		respond_fault(rq, "");
 		return;
 	}
-	answer(rq, 200, volume_to_json(w, &v, true));
+	respond_json(rq, 200, volume_to_json(w, &v, true));
 }
 
 void volumes_delete(struct worker *w, struct request *rq)
@@ -177,7 +170,6 @@ void volumes_delete(struct worker *w, struct request *rq)
 		return;
 	}
 	log_msg("volume %s deleted", v.id);
-	rq->status_ok = 204;
 	http_send_empty(&rq->io, 204, "");
 }
 
