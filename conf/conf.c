@@ -184,9 +184,11 @@ static bool get_optional_int(const cJSON *o, const char *section, const char *ke
  */
 static bool parse_pool(const cJSON *o, struct conf_pool *p, struct fault *f)
 {
-	static const char *const keys[] = {"workers", "maxRequests", "whenBusy", "hangMarginMs", NULL};
+	static const char *const keys[] = {"workers", "maxRequests", "whenBusy", "hangMarginMs", "requestLog",
+					   NULL};
 	p->max_requests = 0;
 	p->reject_when_busy = false;
+	p->request_log_json = false;
 	p->hang_margin_ms = 15000;
 	if (!json_object(o, "pool", f) || !json_known_keys(o, keys, "pool", f) ||
 	    !get_int(o, "pool", "workers", 0, &p->workers, f) ||
@@ -202,6 +204,14 @@ static bool parse_pool(const cJSON *o, struct conf_pool *p, struct fault *f)
 		if (strcmp(s, "wait") && strcmp(s, "reject"))
 			return fail(f, E_INVALID_VALUE, "pool.whenBusy must be \"wait\" or \"reject\"");
 		p->reject_when_busy = !strcmp(s, "reject");
+	}
+	v = cJSON_GetObjectItemCaseSensitive(o, "requestLog");
+	if (v) {
+		if (!json_string(v, "pool.requestLog", &s, f))
+			return false;
+		if (strcmp(s, "logfmt") && strcmp(s, "json"))
+			return fail(f, E_INVALID_VALUE, "pool.requestLog must be \"logfmt\" or \"json\"");
+		p->request_log_json = !strcmp(s, "json");
 	}
 	return true;
 }

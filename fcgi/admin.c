@@ -13,6 +13,7 @@
 #include "metrics.h"
 #include "result.h"
 #include "queue.h"
+#include "reqlog.h"
 #include "request.h"
 #include "respond.h"
 #include "scoreboard.h"
@@ -70,6 +71,19 @@ bool admin_admit(struct worker *w, struct request *rq)
 	return true;
 }
 
+/* The status of a request's failure by its code (errors.c), else 200. */
+static int status_of(const struct request *rq)
+{
+	return rq->fault.code ? error_status(rq->fault.code, request_is_piston(rq)) : 200;
+}
+
+/* The status the client got (a stream that failed later got 200); its
+ * code's own when nothing was sent (the client left). */
+static int status_sent(const struct request *rq)
+{
+	return rq->io.status ? rq->io.status : status_of(rq);
+}
+
 void admin_done(struct worker *w, struct request *rq, int64_t started_ms)
 {
 	struct metrics *m = w->metrics;
@@ -77,12 +91,9 @@ void admin_done(struct worker *w, struct request *rq, int64_t started_ms)
 	auth_release(w, rq);
 	volumes_release(w, rq);
 	const struct error_info *e = rq->fault.code ? error_info(rq->fault.code) : NULL;
-	int status = e ? error_status(rq->fault.code, request_is_piston(rq)) : 200;
 	char st[16], sent[16];
-	snprintf(st, sizeof st, "%d", status);
-	/* Requests by the status the client got (a stream that failed later
-	 * got 200); the code's own when nothing was sent (the client left). */
-	snprintf(sent, sizeof sent, "%d", rq->io.status ? rq->io.status : status);
+	snprintf(st, sizeof st, "%d", status_of(rq));
+	snprintf(sent, sizeof sent, "%d", status_sent(rq));
 	metrics_count(m, M_HTTP_REQUESTS, rq->route ? rq->route->path : "other", sent);
 	/* A step that ended its session, or found it ended (its sandbox gone):
 	 * its place in the tenant's share, and its volume, are free at once. */
@@ -108,6 +119,45 @@ void admin_done(struct worker *w, struct request *rq, int64_t started_ms)
 			metrics_count(m, M_WARM_MISSES, rq->lang->id, rq->result.warm_miss);
 		metrics_observe_ms(m, rq->lang->id, now_ms() - started_ms);
 	}
+}
+
+void admin_log_request(const struct worker *w, const struct request *rq, int64_t started_ms)
+{
+	struct reqlog l;
+	char method[17];
+	snprintf(method, sizeof method, "%s", rq->method); /* the server's word, bounded */
+	reqlog_begin(&l, w->conf.pool.request_log_json, "request");
+	reqlog_str(&l, "id", rq->id);
+	reqlog_str(&l, "method", method);
+	reqlog_str(&l, "route", rq->route ? rq->route->path : "none");
+	reqlog_int(&l, "status", status_sent(rq));
+	reqlog_int(&l, "ms", now_ms() - started_ms);
+	reqlog_str(&l, "client", http_param(&rq->io, "REMOTE_ADDR"));
+	reqlog_str(&l, "tenant", rq->tenant);
+	if (rq->lang) {
+		reqlog_str(&l, "language", rq->lang->name);
+		reqlog_str(&l, "version", rq->lang->version);
+	}
+	if (rq->in_session)
+		reqlog_str(&l, "session", rq->session.id);
+	const struct sandbox_result *res = &rq->result;
+	if (res->has_run || res->has_compile) {
+		const struct sandbox_phase *last = res->has_run ? &res->run : &res->compile;
+		reqlog_str(&l, "sandbox", rq->in_session ? "session" : res->warm ? "warm" : "cold");
+		reqlog_str(&l, "phase", res->has_run ? "run" : "compile");
+		reqlog_int(&l, "exit", last->exit_code);
+		reqlog_flag(&l, "timed_out", last->timed_out);
+		reqlog_flag(&l, "oom", last->oom_killed);
+		reqlog_flag(&l, "truncated", last->truncated);
+	}
+	reqlog_flag(&l, "client_gone", res->client_gone);
+	if (rq->fault.code)
+		reqlog_str(&l, "error", error_info(rq->fault.code)->name);
+	reqlog_int(&l, "bytes_in", (long long)rq->body.len);
+	reqlog_int(&l, "bytes_out", (long long)rq->io.sent_bytes);
+	char *line = reqlog_end(&l);
+	log_msg("%s", line);
+	free(line);
 }
 
 /* The sandbox's own bound for the longest thing any request may ask of

@@ -18,6 +18,9 @@ struct request;
 bool admin_admit(struct worker *w, struct request *rq);
 /* After it: count the request (started_ms: when it began). */
 void admin_done(struct worker *w, struct request *rq, int64_t started_ms);
+/* Then its one line in the log (reqlog.h): who asked what, what ran, how
+ * it ended, how long it took and how many bytes went each way. */
+void admin_log_request(const struct worker *w, const struct request *rq, int64_t started_ms);
 
 /* How long any request may take before its worker counts as hung (ms). */
 int64_t admin_hang_bound_ms(const struct worker *w);

@@ -103,16 +103,18 @@ void auth_cors(struct worker *w, struct request *rq)
 	const char *origin = http_param(&rq->io, "HTTP_ORIGIN");
 	if (!access_origin_allowed(&w->conf.access, origin) || strpbrk(origin, "\r\n"))
 		return;
-	snprintf(rq->io.always, sizeof rq->io.always,
+	size_t used = strlen(rq->io.always);
+	snprintf(rq->io.always + used, sizeof rq->io.always - used,
 		 "Access-Control-Allow-Origin: %.200s\r\nVary: Origin\r\n"
-		 "Access-Control-Expose-Headers: ETag, Retry-After, Location\r\n", origin);
+		 "Access-Control-Expose-Headers: ETag, Retry-After, Location, X-Request-Id\r\n", origin);
+	rq->cors = true;
 }
 
 void auth_preflight(struct request *rq, const char *allow)
 {
 	char headers[512];
 	const char *origin = http_param(&rq->io, "HTTP_ORIGIN");
-	if (origin[0] && !rq->io.always[0]) {
+	if (origin[0] && !rq->cors) {
 		fail(&rq->fault, E_FORBIDDEN, "pages from %.100s may not call this server "
 		     "(access.corsOrigins in isobox.yaml)", origin);
 		respond_fault(rq, "");
@@ -120,7 +122,7 @@ void auth_preflight(struct request *rq, const char *allow)
 	}
 	snprintf(headers, sizeof headers, "Allow: %s, OPTIONS\r\n%s", allow, origin[0] ?
 		 "Access-Control-Allow-Headers: Authorization, Content-Type, Accept, If-Match, "
-		 "If-None-Match\r\nAccess-Control-Max-Age: 600\r\n" : "");
+		 "If-None-Match, X-Request-Id\r\nAccess-Control-Max-Age: 600\r\n" : "");
 	if (origin[0]) {
 		size_t used = strlen(headers);
 		snprintf(headers + used, sizeof headers - used, "Access-Control-Allow-Methods: %s\r\n", allow);

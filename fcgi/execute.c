@@ -46,20 +46,6 @@ static bool read_request(struct worker *w, struct request *rq)
 	return request_parse_execute(rq, &w->conf, &w->reg);
 }
 
-static void log_result(const struct request *rq)
-{
-	const struct sandbox_result *res = &rq->result;
-	const struct sandbox_phase *last = res->has_run ? &res->run : &res->compile;
-	char what[SESSION_ID_LEN + 16] = "execute";
-	if (rq->in_session) /* which worker served which step: tests read it */
-		snprintf(what, sizeof what, "session %s step", rq->session.id);
-	log_msg("%s %s: %s exit %d%s%s%s%s %lldms", what, rq->lang->id,
-		res->has_run ? "run" : "compile", last->exit_code,
-		last->timed_out ? " timed-out" : "", last->oom_killed ? " oom" : "",
-		last->truncated ? " truncated" : "", res->client_gone ? " client-gone" : "",
-		(long long)last->duration_ms);
-}
-
 void execute_answer(struct worker *w, struct request *rq)
 {
 	admin_job_accepted(w, rq);
@@ -86,7 +72,7 @@ void execute_answer(struct worker *w, struct request *rq)
 		http_send_json(&rq->io, 200, "", result);
 		cJSON_Delete(result);
 	}
-	log_result(rq);
+	/* Its line in the log, with how it ended: admin_log_request. */
 }
 
 void execute_handler(struct worker *w, struct request *rq)

@@ -44,6 +44,8 @@ bool http_write(struct http_io *io, const void *p, size_t n)
 	if (io->fcgi) {
 		if (FCGX_PutStr(p, (int)n, io->fcgi->out) != (int)n)
 			fcgi_failed(io);
+		else
+			io->sent_bytes += n;
 		return !io->failed;
 	}
 	const char *s = p;
@@ -57,6 +59,7 @@ bool http_write(struct http_io *io, const void *p, size_t n)
 		}
 		s += w;
 		n -= (size_t)w;
+		io->sent_bytes += (size_t)w;
 	}
 	return true;
 }

@@ -16,7 +16,8 @@ struct http_io {
 	FCGX_Request *fcgi; /* NULL in CGI mode */
 	bool failed;        /* a write failed: the client is gone */
 	int status;         /* the status of the head written (http_send_head); 0: none yet */
-	char always[320];   /* "Name: v\r\n"... that every response carries (CORS) */
+	uint64_t sent_bytes; /* head and body, as written to the web server */
+	char always[512];   /* "Name: v\r\n"... that every response carries (its id, CORS) */
 };
 
 const char *http_param(const struct http_io *io, const char *name);

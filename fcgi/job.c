@@ -14,6 +14,7 @@
 
 bool job_run(struct worker *w, struct request *rq, const struct sandbox_sink *sink)
 {
+	rq->job.request_id = rq->id;
 	bool ok = rq->in_session ?
 		session_step(&w->conf, &rq->session, &rq->job, sink, &rq->result, &rq->fault) :
 		sandbox_run(&w->conf, w->warm, &rq->job, sink, &rq->result, &rq->fault);

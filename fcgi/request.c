@@ -57,6 +57,12 @@ static char *percent_decode(const char *p, size_t n)
 	return out;
 }
 
+bool request_id_sane(const char *given)
+{
+	size_t n = strspn(given, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._:-");
+	return n > 0 && n <= REQUEST_ID_MAX && !given[n];
+}
+
 char *request_route(const char *path_info, const char *request_uri)
 {
 	if (path_info && path_info[0])

@@ -39,8 +39,15 @@ struct route {
 	bool (*guard)(struct worker *w, struct request *rq);
 };
 
+/* A request's id: the client's X-Request-Id when it is sane (1-64 of
+ * [A-Za-z0-9._:-]: UUIDs, ULIDs, trace ids), else 32 random hex digits. It
+ * goes back in the X-Request-Id header and error bodies, on the request's
+ * log line, and on its sandbox's isobox.request label. */
+#define REQUEST_ID_MAX 64
+
 struct request {
 	struct http_io io;
+	char id[REQUEST_ID_MAX + 1];
 	const char *method; /* borrowed from the server's params */
 	char *path;         /* route: "/execute" */
 	const struct route *route; /* NULL until routed (routes.c) */
@@ -59,6 +66,7 @@ struct request {
 	struct fault fault;
 	struct session session; /* a session step's session */
 	bool in_session;
+	bool cors;          /* the Origin may call: the CORS headers are in io.always */
 	char tenant[TENANT_NAME_MAX + 1]; /* who calls (ACL_TENANT routes); "" otherwise */
 	const struct tenant_limits *share; /* its limits, borrowed from the worker's conf */
 	int64_t claim;      /* its place among the tenant's running executions; 0: none */
@@ -68,6 +76,9 @@ struct request {
 };
 
 void request_free(struct request *rq);
+
+/* May a client's X-Request-Id be ours (REQUEST_ID_MAX)? Pure. */
+bool request_id_sane(const char *given);
 
 /* Does rq speak Piston's shapes (its route says so)? */
 static inline bool request_is_piston(const struct request *rq)

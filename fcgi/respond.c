@@ -26,6 +26,7 @@ void respond_fault(struct request *rq, const char *extra_headers)
 {
 	bool piston = request_is_piston(rq);
 	cJSON *body = fault_to_json(&rq->fault);
+	cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(body, "error"), "requestId", rq->id);
 	/* Piston clients read {"message": ...}; ours read {"error": {...}}. */
 	if (piston)
 		json_add_bytes(body, "message", rq->fault.message, strlen(rq->fault.message));

@@ -154,10 +154,17 @@ void route_request(struct worker *w, struct http_io *io)
 	int64_t started_ms = now_ms();
 	rq.method = http_param(io, "REQUEST_METHOD");
 	rq.path = request_route(http_param(io, "PATH_INFO"), http_param(io, "REQUEST_URI"));
+	const char *given = http_param(io, "HTTP_X_REQUEST_ID");
+	if (request_id_sane(given))
+		snprintf(rq.id, sizeof rq.id, "%s", given);
+	else
+		random_hex(rq.id, 16);
+	snprintf(rq.io.always, sizeof rq.io.always, "X-Request-Id: %s\r\n", rq.id);
 	auth_cors(w, &rq);
 	if (routed(w, &rq) && admin_admit(w, &rq))
 		rq.route->handler(w, &rq);
 	admin_done(w, &rq, started_ms);
+	admin_log_request(w, &rq, started_ms);
 	w->served++;
 	request_free(&rq);
 }

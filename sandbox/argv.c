@@ -214,12 +214,21 @@ static void push_volume(const struct conf *c, const char *id, bool ro, struct st
 			   ro ? ",readonly" : "");
 }
 
+/* Which request a cold sandbox serves, for `docker ps` (a warm one was
+ * started before any; a session serves many). */
+static void push_request_label(const struct sandbox_job *job, struct strv *a)
+{
+	if (job->request_id)
+		strv_pushf(a, "--label=isobox.request=%s", job->request_id);
+}
+
 void sandbox_docker_argv(const struct conf *c, const struct sandbox_job *job,
 			 const char *container, const char *owner, const char *src_dir,
 			 struct strv *a)
 {
 	const struct language *l = job->lang;
 	push_hardened(c, l, &job->limits, job->network, container, owner, "cold", "/box", NULL, a);
+	push_request_label(job, a);
 	strv_pushf(a, "--mount=type=bind,src=%s,dst=/src,readonly", src_dir);
 	push_volume(c, job->volume, job->volume_ro, a);
 	strv_push(a, "--entrypoint=");
@@ -304,6 +313,7 @@ void sandbox_outputs_argv(const struct conf *c, const struct sandbox_job *job, c
 			  const char *owner, struct strv *a)
 {
 	push_hardened(c, job->lang, &job->limits, job->network, container, owner, "cold", "/box", NULL, a);
+	push_request_label(job, a);
 	strv_pushf(a, "--mount=type=bind,src=%s,dst=/isobox-agent,readonly", c->warm.agent_dir);
 	push_volume(c, job->volume, job->volume_ro, a);
 	strv_push(a, "--entrypoint=");

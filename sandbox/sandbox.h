@@ -54,6 +54,7 @@ struct sandbox_job {
 	size_t n_outputs;
 	const char *volume;   /* a volume's id, bound at /memory; NULL: none */
 	bool volume_ro;       /* read-only */
+	const char *request_id; /* the HTTP request's, for its sandbox's label; NULL: none */
 };
 
 /* A file a run made that matched one of its job's outputs. Owns its bytes. */

@@ -232,7 +232,8 @@ def test_any_worker_serves_any_step(shell):
     another process and finds the session as it was."""
     def served():
         log = open(os.path.join(LOG_DIR, "isobox.log")).read()
-        return [int(p) for p in re.findall(r"isobox\[(\d+)\]: session " + shell + " step", log)]
+        return [int(p) for p in re.findall(r"isobox\[(\d+)\]: request .* route=/v1/sessions/\*/exec .*"
+                                           r"session=" + shell + r"\b", log)]
     step_ok(shell, "open('kept', 'w').write('yes')")
     # A step is logged just after its answer is sent: wait for the line.
     assert wait_until(lambda: len(served()) == 1, 10), "the step was not logged"

@@ -118,7 +118,8 @@ UNIT_TEST(test_access)
 
 	text = conf_text_with("maxRequests: 0", "maxRequests: 2");
 	ok(text && conf_parse(text, strlen(text), "/base", &c, err, sizeof err) &&
-	   c.pool.max_requests == 2 && !c.pool.reject_when_busy && c.pool.hang_margin_ms == 15000,
+	   c.pool.max_requests == 2 && !c.pool.reject_when_busy && c.pool.hang_margin_ms == 15000 &&
+	   !c.pool.request_log_json,
 	   "conf: pool.maxRequests read, defaults kept");
 	conf_free(&c);
 	free(text);
@@ -130,6 +131,15 @@ UNIT_TEST(test_access)
 	text = conf_text_with("whenBusy: wait", "whenBusy: queue");
 	ok(text && !conf_parse(text, strlen(text), "/base", &c, err, sizeof err) && strstr(err, "whenBusy"),
 	   "conf: pool.whenBusy must be wait or reject (%s)", err);
+	free(text);
+	text = conf_text_with("requestLog: logfmt", "requestLog: json");
+	ok(text && conf_parse(text, strlen(text), "/base", &c, err, sizeof err) && c.pool.request_log_json,
+	   "conf: pool.requestLog json");
+	conf_free(&c);
+	free(text);
+	text = conf_text_with("requestLog: logfmt", "requestLog: syslog");
+	ok(text && !conf_parse(text, strlen(text), "/base", &c, err, sizeof err) && strstr(err, "requestLog"),
+	   "conf: pool.requestLog must be logfmt or json (%s)", err);
 	free(text);
 	text = conf_text_with("hangMarginMs: 15000", "hangMarginMs: 5000");
 	ok(text && !conf_parse(text, strlen(text), "/base", &c, err, sizeof err),

@@ -23,6 +23,10 @@ UNIT_TEST(test_argv)
 	sandbox_docker_argv(&c, &job, "isobox-main-1.2-abcd", "1.2", "/var/lib/isobox/work/x", &a);
 
 	is_str(a.v[0], c.docker, "argv: the docker client from conf");
+	bool unlabelled = true;
+	for (size_t i = 0; i < a.n; i++)
+		unlabelled &= strncmp(a.v[i], "--label=isobox.request=", 23) != 0;
+	ok(unlabelled, "argv: no request label without a request");
 	is_str(a.v[1], "run", "argv: docker run");
 	ok(has(&a, "--runtime=runsc-untrusted"), "argv: gVisor runtime");
 	ok(has(&a, "--network=none"), "argv: network none");
@@ -142,6 +146,13 @@ UNIT_TEST(test_argv)
 	for (size_t i = 0; i < a.n; i++)
 		none &= !strstr(a.v[i], "/memory");
 	ok(none, "argv: no volume, no /memory");
+	strv_free(&a);
+	job.request_id = "0f9b6c1e";
+	sandbox_docker_argv(&c, &job, "n", "o", "/d", &a);
+	ok(has(&a, "--label=isobox.request=0f9b6c1e"), "argv: a cold run's sandbox says which request it serves");
+	strv_free(&a);
+	sandbox_outputs_argv(&c, &job, "n", "o", &a);
+	ok(has(&a, "--label=isobox.request=0f9b6c1e"), "argv: ...and the sandbox that collects its outputs");
 	strv_free(&a);
 	registry_free(&r);
 	conf_free(&c);
