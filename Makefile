@@ -33,9 +33,15 @@ POOL     ?= 4
 PREFIX   ?= /opt/isobox
 CC       ?= cc
 CFLAGS   ?= -O2 -g
+# isobox's version: the commit's date and id, "-dirty" when the tree has
+# changes, "unknown" outside git. isobox-fcgi --version, /healthz and
+# /metrics (isobox_build_info) say it; bin/version makes a new one rebuild.
+ISOBOX_VERSION := $(shell v=$$(git log -1 --format=%cd-%h --date=format:%Y%m%d 2>/dev/null) && \
+                    { git diff --quiet HEAD -- 2>/dev/null || v=$$v-dirty; echo $$v; } || echo unknown)
 # Always on, whatever CFLAGS a caller gives (the sanitizer builds do).
 WFLAGS   := -std=c11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -D_FORTIFY_SOURCE=2 \
-            -fstack-protector-strong -fPIE -DISOBOX_DEFAULT_CONF='"$(PREFIX)/conf/isobox.yaml"'
+            -fstack-protector-strong -fPIE -DISOBOX_DEFAULT_CONF='"$(PREFIX)/conf/isobox.yaml"' \
+            -DISOBOX_VERSION='"$(ISOBOX_VERSION)"'
 LDFLAGS  += -pie -Wl,-z,relro,-z,now
 LDLIBS   := -lfcgi -lcjson -lyaml -lcap-ng -lsqlite3 -lhiredis -lsodium -lm
 
@@ -46,7 +52,7 @@ LIB_SRC  := conf/lib/base.c conf/lib/fault.c conf/lib/json.c conf/yaml_tree.c co
             sandbox/frame.c sandbox/agent_io.c sandbox/outputs.c sandbox/session.c sandbox/session_store.c sandbox/session_files.c sandbox/volume.c \
             fcgi/http.c fcgi/reqlog.c fcgi/errors.c fcgi/encode.c fcgi/result.c fcgi/sse.c fcgi/stream.c fcgi/request.c fcgi/respond.c fcgi/execute.c fcgi/semver.c \
             fcgi/piston.c fcgi/piston_result.c fcgi/routes.c fcgi/worker.c fcgi/serve.c fcgi/pool.c fcgi/scoreboard.c fcgi/metrics.c fcgi/queue.c \
-            fcgi/admin.c fcgi/sessions.c fcgi/job.c fcgi/auth.c fcgi/keys.c fcgi/memory.c fcgi/volumes.c fcgi/files.c fcgi/front.c fcgi/runner.c \
+            fcgi/admin.c fcgi/health.c fcgi/sessions.c fcgi/job.c fcgi/auth.c fcgi/keys.c fcgi/memory.c fcgi/volumes.c fcgi/files.c fcgi/front.c fcgi/runner.c \
             fcgi/assets.c
 MAIN_SRC := fcgi/main.c
 UNIT_SRC := $(wildcard tests/unit/test_*.c) tests/unit/fixtures.c tests/unit/main.c
@@ -62,11 +68,14 @@ FUZZ_CFLAGS  := -std=c11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,
 
 export PORT POOL PREFIX
 
-.PHONY: all deps check check-unprivileged unit asan asan-test fuzz agent-test setup images images-later install egress start run stop cluster cluster-stop test integration audit clean
+.PHONY: FORCE all deps check check-unprivileged unit asan asan-test fuzz agent-test setup images images-later install egress start run stop cluster cluster-stop test integration audit clean
 
 all: bin/isobox-fcgi bin/isobox-agent bin/isobox-volumed bin/isobox-runc
 
-bin/isobox-fcgi: $(LIB_SRC) $(MAIN_SRC) $(HEADERS)
+bin/version: FORCE
+	@mkdir -p bin && { [ "$$(cat $@ 2>/dev/null)" = "$(ISOBOX_VERSION)" ] || echo "$(ISOBOX_VERSION)" > $@; }
+
+bin/isobox-fcgi: $(LIB_SRC) $(MAIN_SRC) $(HEADERS) bin/version
 	@mkdir -p bin
 	$(CC) $(WFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(LIB_SRC) $(MAIN_SRC) $(LDLIBS)
 

@@ -179,53 +179,6 @@ void admin_job_accepted(struct worker *w, const struct request *rq)
 			now_ms() + sandbox_bound_ms(&w->conf, &rq->job.limits) + w->conf.pool.hang_margin_ms);
 }
 
-/*
- * GET /healthz: alive, and how loaded. Served by the status socket's own
- * worker, it answers at once even while every worker runs a program, which
- * is when a load balancer most needs to hear that the node is busy, not
- * dead.
- */
-void admin_healthz(struct worker *w, struct request *rq)
-{
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "status", "ok");
-	cJSON_AddNumberToObject(o, "pid", getpid());
-	cJSON_AddNumberToObject(o, "served", (double)w->served);
-	cJSON_AddNumberToObject(o, "uptimeMs", (double)(now_ms() - w->started_ms));
-	size_t languages = 0; /* each once, however many versions it has */
-	for (size_t i = 0; i < w->reg.n; i++)
-		languages += w->reg.langs[i].is_default;
-	cJSON_AddNumberToObject(o, "languages", (double)languages);
-	if (w->board) {
-		struct scoreboard_counts n = scoreboard_count(w->board);
-		cJSON *pool = cJSON_AddObjectToObject(o, "pool");
-		cJSON_AddNumberToObject(pool, "workers", w->exec_slots);
-		cJSON_AddNumberToObject(pool, "busy", n.executing);
-		int queued = fcgi_queue_length(w->pool_fd);
-		if (queued >= 0)
-			cJSON_AddNumberToObject(pool, "queued", queued);
-		else
-			cJSON_AddNullToObject(pool, "queued");
-	}
-	cJSON_AddStringToObject(o, "host", w->conf.instance);
-	backend_to_json(o, &w->conf, &w->runtime);
-	if (w->conf.store.backend != STORE_NONE) {
-		/* Which store, and whether it answers now (one round trip). */
-		struct fault f = {0};
-		struct store *s = worker_store(w, &f);
-		bool reachable = s && store_ping(s, &f);
-		cJSON *st = cJSON_AddObjectToObject(o, "store");
-		cJSON_AddStringToObject(st, "backend", store_backend_name(&w->conf.store));
-		cJSON_AddBoolToObject(st, "reachable", reachable);
-		if (!reachable)
-			cJSON_AddStringToObject(st, "error", f.message);
-	}
-	if (w->reload_error[0])
-		cJSON_AddStringToObject(o, "reloadError", w->reload_error);
-	http_send_json(&rq->io, 200, "", o);
-	cJSON_Delete(o);
-}
-
 /* The store's part of a scrape: a few round trips, on the status worker. */
 static void render_store(struct worker *w, struct buf *out)
 {
@@ -255,9 +208,12 @@ void admin_metrics(struct worker *w, struct request *rq)
 	struct buf out = {0};
 	http_send_head(&rq->io, 200, "Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
 				     "Cache-Control: no-store\r\n");
-	if (strcmp(rq->method, "HEAD"))
+	if (strcmp(rq->method, "HEAD")) {
+		metrics_render_build_info(ISOBOX_VERSION, conf_backend_name(&w->conf), w->runtime.program,
+					  w->runtime.version, &out);
 		metrics_render(w->metrics, w->board, w->exec_slots, w->warm,
 			       w->conf.sessions.dir ? session_count(&w->conf) : -1, &out);
+	}
 	if (strcmp(rq->method, "HEAD") && w->conf.store.backend != STORE_NONE)
 		render_store(w, &out);
 	http_write(&rq->io, out.data, out.len);

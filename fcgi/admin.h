@@ -1,8 +1,8 @@
 /*
  * admin.h: the pool's own concerns around each request: who may call the
  * status endpoints, the whenBusy gate in front of programs, counting every
- * request into the shared metrics, the hang backstop's deadline, and the
- * status endpoints themselves (GET /healthz, GET /metrics).
+ * request into the shared metrics and the log, the hang backstop's deadline,
+ * and GET /metrics (GET /healthz: health.h).
  */
 #ifndef ISOBOX_ADMIN_H
 #define ISOBOX_ADMIN_H
@@ -27,7 +27,6 @@ int64_t admin_hang_bound_ms(const struct worker *w);
 /* Once the job is parsed: its own limits replace that pool-wide bound. */
 void admin_job_accepted(struct worker *w, const struct request *rq);
 
-void admin_healthz(struct worker *w, struct request *rq);
 void admin_metrics(struct worker *w, struct request *rq);
 
 #endif

@@ -4,7 +4,7 @@
  *   isobox-fcgi [--conf FILE] [--workers N] [--status-socket PATH] [--check]
  *   isobox-fcgi [--conf FILE] --egress plan|rules|resolv
  *   isobox-fcgi [--conf FILE] --print-conf
- *   isobox-fcgi --errors
+ *   isobox-fcgi --errors | --version
  *   isobox-fcgi [--conf FILE] --new-key TENANT | --revoke-key ID | --list-keys
  *
  * Started with a listening socket on fd 0 (spawn-fcgi), or handed one by
@@ -20,7 +20,7 @@
  * --print-conf prints the other settings that deploy scripts need, as
  * KEY=VALUE lines, so that no script reads the YAML itself. --errors
  * prints the error codes with their statuses (fcgi/errors.c), for the
- * docs' tests. The key commands edit the keys file (fcgi/keys.h); a new
+ * docs' tests; --version, isobox's version (the Makefile's ISOBOX_VERSION). The key commands edit the keys file (fcgi/keys.h); a new
  * key is printed once, on stdout.
  *
  * Start-up errors exit; after start-up, nothing a request does can.
@@ -144,7 +144,7 @@ static void usage(void)
 	fprintf(stderr, "usage: isobox-fcgi [--conf FILE] [--workers N] [--status-socket PATH] [--check]\n"
 			"       isobox-fcgi [--conf FILE] --egress plan|rules|resolv\n"
 			"       isobox-fcgi [--conf FILE] --print-conf\n"
-			"       isobox-fcgi --errors\n"
+			"       isobox-fcgi --errors | --version\n"
 			"       isobox-fcgi [--conf FILE] --new-key TENANT | --revoke-key ID | --list-keys\n");
 	exit(2);
 }
@@ -239,6 +239,9 @@ int main(int argc, char **argv)
 			key_arg = argv[++i];
 		} else if (!strcmp(argv[i], "--list-keys")) {
 			key_cmd = argv[i];
+		} else if (!strcmp(argv[i], "--version")) {
+			printf("isobox-fcgi %s\n", ISOBOX_VERSION);
+			return 0;
 		} else if (!strcmp(argv[i], "--errors")) {
 			errors_print();
 			return 0;

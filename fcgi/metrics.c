@@ -255,6 +255,22 @@ static void header(struct buf *out, const char *name, const char *type, const ch
 	buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+void metrics_render_build_info(const char *version, const char *backend, const char *runtime,
+			       const char *runtime_version, struct buf *out)
+{
+	header(out, "isobox_build_info", "gauge",
+	       "isobox's version, its sandbox backend and that backend's runtime (always 1)");
+	buf_printf(out, "isobox_build_info{");
+	put_label(out, "version", version);
+	buf_append(out, ",", 1);
+	put_label(out, "backend", backend);
+	buf_append(out, ",", 1);
+	put_label(out, "runtime", runtime);
+	buf_append(out, ",", 1);
+	put_label(out, "runtime_version", runtime_version);
+	buf_printf(out, "} 1\n");
+}
+
 static bool ready(const _Atomic uint32_t *state)
 {
 	return atomic_load(state) == ENTRY_READY;

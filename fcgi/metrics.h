@@ -70,6 +70,12 @@ struct metrics_store {
 };
 void metrics_render_store(const struct metrics_store *ms, struct buf *out);
 
+/* isobox_build_info{version, backend, runtime, runtime_version} 1: what
+ * answers, for dashboards to join on. runtime, runtime_version: the
+ * sandbox runtime's program and version ("" when unknown). */
+void metrics_render_build_info(const char *version, const char *backend, const char *runtime,
+			       const char *runtime_version, struct buf *out);
+
 void metrics_render(const struct metrics *m, const struct scoreboard *sb, int exec_slots,
 		    const struct warm_pool *warm, int sessions, struct buf *out);
 

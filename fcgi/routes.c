@@ -6,6 +6,7 @@
 #include "auth.h"
 #include "errors.h"
 #include "execute.h"
+#include "health.h"
 #include "memory.h"
 #include "piston.h"
 #include "respond.h"
@@ -19,7 +20,7 @@
 static const struct route routes[] = {
 	{"/execute", "POST", execute_handler, ROUTE_RUNS_PROGRAM, ACL_TENANT, NULL},
 	{"/runtimes", "GET", route_runtimes, 0, ACL_TENANT, NULL},
-	{"/healthz", "GET", admin_healthz, ROUTE_STATUS, ACL_HEALTHZ, NULL},
+	{"/healthz", "GET", health_handler, ROUTE_STATUS, ACL_HEALTHZ, NULL},
 	{"/metrics", "GET", admin_metrics, ROUTE_STATUS, ACL_METRICS, NULL},
 	{"/api/v2/execute", "POST", execute_handler, ROUTE_RUNS_PROGRAM | ROUTE_PISTON, ACL_TENANT, NULL},
 	{"/api/v2/runtimes", "GET", piston_runtimes, ROUTE_PISTON, ACL_TENANT, NULL},

@@ -10,6 +10,11 @@
 #include "../registry/registry.h"
 #include "../sandbox/sandbox.h"
 
+/* isobox's version: the Makefile's ISOBOX_VERSION (a commit's date and id). */
+#ifndef ISOBOX_VERSION
+#define ISOBOX_VERSION "unknown"
+#endif
+
 struct metrics;
 struct scoreboard;
 struct store;

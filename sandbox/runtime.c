@@ -10,6 +10,7 @@
 #include "docker.h"
 #include "subproc.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -78,4 +79,18 @@ bool sandbox_runtime_describe(const struct conf *c, struct sandbox_runtime *out,
 	if (!ok) /* nothing half known: the caller reports what it has, or nothing */
 		*out = (struct sandbox_runtime){0};
 	return ok;
+}
+
+bool sandbox_docker_alive(const struct conf *c, int64_t deadline, struct fault *f)
+{
+	struct buf reply = {0};
+	int status = docker_api(c, "GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n", deadline, &reply);
+	int err = errno;
+	buf_free(&reply);
+	if (status == 200)
+		return true;
+	if (status < 0)
+		return fail(f, E_DOCKER_UNAVAILABLE, "dockerd's socket %s: %s", c->docker_socket, strerror(err));
+	return fail(f, E_DOCKER_UNAVAILABLE, "dockerd did not answer its ping (%s)",
+		    status ? "an error" : "no whole answer in time");
 }

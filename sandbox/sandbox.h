@@ -359,6 +359,8 @@ struct sandbox_runtime {
 	char platform[16];
 };
 bool sandbox_runtime_describe(const struct conf *c, struct sandbox_runtime *out, char *err, size_t errlen);
+/* Does dockerd answer on its API socket (GET /_ping, by deadline)? */
+bool sandbox_docker_alive(const struct conf *c, int64_t deadline, struct fault *f);
 
 /* Remove containers, work dirs and cgroups of this instance whose owner
  * is gone. by: who reaps. The pool's master says which warm pool it holds

@@ -253,7 +253,12 @@ def test_runtimes_lists_languages_versions_aliases():
 
 def test_healthz():
     status, _, body = request("GET", "/healthz")
-    assert status == 200 and body["status"] == "ok"
+    assert status == 200 and body["status"] == "ok", body
+    # A word for each part a run needs; this host has all of them.
+    checks = body["checks"]
+    assert checks["dockerd"] == {"ok": True} and checks["images"] == {"ok": True, "missing": []}, checks
+    assert checks["egress"]["ok"] is True and checks["egress"]["mode"], checks  # network.enabled
+    assert checks["volumes"]["ok"] is True and checks["volumes"]["freeBytes"] > 16 << 20, checks
 
 
 def test_healthz_and_runtimes_say_which_runsc_runs_them():

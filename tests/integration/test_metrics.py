@@ -2,6 +2,7 @@
 pool (dead and recycled ones included), and access lists for /metrics and
 /healthz. Runs against the pool under test (ISOBOX_INSTANCE, PORT...)."""
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -30,8 +31,23 @@ def test_promtool_accepts_the_exposition():
                    "isobox_http_requests_total", EXEC, "isobox_rejected_requests_total",
                    "isobox_sandbox_failures_total", "isobox_worker_exits_total",
                    "isobox_execution_duration_seconds", "isobox_session_step_seconds_total",
-                   "isobox_store_up", "isobox_cluster_host_up"):
+                   "isobox_store_up", "isobox_cluster_host_up", "isobox_build_info"):
         assert f"# TYPE {family} " in text, family
+
+
+def test_build_info_says_the_version_and_runtime_that_healthz_says():
+    text, _ = scrape()
+    status, _, health = request("GET", "/healthz")
+    assert status == 200, health
+    lines = [line for line in text.splitlines() if line.startswith("isobox_build_info{")]
+    assert len(lines) == 1 and lines[0].endswith("} 1"), lines
+    version = health["isoboxVersion"]
+    assert re.fullmatch(r"\d{8}-[0-9a-f]{7,}(-dirty)?", version), version
+    assert lines[0] == (f'isobox_build_info{{version="{version}",backend="{health["backend"]}",'
+                        f'runtime="{health["runtime"]["program"]}",'
+                        f'runtime_version="{health["runtime"]["version"]}"}} 1'), lines[0]
+    out = subprocess.run([f"{PREFIX}/bin/isobox-fcgi", "--version"], capture_output=True, text=True, check=True)
+    assert out.stdout == f"isobox-fcgi {version}\n"
 
 
 def test_counters_move_by_outcome():

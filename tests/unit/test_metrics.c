@@ -237,6 +237,14 @@ static void store_part(void)
 	   "metrics: a store that does not answer: up 0, nothing it would have said");
 	buf_free(&out);
 	strv_free(&ms.hosts);
+
+	metrics_render_build_info("20261204-abc1234", "gvisor", "runsc", "release-\"2024\"", &out);
+	buf_append(&out, "", 1);
+	is_str(out.data, "# HELP isobox_build_info isobox's version, its sandbox backend and that backend's "
+	       "runtime (always 1)\n# TYPE isobox_build_info gauge\nisobox_build_info{version=\"20261204-abc1234\","
+	       "backend=\"gvisor\",runtime=\"runsc\",runtime_version=\"release-\\\"2024\\\"\"} 1\n",
+	       "metrics: build info, a gauge of 1 with the version, backend and runtime (labels escaped)");
+	buf_free(&out);
 }
 
 UNIT_TEST(test_metrics)
