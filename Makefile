@@ -163,8 +163,12 @@ fuzz: $(FUZZERS:%=bin/fuzz-%)
 	  grep -E '^#[0-9]+[[:space:]]+DONE' bin/fuzz-$$f.log | tail -1; \
 	done
 
+# What to install (deploy/setup.sh): what serving needs (make run), with
+# --test what the tests need too (make test), with --cluster Redis.
+SETUP_OPTIONS ?=
+
 setup:
-	bash deploy/setup.sh
+	bash deploy/setup.sh $(SETUP_OPTIONS)
 
 # Images. `make run` builds each language's default version at once and
 # the versions beside them (registry.yaml's `versions`) in the background
@@ -220,6 +224,7 @@ run: setup images install egress start images-later
 stop:
 	bash deploy/pool.sh stop
 
+cluster: SETUP_OPTIONS = --cluster
 cluster: run
 	@bash deploy/cluster.sh start
 
@@ -248,7 +253,7 @@ export TEST_BUDGET TIMES
 
 test:
 	@mkdir -p bin && rm -f $(TIMES)
-	@tests/timed.sh run $(MAKE) run IMAGES_LATER=
+	@tests/timed.sh run $(MAKE) run IMAGES_LATER= SETUP_OPTIONS=--test
 	@tests/timed.sh check $(MAKE) check check-unprivileged
 	@tests/timed.sh fuzz $(MAKE) -j2 fuzz FUZZ_SECONDS=10
 	@tests/timed.sh agent-test $(MAKE) agent-test

@@ -9,6 +9,8 @@
 #   deploy/setup.sh --print    show what it detected
 #   deploy/setup.sh --backends which sandbox backends this host can run
 #                              (gVisor; hardened runc; Firecracker needs KVM)
+#   deploy/setup.sh --test     the same, and what the tests need (make test)
+#   deploy/setup.sh --cluster  the same, and Redis (make cluster)
 #   deploy/setup.sh --build-deps   only the packages needed to compile and run the unit tests
 #   deploy/setup.sh --check-egress the egress self-test (deploy/egress.sh check;
 #                              the firewall itself: deploy/egress.sh install)
@@ -37,12 +39,46 @@ STATE=/var/lib/isobox
 LOG=/var/log/isobox
 RUNDIR=/run/isobox
 SLICE=isobox.slice
-BUILD_PACKAGES="gcc make pkg-config libfcgi-dev libcjson-dev libyaml-dev libcap-ng-dev libsqlite3-dev libhiredis-dev libsodium-dev xxd redis-server"
-PACKAGES="$BUILD_PACKAGES docker.io caddy spawn-fcgi debootstrap libfcgi-dev libcjson-dev
- libyaml-dev libcap-ng-dev libsqlite3-dev libhiredis-dev libsodium-dev sqlite3 redis-server pkg-config make gcc curl python3 python3-pytest
- iptables lighttpd procps clang libclang-rt-14-dev
- libfcgi-bin systemd apache2 nginx-light gettext-base chromium prometheus iproute2
- python3-jsonschema python3-matplotlib logrotate lighttpd-modules-lua node-typescript python3-venv"
+# What each set is for; docs/DEPLOY.md ("What setup installs") points here.
+# To build isobox (`make check` installs these alone, --build-deps; the
+# unit tests start a redis-server of their own for the Redis store).
+BUILD_PACKAGES="gcc make pkg-config libfcgi-dev libcjson-dev libyaml-dev libcap-ng-dev libsqlite3-dev
+ libhiredis-dev libsodium-dev xxd"
+# To serve (`make run`, and setup.sh without options): nothing else. No
+# web server but Caddy, which isobox runs itself on its own port.
+#   docker.io      dockerd, which runs every sandbox (runsc comes from backports: install_runsc)
+#   caddy          the web server in front of the FastCGI pool (deploy/caddy)
+#   spawn-fcgi     starts the pool on its socket (deploy/pool.sh)
+#   debootstrap    the images' Debian trees (deploy/images/build.sh)
+#   iptables iproute2  the egress firewall and bridge (deploy/egress.sh)
+#   procps curl    pool.sh's process checks and its wait for /healthz
+#   python3        egress.sh's edit of daemon.json, and other scripts' helpers
+#   sqlite3        the store's command line, for operators (the library is libsqlite3)
+#   logrotate      rotates isobox.log (deploy/logrotate; pool.sh runs it where no cron does)
+SERVE_PACKAGES="$BUILD_PACKAGES docker.io caddy spawn-fcgi debootstrap iptables iproute2 procps curl python3
+ sqlite3 logrotate"
+# For the cluster (`make cluster`, setup.sh --cluster): redis-server, the
+# shared store; gettext-base, whose envsubst writes cluster.sh's configs.
+CLUSTER_PACKAGES="redis-server gettext-base"
+# To test (`make test`, setup.sh --test), on top of the two above; none of
+# them is left running (policy-rc.d while installing, then disabled under
+# systemd: stop_packaged_services):
+#   python3-pytest python3-jsonschema python3-venv  the suite, its spec checks, the clients' venvs
+#   apache2 nginx-light lighttpd lighttpd-modules-lua libfcgi-bin
+#                  the other web servers the shipped configs are tested with
+#   systemd        the shipped units, tested with systemd as a plain program
+#   chromium       the playground, driven headless
+#   prometheus     promtool, which checks /metrics
+#   clang libclang-rt-14-dev  the fuzzers and the sanitizer builds
+#   node-typescript  the TypeScript client's type check (nodejs, npm: below)
+#   python3-matplotlib  bench/'s plots
+TEST_PACKAGES="$CLUSTER_PACKAGES python3-pytest python3-jsonschema python3-venv apache2 nginx-light lighttpd
+ lighttpd-modules-lua libfcgi-bin systemd chromium prometheus clang libclang-rt-14-dev
+ node-typescript python3-matplotlib"
+# The services those packages would start: stopped and disabled when
+# setup.sh installed them (a host's own are left alone).
+PACKAGED_SERVICES="apache2:apache2 nginx-light:nginx lighttpd:lighttpd redis-server:redis-server
+ prometheus:prometheus"
 
 say() { printf 'setup: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
@@ -69,6 +105,21 @@ install_packages() {
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null ||
 		{ [ -z "$own_policy" ] || rm -f $policy; die "apt-get install failed"; }
 	[ -z "$own_policy" ] || rm -f $policy
+	stop_packaged_services $missing
+}
+
+# Under systemd a package's service is also enabled for the next boot:
+# disable those of the packages just installed (never a host's own).
+stop_packaged_services() {
+	systemd_pid1 || return 0
+	local p entry
+	for p in "$@"; do
+		for entry in $PACKAGED_SERVICES; do
+			[ "${entry%%:*}" = "$p" ] || continue
+			say "disabling ${entry#*:}.service (installed for isobox's tests, not to serve)"
+			systemctl disable --now "${entry#*:}.service" >/dev/null 2>&1 || true
+		done
+	done
 }
 
 # gVisor. Debian 12's own runsc is the 2022-12-19 snapshot; bookworm-backports
@@ -450,7 +501,7 @@ backends() {
 main() {
 	local platform changed
 	if [ "${1:-}" = --build-deps ]; then
-		install_packages $BUILD_PACKAGES
+		install_packages $BUILD_PACKAGES redis-server
 		exit 0
 	fi
 	[ "$(id -u)" = 0 ] || die "run as root"
@@ -465,12 +516,19 @@ main() {
 		backends "$(detect_platform)"
 		exit 0
 	fi
-	install_packages $PACKAGES
+	case "${1:-}" in
+	--test)
+		install_packages $SERVE_PACKAGES $TEST_PACKAGES
+		# Node.js and npm for the stream test and the JavaScript client
+		# (tests/integration/sse, js); a host may have them from elsewhere.
+		command -v node >/dev/null || install_packages nodejs
+		command -v npm >/dev/null || install_packages npm
+		;;
+	--cluster) install_packages $SERVE_PACKAGES $CLUSTER_PACKAGES ;;
+	"") install_packages $SERVE_PACKAGES ;;
+	*) die "unknown option $1 (see the top of $0)" ;;
+	esac
 	install_runsc
-	# Node.js and npm for the stream test (tests/integration/sse); a host
-	# may have them from elsewhere already.
-	command -v node >/dev/null || install_packages nodejs
-	command -v npm >/dev/null || install_packages npm
 	platform=$(detect_platform)
 	say "runsc platform: $platform"
 	RUNTIME=$(conf_value runtime)

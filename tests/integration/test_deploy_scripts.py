@@ -370,3 +370,39 @@ def test_isobox_runc_refuses_what_is_not_a_sandbox(tmp_path):
     assert line["level"] == "error" and "not a sandbox" in line["msg"], line
     p, called, _ = isobox_runc(tmp_path, SANDBOX_SPEC, "--unknown-flag", "value", "create", "c3")
     assert p.returncode == 1 and called is None and "cannot tell the command" in p.stderr, p.stderr
+
+
+def setup_lists():
+    """setup.sh's package sets, as it reads them (sourced: functions and
+    variables only)."""
+    names = ["BUILD_PACKAGES", "SERVE_PACKAGES", "CLUSTER_PACKAGES", "TEST_PACKAGES", "PACKAGED_SERVICES"]
+    out = subprocess.run(["bash", "-c", f"source {SETUP} && " + " && ".join(f'echo "${n}" | xargs' for n in names)],
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    return {n: line.split() for n, line in zip(names, out)}
+
+
+def test_serving_installs_only_what_serves():
+    """`make run` (setup.sh without options) installs what serving needs:
+    no second web server, browser, test runner, compiler for fuzzers,
+    systemd or Redis; `make test` adds those, and each has its reason
+    written beside it."""
+    sets = setup_lists()
+    serve, test = set(sets["SERVE_PACKAGES"]), set(sets["TEST_PACKAGES"])
+    assert set(sets["BUILD_PACKAGES"]) <= serve
+    assert not serve & {"apache2", "nginx-light", "lighttpd", "chromium", "prometheus", "clang", "python3-pytest",
+                        "systemd", "redis-server", "nodejs", "npm", "node-typescript", "libfcgi-bin"}, serve
+    assert set(sets["CLUSTER_PACKAGES"]) <= test and "redis-server" in sets["CLUSTER_PACKAGES"]
+    text = open(SETUP).read()
+    comments = "\n".join(line for line in text.splitlines() if line.startswith("#"))
+    for p in sorted((serve - set(sets["BUILD_PACKAGES"])) | test):  # the build set: one comment
+        assert re.search(rf"(?<![\w.-]){re.escape(p)}(?![\w.-])", comments), f"setup.sh says not why it installs {p}"
+    # A service that a test package would start is stopped and disabled.
+    for entry in sets["PACKAGED_SERVICES"]:
+        assert entry.split(":")[0] in test, entry
+    for server in ("apache2", "nginx-light", "lighttpd", "redis-server", "prometheus"):
+        assert any(e.startswith(server + ":") for e in sets["PACKAGED_SERVICES"]), server
+    make = subprocess.run(["make", "-n", "-C", REPO, "setup"], capture_output=True, text=True, check=True).stdout
+    assert "deploy/setup.sh \n" in make or make.rstrip().endswith("deploy/setup.sh"), make
+    make = subprocess.run(["make", "-n", "-C", REPO, "setup", "SETUP_OPTIONS=--test"], capture_output=True,
+                          text=True, check=True).stdout
+    assert "deploy/setup.sh --test" in make, make
