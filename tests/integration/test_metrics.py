@@ -1,6 +1,7 @@
 """GET /metrics: Prometheus text, counted across every worker process of the
 pool (dead and recycled ones included), and access lists for /metrics and
 /healthz. Runs against the pool under test (ISOBOX_INSTANCE, PORT...)."""
+import json
 import os
 import re
 import signal
@@ -8,8 +9,9 @@ import subprocess
 import threading
 
 import pytest
+import yaml
 
-from conftest import (PREFIX, execute, reload_pool, request, run_ok, wait_until, workers)
+from conftest import (PREFIX, REPO, execute, reload_pool, request, run_ok, wait_until, workers)
 from metrics_util import CONF, ConfEdit, deltas, scrape, value
 
 EXEC = "isobox_executions_total"
@@ -182,3 +184,36 @@ def test_cgi_has_no_metrics():
                          timeout=60)
     assert out.stdout.startswith("Status: 404"), out.stdout + out.stderr
     assert "FastCGI pool" in out.stdout
+
+
+PROMETHEUS_DIR = os.path.join(REPO, "deploy", "prometheus")
+ALERTS = os.path.join(PROMETHEUS_DIR, "isobox-alerts.yml")
+DASHBOARD = os.path.join(REPO, "deploy", "grafana", "isobox-dashboard.json")
+
+
+def test_alert_rules_check_and_fire_on_their_series():
+    """The shipped alert rules load, and each fires on the series it is
+    about and not on a healthy host's (isobox-alerts.test.yml)."""
+    for args in (["check", "rules", "isobox-alerts.yml"], ["test", "rules", "isobox-alerts.test.yml"]):
+        done = subprocess.run(["promtool", *args], cwd=PROMETHEUS_DIR, capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_dashboard_and_alerts_ask_only_for_what_isobox_exports(tmp_path):
+    families = set(re.findall(r'"(isobox_\w+)"', open(os.path.join(REPO, "fcgi", "metrics.c")).read()))
+    dashboard = json.load(open(DASHBOARD))
+    assert dashboard["__inputs"][0]["pluginId"] == "prometheus"  # importable: asks for its data source
+    panel_exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+    rule_exprs = [r["expr"] for g in yaml.safe_load(open(ALERTS))["groups"] for r in g["rules"]]
+    for expr in panel_exprs + rule_exprs:
+        for name in re.findall(r"\bisobox_\w+", expr):
+            assert re.sub(r"_(bucket|count|sum)$", "", name) in families, (name, expr)
+    # The panels' PromQL parses: promtool reads them as recording rules
+    # (Grafana's variables given values).
+    rules = {"groups": [{"name": "dashboard", "rules": [
+        {"record": f"isobox:panel_{i}", "expr": e.replace("$__rate_interval", "5m").replace("$instance", ".+")}
+        for i, e in enumerate(panel_exprs)]}]}
+    path = tmp_path / "panels.yml"
+    path.write_text(yaml.safe_dump(rules))
+    done = subprocess.run(["promtool", "check", "rules", str(path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
