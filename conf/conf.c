@@ -185,8 +185,9 @@ static bool get_optional_int(const cJSON *o, const char *section, const char *ke
 static bool parse_pool(const cJSON *o, struct conf_pool *p, struct fault *f)
 {
 	static const char *const keys[] = {"workers", "maxRequests", "whenBusy", "hangMarginMs", "requestLog",
-					   NULL};
+					   "metricsTenants", NULL};
 	p->max_requests = 0;
+	p->metrics_tenants = 20;
 	p->reject_when_busy = false;
 	p->request_log_json = false;
 	p->hang_margin_ms = 15000;
@@ -194,8 +195,11 @@ static bool parse_pool(const cJSON *o, struct conf_pool *p, struct fault *f)
 	    !get_int(o, "pool", "workers", 0, &p->workers, f) ||
 	    !get_optional_int(o, "pool", "maxRequests", 0, &p->max_requests, f) ||
 	    /* at least 10 s: it also covers the run's teardown (inspect, rm) */
-	    !get_optional_int(o, "pool", "hangMarginMs", 10000, &p->hang_margin_ms, f))
+	    !get_optional_int(o, "pool", "hangMarginMs", 10000, &p->hang_margin_ms, f) ||
+	    !get_optional_int(o, "pool", "metricsTenants", 0, &p->metrics_tenants, f))
 		return false;
+	if (p->metrics_tenants > 64) /* metrics.c's table: 512 label sets for every family */
+		return fail(f, E_INVALID_VALUE, "pool.metricsTenants must be 0-64");
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "whenBusy");
 	const char *s;
 	if (v) {

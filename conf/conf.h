@@ -41,6 +41,7 @@ struct conf {
 		int64_t max_requests;   /* recycle a worker after this many; 0: never */
 		bool reject_when_busy;  /* whenBusy: reject (else wait) */
 		bool request_log_json;  /* requestLog: json (else logfmt) */
+		int64_t metrics_tenants; /* tenants with series of their own; the rest: "other" */
 		int64_t hang_margin_ms; /* backstop: a request longer than its bound
 					   plus this is a hung worker */
 	} pool;

@@ -95,6 +95,11 @@ void admin_done(struct worker *w, struct request *rq, int64_t started_ms)
 	snprintf(st, sizeof st, "%d", status_of(rq));
 	snprintf(sent, sizeof sent, "%d", status_sent(rq));
 	metrics_count(m, M_HTTP_REQUESTS, rq->route ? rq->route->path : "other", sent);
+	char tenant[64] = "";
+	if (rq->tenant[0]) {
+		metrics_tenant_label(m, rq->tenant, w->conf.pool.metrics_tenants, tenant);
+		metrics_count(m, M_TENANT_REQUESTS, tenant, sent);
+	}
 	/* A step that ended its session, or found it ended (its sandbox gone):
 	 * its place in the tenant's share, and its volume, are free at once. */
 	if (rq->in_session && (rq->result.session_ended || rq->fault.code == E_SESSION_EXPIRED)) {
@@ -119,6 +124,8 @@ void admin_done(struct worker *w, struct request *rq, int64_t started_ms)
 			metrics_count(m, M_WARM_MISSES, rq->lang->id, rq->result.warm_miss);
 		metrics_observe_ms(m, rq->lang->id, now_ms() - started_ms);
 	}
+	if (tenant[0] && (rq->result.has_run || rq->result.has_compile))
+		metrics_add(m, M_TENANT_RUN_MS, tenant, NULL, (uint64_t)(now_ms() - started_ms));
 }
 
 void admin_log_request(const struct worker *w, const struct request *rq, int64_t started_ms)

@@ -92,6 +92,12 @@ static const struct family {
 	[M_SESSION_STEP_MS] = {"isobox_session_step_seconds_total",
 		"Time spent in session steps (the whole request), by session type: divided by the steps, the mean step latency.",
 		"type", NULL, true},
+	[M_TENANT_REQUESTS] = {"isobox_tenant_requests_total",
+		"Requests of tenants' callers, by tenant (the first pool.metricsTenants by name, then \"other\") and HTTP status.",
+		"tenant", "status", false},
+	[M_TENANT_RUN_MS] = {"isobox_tenant_run_seconds_total",
+		"Time of tenants' runs (whole requests, container start included), by tenant as isobox_tenant_requests_total.",
+		"tenant", NULL, true},
 };
 
 struct metrics *metrics_create(void)
@@ -115,6 +121,11 @@ void metrics_destroy(struct metrics *m)
 static void copy_label(char *dst, size_t n, const char *src)
 {
 	snprintf(dst, n, "%s", src ? src : "");
+}
+
+static bool ready(const _Atomic uint32_t *state)
+{
+	return atomic_load(state) == ENTRY_READY;
 }
 
 /* Claim entry state for writing; false if another process got there first. */
@@ -162,6 +173,30 @@ void metrics_add(struct metrics *m, enum metrics_family fam, const char *a, cons
 void metrics_count(struct metrics *m, enum metrics_family fam, const char *a, const char *b)
 {
 	metrics_add(m, fam, a, b, 1);
+}
+
+void metrics_tenant_label(const struct metrics *m, const char *tenant, int64_t max, char out[LABEL_A])
+{
+	copy_label(out, LABEL_A, tenant);
+	if (!m)
+		return;
+	/* The tenants named so far, each once (an entry per status). */
+	const char *named[64];
+	int64_t n = 0, cap = max < 64 ? max : 64;
+	for (size_t i = 0; i < N_COUNTERS; i++) {
+		const struct counter *c = &m->counters[i];
+		if (!ready(&c->state) || c->family != M_TENANT_REQUESTS || !strcmp(c->a, "other"))
+			continue;
+		if (!strcmp(c->a, out))
+			return;
+		bool seen = false;
+		for (int64_t j = 0; j < n && !seen; j++)
+			seen = !strcmp(named[j], c->a);
+		if (!seen && n < cap)
+			named[n++] = c->a;
+	}
+	if (n >= cap)
+		copy_label(out, LABEL_A, "other");
 }
 
 static struct histogram *find_histogram(struct metrics *m, const char *language)
@@ -269,11 +304,6 @@ void metrics_render_build_info(const char *version, const char *backend, const c
 	buf_append(out, ",", 1);
 	put_label(out, "runtime_version", runtime_version);
 	buf_printf(out, "} 1\n");
-}
-
-static bool ready(const _Atomic uint32_t *state)
-{
-	return atomic_load(state) == ENTRY_READY;
 }
 
 static bool same_counter(const struct counter *x, const struct counter *y)

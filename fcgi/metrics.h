@@ -35,6 +35,8 @@ enum metrics_family {
 	M_SESSIONS_ENDED,   /* reason: deleted, expired, died */
 	M_SESSION_STEPS,    /* type, outcome */
 	M_SESSION_STEP_MS,  /* type: the steps' time, summed (ms) */
+	M_TENANT_REQUESTS,  /* tenant (bounded: metrics_tenant_label), status */
+	M_TENANT_RUN_MS,    /* tenant: the runs' whole requests, summed (ms) */
 	M_FAMILIES
 };
 
@@ -48,6 +50,15 @@ void metrics_destroy(struct metrics *m);
 void metrics_count(struct metrics *m, enum metrics_family fam, const char *a, const char *b);
 /* Add n. */
 void metrics_add(struct metrics *m, enum metrics_family fam, const char *a, const char *b, uint64_t n);
+/*
+ * The tenant label for tenant: its own name while fewer than max tenants
+ * have one (or it has one already), else "other", so that the series stay
+ * bounded whatever the tenants file holds (pool.metricsTenants). The first
+ * max tenants to call keep their names until the pool restarts; two
+ * workers naming new tenants at once may pass max by one. out: LABEL_A.
+ */
+void metrics_tenant_label(const struct metrics *m, const char *tenant, int64_t max, char out[64]);
+
 /* One execution of `language` took ms (whole request, container start included). */
 void metrics_observe_ms(struct metrics *m, const char *language, int64_t ms);
 

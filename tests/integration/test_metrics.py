@@ -33,7 +33,8 @@ def test_promtool_accepts_the_exposition():
                    "isobox_http_requests_total", EXEC, "isobox_rejected_requests_total",
                    "isobox_sandbox_failures_total", "isobox_worker_exits_total",
                    "isobox_execution_duration_seconds", "isobox_session_step_seconds_total",
-                   "isobox_store_up", "isobox_cluster_host_up", "isobox_build_info"):
+                   "isobox_store_up", "isobox_cluster_host_up", "isobox_build_info",
+                   "isobox_tenant_requests_total", "isobox_tenant_run_seconds_total"):
         assert f"# TYPE {family} " in text, family
 
 
@@ -50,6 +51,19 @@ def test_build_info_says_the_version_and_runtime_that_healthz_says():
                         f'runtime_version="{health["runtime"]["version"]}"}} 1'), lines[0]
     out = subprocess.run([f"{PREFIX}/bin/isobox-fcgi", "--version"], capture_output=True, text=True, check=True)
     assert out.stdout == f"isobox-fcgi {version}\n"
+
+
+def test_tenants_requests_and_run_time_are_counted():
+    """Loopback callers without a key are the tenant "local" (tenants.yaml's
+    anonymous addresses): their requests by status, their runs' time."""
+    _, before = scrape()
+    assert run_ok("import time; time.sleep(0.3)")["exitCode"] == 0
+    assert execute({"language": "python", "code": 1})[0] == 400
+    _, after = scrape()
+    delta = deltas(before, after)
+    assert delta("isobox_tenant_requests_total", tenant="local", status="200") >= 1
+    assert delta("isobox_tenant_requests_total", tenant="local", status="400") >= 1
+    assert delta("isobox_tenant_run_seconds_total", tenant="local") >= 0.3
 
 
 def test_counters_move_by_outcome():

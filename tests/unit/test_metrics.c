@@ -247,8 +247,42 @@ static void store_part(void)
 	buf_free(&out);
 }
 
+/* Tenants' series stay bounded: the first max tenants by name, then "other". */
+static void tenant_labels(void)
+{
+	struct metrics *m = metrics_create();
+	char label[64];
+	metrics_tenant_label(m, "acme", 2, label);
+	is_str(label, "acme", "metrics: a first tenant gets its own label");
+	metrics_count(m, M_TENANT_REQUESTS, label, "200");
+	metrics_count(m, M_TENANT_REQUESTS, label, "429"); /* a second status: still one tenant */
+	metrics_tenant_label(m, "globex", 2, label);
+	is_str(label, "globex", "metrics: ...and a second, up to the bound (2)");
+	metrics_count(m, M_TENANT_REQUESTS, label, "200");
+	metrics_tenant_label(m, "initech", 2, label);
+	is_str(label, "other", "metrics: a third shares \"other\"");
+	metrics_count(m, M_TENANT_REQUESTS, label, "200");
+	metrics_tenant_label(m, "umbrella", 2, label);
+	is_str(label, "other", "metrics: ...and so does a fourth (\"other\" is not a tenant)");
+	metrics_tenant_label(m, "acme", 2, label);
+	is_str(label, "acme", "metrics: a tenant named before keeps its label");
+	metrics_tenant_label(m, "hooli", 0, label);
+	is_str(label, "other", "metrics: metricsTenants 0: every tenant is \"other\"");
+	struct buf out = {0};
+	metrics_add(m, M_TENANT_RUN_MS, "acme", NULL, 1500);
+	metrics_render(m, NULL, 4, NULL, -1, &out);
+	buf_append(&out, "", 1);
+	ok(strstr(out.data, "isobox_tenant_requests_total{tenant=\"acme\",status=\"429\"} 1\n") &&
+	   strstr(out.data, "isobox_tenant_requests_total{tenant=\"other\",status=\"200\"} 1\n") &&
+	   strstr(out.data, "isobox_tenant_run_seconds_total{tenant=\"acme\"} 1.500\n"),
+	   "metrics: tenants' requests by status, and their runs' time in seconds");
+	buf_free(&out);
+	metrics_destroy(m);
+}
+
 UNIT_TEST(test_metrics)
 {
+	tenant_labels();
 	store_part();
 	test_outcomes();
 	test_counting();
