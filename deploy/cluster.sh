@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A cluster of isobox hosts on this one machine, for trying and testing
-# scale-out (docs/SCALING.md): a redis-server (Debian's, with
-# deploy/redis/redis.conf), CLUSTER_HOSTS isobox "hosts" (each a pool of its
+# scale-out (docs/SCALING.md): the store's server, valkey-server where the
+# host has it (setup.sh --cluster installs it) else redis-server (Debian's,
+# either with deploy/redis/redis.conf: Valkey reads Redis' settings),
+# CLUSTER_HOSTS isobox "hosts" (each a pool of its
 # own: instance hN, its own sockets, work, sessions and volumes dirs, and
 # its own isobox-volumed; all share this dockerd and the Redis store) and
 # one Caddy balancing them (deploy/caddy/Caddyfile.cluster). The last line
@@ -17,7 +19,8 @@
 # CLUSTER_PORT (8095), PREFIX (/opt/isobox), and CLUSTER_RUNNERS (0): with
 # runners, queue mode (docs/SCALING.md): the hosts h1.. behind the balancer
 # are fronts that put each /execute on a Redis stream, and the runners
-# r1.. (not behind the balancer) take and run them.
+# r1.. (not behind the balancer) take and run them. CLUSTER_STORE
+# (valkey-server or redis-server) names the store's server.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -30,6 +33,16 @@ RUN=/run/isobox-cluster
 STATE=/var/lib/isobox/cluster
 LOG=/var/log/isobox/cluster
 REDIS_SOCKET=$RUN/redis/redis.sock
+if [ -z "${CLUSTER_STORE:-}" ]; then
+	CLUSTER_STORE=redis-server
+	command -v valkey-server >/dev/null && CLUSTER_STORE=valkey-server
+fi
+case "$CLUSTER_STORE" in
+valkey-server) STORE_USER=valkey ;;
+redis-server) STORE_USER=redis ;;
+*) echo "cluster: CLUSTER_STORE must be valkey-server or redis-server" >&2; exit 2 ;;
+esac
+STORE_COMMS="redis-server|valkey-server" # either may be running from an earlier start
 
 say() { printf 'cluster: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
@@ -73,20 +86,20 @@ write_conf() {
 }
 
 start_redis() {
-	id redis >/dev/null 2>&1 || die "no redis user: install redis-server (deploy/setup.sh does)"
-	alive $RUN/redis.pid redis-server "unixsocket:$REDIS_SOCKET" && return 0
-	# The socket's directory admits redis and the isobox workers only.
-	install -d -m 0750 -o redis -g isobox "$RUN/redis"
-	install -d -m 0750 -o redis -g redis "$STATE/redis"
+	id $STORE_USER >/dev/null 2>&1 || die "no $STORE_USER user: install $CLUSTER_STORE (deploy/setup.sh --cluster does)"
+	alive $RUN/redis.pid "$STORE_COMMS" "unixsocket:$REDIS_SOCKET" && return 0
+	# The socket's directory admits the server and the isobox workers only.
+	install -d -m 0750 -o $STORE_USER -g isobox "$RUN/redis"
+	install -d -m 0750 -o $STORE_USER -g $STORE_USER "$STATE/redis"
 	REDIS_SOCKET=$REDIS_SOCKET REDIS_DIR=$STATE/redis envsubst '$REDIS_SOCKET $REDIS_DIR' \
 		<"$HERE/redis/redis.conf" >"$RUN/redis.conf"
 	chmod 0644 "$RUN/redis.conf"
-	setsid setpriv --reuid=redis --regid=redis --init-groups -- \
-		redis-server "$RUN/redis.conf" >>"$LOG/redis.log" 2>&1 </dev/null 9>&- &
+	setsid setpriv --reuid=$STORE_USER --regid=$STORE_USER --init-groups -- \
+		$CLUSTER_STORE "$RUN/redis.conf" >>"$LOG/redis.log" 2>&1 </dev/null 9>&- &
 	echo $! >$RUN/redis.pid
 	for _ in $(seq 1 100); do [ -S "$REDIS_SOCKET" ] && break; sleep 0.1; done
-	[ -S "$REDIS_SOCKET" ] || die "redis-server did not start; see $LOG/redis.log"
-	say "redis-server started on $REDIS_SOCKET"
+	[ -S "$REDIS_SOCKET" ] || die "$CLUSTER_STORE did not start; see $LOG/redis.log"
+	say "$CLUSTER_STORE started on $REDIS_SOCKET"
 }
 
 start_host() {
@@ -198,7 +211,7 @@ stop() {
 		rm -f "$PREFIX/conf/cluster-$h.yaml"
 		rm -rf "$d"
 	done
-	stop_pid $RUN/redis.pid redis-server redis-server "unixsocket:$REDIS_SOCKET"
+	stop_pid $RUN/redis.pid "the store's server" "$STORE_COMMS" "unixsocket:$REDIS_SOCKET"
 	rm -rf "$RUN/redis" "$RUN/redis.conf" "$RUN/Caddyfile" "${STATE:?}/redis"
 }
 
@@ -215,7 +228,7 @@ reload)
 	done
 	;;
 status)
-	alive $RUN/redis.pid redis-server "unixsocket:$REDIS_SOCKET" && echo "redis: running" || echo "redis: stopped"
+	alive $RUN/redis.pid "$STORE_COMMS" "unixsocket:$REDIS_SOCKET" && echo "store: running" || echo "store: stopped"
 	for d in "$RUN"/[hr][0-9]; do
 		[ -d "$d" ] || continue
 		alive "$d/pool.pid" isobox-fcgi && echo "$(basename "$d"): running" || echo "$(basename "$d"): stopped"

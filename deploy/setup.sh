@@ -58,7 +58,8 @@ BUILD_PACKAGES="gcc make pkg-config libfcgi-dev libcjson-dev libyaml-dev libcap-
 SERVE_PACKAGES="$BUILD_PACKAGES docker.io caddy spawn-fcgi debootstrap iptables iproute2 procps curl python3
  sqlite3 logrotate"
 # For the cluster (`make cluster`, setup.sh --cluster): redis-server, the
-# shared store; gettext-base, whose envsubst writes cluster.sh's configs.
+# shared store (and valkey-server, which cluster.sh prefers: install_valkey);
+# gettext-base, whose envsubst writes cluster.sh's configs.
 CLUSTER_PACKAGES="redis-server gettext-base"
 # To test (`make test`, setup.sh --test), on top of the two above; none of
 # them is left running (policy-rc.d while installing, then disabled under
@@ -78,7 +79,7 @@ TEST_PACKAGES="$CLUSTER_PACKAGES python3-pytest python3-jsonschema python3-venv 
 # The services those packages would start: stopped and disabled when
 # setup.sh installed them (a host's own are left alone).
 PACKAGED_SERVICES="apache2:apache2 nginx-light:nginx lighttpd:lighttpd redis-server:redis-server
- prometheus:prometheus"
+ valkey-server:valkey-server prometheus:prometheus"
 
 say() { printf 'setup: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
@@ -129,9 +130,33 @@ stop_packaged_services() {
 # that nothing else is installed or upgraded from backports by accident. On
 # a newer Debian, its own runsc of at least that version will do.
 RUNSC_VERSION=0.0~20240729.0-4~bpo12+2
+# Valkey, the fork of Redis that Debian ships (bookworm-backports 8.0,
+# trixie 8.1): the store and the queue are tested against it as against
+# Redis 7 (tests/unit/test_store.c), and cluster.sh runs it where it is
+# installed. Pinned like runsc; for tests and clusters only (install_valkey).
+VALKEY_VERSION=8.0.1+dfsg1-1~bpo12+1
 RUNSC_AT_LEAST=0.0~20240729
 BACKPORTS_SOURCES=/etc/apt/sources.list.d/isobox-bookworm-backports.sources
 BACKPORTS_PIN=/etc/apt/preferences.d/isobox-bookworm-backports
+# The pin: every package of bookworm-backports at 1, but those isobox
+# names, each at its exact version.
+backports_pin() {
+	cat <<-EOF
+	# deploy/setup.sh: nothing comes from bookworm-backports but what isobox names
+	Package: *
+	Pin: release n=bookworm-backports
+	Pin-Priority: 1
+
+	Package: runsc
+	Pin: version $RUNSC_VERSION
+	Pin-Priority: 990
+
+	Package: valkey-server valkey-tools
+	Pin: version $VALKEY_VERSION
+	Pin-Priority: 990
+	EOF
+}
+
 install_runsc() {
 	local have codename
 	have=$(dpkg-query -W -f='${Version}' runsc 2>/dev/null || true)
@@ -154,16 +179,7 @@ install_runsc() {
 	Components: main
 	Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 	EOF
-	cat >$BACKPORTS_PIN.new <<-EOF
-	# deploy/setup.sh: nothing comes from bookworm-backports but what isobox names
-	Package: *
-	Pin: release n=bookworm-backports
-	Pin-Priority: 1
-
-	Package: runsc
-	Pin: version $RUNSC_VERSION
-	Pin-Priority: 990
-	EOF
+	backports_pin >$BACKPORTS_PIN.new
 	mv -f $BACKPORTS_SOURCES.new $BACKPORTS_SOURCES
 	mv -f $BACKPORTS_PIN.new $BACKPORTS_PIN
 	say "installing runsc $RUNSC_VERSION from bookworm-backports (was: ${have:-none})"
@@ -498,10 +514,24 @@ backends() {
 	fi
 }
 
+install_valkey() {
+	command -v valkey-server >/dev/null && return 0
+	local codename
+	codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+	if [ "$codename" = bookworm ]; then
+		[ -f $BACKPORTS_SOURCES ] || install_runsc # it adds the backports source
+		[ -f $BACKPORTS_SOURCES ] || die "valkey-server needs bookworm-backports, which cannot be reached"
+		grep -q '^Package: valkey-server' $BACKPORTS_PIN 2>/dev/null ||
+			{ backports_pin >$BACKPORTS_PIN.new && mv -f $BACKPORTS_PIN.new $BACKPORTS_PIN; }
+	fi
+	install_packages valkey-server valkey-tools
+}
+
 main() {
 	local platform changed
 	if [ "${1:-}" = --build-deps ]; then
 		install_packages $BUILD_PACKAGES redis-server
+		install_valkey
 		exit 0
 	fi
 	[ "$(id -u)" = 0 ] || die "run as root"
@@ -523,8 +553,12 @@ main() {
 		# (tests/integration/sse, js); a host may have them from elsewhere.
 		command -v node >/dev/null || install_packages nodejs
 		command -v npm >/dev/null || install_packages npm
+		install_valkey
 		;;
-	--cluster) install_packages $SERVE_PACKAGES $CLUSTER_PACKAGES ;;
+	--cluster)
+		install_packages $SERVE_PACKAGES $CLUSTER_PACKAGES
+		install_valkey
+		;;
 	"") install_packages $SERVE_PACKAGES ;;
 	*) die "unknown option $1 (see the top of $0)" ;;
 	esac

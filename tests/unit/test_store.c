@@ -7,6 +7,7 @@
 #include "tap.h"
 #include "../../conf/store_memory.h"
 #include "../../conf/store_volumes.h"
+#include "../../conf/store_queue.h"
 #include "../../conf/store_sessions.h"
 
 #include <errno.h>
@@ -329,8 +330,59 @@ static void run_all(const struct store_conf *sc, const char *name)
 	hosts(sc);
 }
 
-/* A redis-server of our own, on a socket in dir (with a password, if
- * one is given); its pid. */
+/* Queue mode's jobs and events (store_queue.h), on a Redis-protocol store. */
+static void queue(const struct store_conf *sc)
+{
+	struct fault f = {0};
+	struct store *s = store_open(sc, "unit", &f);
+	int64_t length = -1, pending = -1;
+	/* Taken with BLOCK 0 below: Redis answers at once when a job is there. */
+	okb(s && queue_push(s, "job-a", "acme", true, "{\"a\":1}", 7, 2, &f) &&
+	    queue_stats(s, &length, &pending, &f) && length == 1 && pending == 0, "queue: a job pushed, none taken");
+	okb(queue_push(s, "job-b", "acme", false, "{}", 2, 2, &f), "queue: a second, up to maxLength (2)");
+	f = (struct fault){0};
+	okb(!queue_push(s, "job-c", "acme", false, "{}", 2, 2, &f) && f.code == E_BUSY, "queue: a third is busy");
+	okb(queue_withdraw(s, "job-b"), "queue: a job no runner has can be withdrawn");
+	char cursor[48] = "", cursor2[48] = "";
+	struct queue_job job = {0}, again = {0};
+	bool got = false;
+	f = (struct fault){0};
+	okb(queue_take(s, "r1", 60000, 0, cursor, &job, &got, &f) && got && !strcmp(job.job_id, "job-a") &&
+	    !strcmp(job.tenant, "acme") && job.piston && job.body.len == 7 && !memcmp(job.body.data, "{\"a\":1}", 7) &&
+	    !job.again, "queue: a runner takes it whole (%s)", f.message);
+	okb(queue_stats(s, &length, &pending, &f) && pending == 1, "queue: taken, pending until done");
+	okb(queue_touch(s, job.entry, "r1"), "queue: its runner renews its claim");
+	nanosleep(&(struct timespec){0, 20000000}, NULL);
+	okb(queue_take(s, "r2", 10, 0, cursor2, &again, &got, &f) && got && again.again &&
+	    !strcmp(again.job_id, "job-a"), "queue: a runner silent past claimAfter loses it to the next");
+	okb(!queue_touch(s, job.entry, "r1"), "queue: ...and hears so when it renews");
+	okb(queue_emit(s, "job-a", "r2-1", "started", "", 0) && queue_emit(s, "job-a", "r2-1", "result", "{}", 2),
+	    "queue: events emitted");
+	char last[48] = "0";
+	struct queue_event *ev = NULL;
+	size_t n = 0;
+	okb(queue_events(s, "job-a", last, 0, &ev, &n, &f) && n == 2 && !strcmp(ev[0].type, "started") &&
+	    !strcmp(ev[1].type, "result") && !strcmp(ev[1].attempt, "r2-1") && ev[1].data.len == 2,
+	    "queue: a front reads them in order, with their attempt");
+	queue_events_free(ev, n);
+	queue_cancel(s, "job-a");
+	okb(queue_cancelled(s, "job-a") && !queue_cancelled(s, "job-b"), "queue: a cancel is seen by its job only");
+	queue_done(s, again.entry);
+	okb(queue_stats(s, &length, &pending, &f) && length == 0 && pending == 0, "queue: done, gone");
+	queue_job_free(&job);
+	queue_job_free(&again);
+	got = true;
+	okb(queue_take(s, "r1", 60000, 100, cursor, &job, &got, &f) && !got,
+	    "queue: an empty queue gives none, after its wait (100 ms; 0 would be Redis' forever) (%s)", f.message);
+	store_close(s);
+}
+
+/* The server the Redis backend's suites run against: redis-server, then
+ * valkey-server (the same protocol; both are what isobox supports). */
+static const char *server = "redis-server";
+
+/* A server of our own, on a socket in dir (with a password, if one is
+ * given); its pid. */
 static pid_t start_redis_as(const char *dir, const char *name, const char *password)
 {
 	autofree char *sock = xasprintf("%s/%s", dir, name);
@@ -339,7 +391,7 @@ static pid_t start_redis_as(const char *dir, const char *name, const char *passw
 		int null = open("/dev/null", O_WRONLY);
 		dup2(null, 1);
 		dup2(null, 2);
-		execlp("redis-server", "redis-server", "--port", "0", "--unixsocket", sock, "--save", "",
+		execlp(server, server, "--port", "0", "--unixsocket", sock, "--save", "",
 		       "--appendonly", "no", "--dir", dir, "--loglevel", "warning",
 		       "--requirepass", password ? password : "", (char *)NULL);
 		_exit(127);
@@ -397,7 +449,7 @@ static void restart(const struct store_conf *sc, const char *dir, pid_t *pid)
 static void password(const char *dir)
 {
 	pid_t pid = start_redis_as(dir, "auth.sock", "s3cret-pass");
-	ok(pid > 0, "redis: a second redis-server, with a password");
+	okb(pid > 0, "a second %s, with a password", server);
 	autofree char *address = xasprintf("unix:%s/auth.sock", dir);
 	autofree char *good = xasprintf("%s/redis.password", dir), *bad = xasprintf("%s/wrong.password", dir);
 	static const struct {
@@ -418,21 +470,21 @@ static void password(const char *dir)
 	bool allowed;
 	int64_t retry;
 	struct store *s = store_open(&sc, "unit", &f);
-	ok(s && store_rate_take(s, "p", 10, wall_ms(), &allowed, &retry, &f) && allowed,
-	   "redis: AUTH with the password file");
+	okb(s && store_rate_take(s, "p", 10, wall_ms(), &allowed, &retry, &f) && allowed,
+	    "AUTH with the password file");
 	store_close(s);
 	sc.password_file = bad;
 	f = (struct fault){0};
 	s = store_open(&sc, "unit", &f);
-	ok(s && !store_rate_take(s, "p", 10, wall_ms(), &allowed, &retry, &f) && f.code == E_STORE_UNAVAILABLE &&
-	   strstr(f.message, "AUTH") && !strstr(f.message, "not-it"),
-	   "redis: a wrong password: store_unavailable, the password not in the message (%s)", f.message);
+	okb(s && !store_rate_take(s, "p", 10, wall_ms(), &allowed, &retry, &f) && f.code == E_STORE_UNAVAILABLE &&
+	    strstr(f.message, "AUTH") && !strstr(f.message, "not-it"),
+	    "a wrong password: store_unavailable, the password not in the message (%s)", f.message);
 	store_close(s);
 	chmod(good, 0644);
 	sc.password_file = good;
 	f = (struct fault){0};
-	ok(!store_open(&sc, "unit", &f) && f.code == E_STORE_UNAVAILABLE && strstr(f.message, "readable by anyone"),
-	   "redis: a password file anyone may read is refused (%s)", f.message);
+	okb(!store_open(&sc, "unit", &f) && f.code == E_STORE_UNAVAILABLE && strstr(f.message, "readable by anyone"),
+	    "a password file anyone may read is refused (%s)", f.message);
 	stop_redis(pid);
 	unlink(good);
 	unlink(bad);
@@ -456,16 +508,24 @@ UNIT_TEST(test_store)
 	ok(!store_open(&nowhere, "unit", &f) && f.code == E_STORE_UNAVAILABLE,
 	   "sqlite: an unusable path is store_unavailable");
 
-	pid_t redis = start_redis(dir);
-	ok(redis > 0, "redis: a redis-server started (installed by make deps)");
-	autofree char *address = xasprintf("unix:%s/redis.sock", dir);
-	struct store_conf rc = {.backend = STORE_REDIS, .address = address, .prefix = "unit:", .timeout_ms = 2000};
-	if (redis > 0) {
-		run_all(&rc, "redis");
-		restart(&rc, dir, &redis);
-		password(dir);
+	static const char *const servers[][2] = {{"redis-server", "redis"}, {"valkey-server", "valkey"}};
+	for (size_t i = 0; i < 2; i++) {
+		server = servers[i][0];
+		pid_t redis = start_redis(dir);
+		ok(redis > 0, "%s: a %s started (installed by make deps)", servers[i][1], server);
+		autofree char *address = xasprintf("unix:%s/redis.sock", dir);
+		struct store_conf rc = {.backend = STORE_REDIS, .address = address, .prefix = "unit:",
+					.timeout_ms = 2000};
+		if (redis > 0) {
+			run_all(&rc, servers[i][1]);
+			queue(&rc);
+			restart(&rc, dir, &redis);
+			password(dir);
+		}
+		stop_redis(redis);
+		autofree char *sock = xasprintf("%s/redis.sock", dir);
+		unlink(sock);
 	}
-	stop_redis(redis);
 	static const char *const made[] = {"store.db", "store.db-wal", "store.db-shm", "redis.sock", NULL};
 	for (size_t i = 0; made[i]; i++) {
 		autofree char *path = xasprintf("%s/%s", dir, made[i]);
