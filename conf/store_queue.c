@@ -36,17 +36,21 @@ static char *job_key(struct redis_store *r, const char *job_id, const char *suff
 
 /* The runners' group, made once a process (it answers an error, logged
  * once, when another made it first). */
+/* The runners' group, made once a connection: a server that restarted
+ * without its data (or another one) has none, and every read would fail
+ * NOGROUP until the worker restarted. */
 static void make_group(struct redis_store *r)
 {
-	static bool made;
-	if (made)
+	static unsigned made_on; /* redis_connection() when it was made; 0: not yet */
+	if (made_on && made_on == redis_connection(r))
 		return;
 	autofree char *q = key(r, "jobs");
 	struct fault ignored = {0};
 	redisReply *rep = redis_cmd(r, "queue group", &ignored, 6, "XGROUP", "CREATE", q, GROUP, "0", "MKSTREAM");
 	if (rep)
 		freeReplyObject(rep);
-	made = rep || strstr(ignored.message, "BUSYGROUP");
+	if (rep || strstr(ignored.message, "BUSYGROUP"))
+		made_on = redis_connection(r);
 }
 
 /* ARGV: P job tenant body max shape. 1: queued; 0: full. */

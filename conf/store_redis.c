@@ -27,7 +27,10 @@ struct redis_store {
 	char *address, *prefix, *host;
 	char *password;    /* NULL: no AUTH */
 	struct timeval timeout;
+	unsigned connection; /* redis_connection: which one this process made */
 };
+
+static unsigned connections_made; /* by this process, to any server */
 
 static bool read_password(const char *path, char **out, struct fault *f)
 {
@@ -142,7 +145,13 @@ static bool connect_now(struct redis_store *r, struct fault *f)
 		freeReplyObject(rep);
 	}
 	r->c = c;
+	r->connection = ++connections_made;
 	return true;
+}
+
+unsigned redis_connection(const struct redis_store *r)
+{
+	return r->connection;
 }
 
 /*

@@ -41,6 +41,10 @@
 struct redis_store *redis_open(const struct store_conf *sc, const char *host, struct fault *f);
 void redis_close(struct redis_store *r);
 bool redis_ping(struct redis_store *r, struct fault *f);
+/* The connection r has now, numbered in the order this process made
+ * them (0: none yet): what was set up on one need not be there on the
+ * next (a server restarted without its data, or another server). */
+unsigned redis_connection(const struct redis_store *r);
 
 bool redis_rate_take(struct redis_store *r, const char *tenant, int64_t per_minute, int64_t now_ms,
 		     bool *allowed, int64_t *retry_after_s, struct fault *f);

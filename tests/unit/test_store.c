@@ -441,6 +441,16 @@ static void restart(const struct store_conf *sc, const char *dir, pid_t *pid)
 	f = (struct fault){0};
 	okb(*pid > 0 && store_rate_take(s, "r", 100, wall_ms(), &allowed, &retry, &f) && allowed,
 	    "restart: up again: the same store works, no reopening");
+	/* It came back empty (no persistence here): the queue's group is made
+	 * again on the new connection, not believed to be there. */
+	struct queue_job job = {0};
+	char cursor[48] = "";
+	bool got = false;
+	okb(queue_push(s, "job-r", "acme", false, "{}", 2, 10, &f) &&
+	    queue_take(s, "r1", 60000, 100, cursor, &job, &got, &f) && got && !strcmp(job.job_id, "job-r"),
+	    "restart: the queue works on the server that lost it (%s)", f.message);
+	queue_done(s, job.entry);
+	queue_job_free(&job);
 	store_close(s);
 }
 
