@@ -143,7 +143,7 @@ void admin_log_request(const struct worker *w, const struct request *rq, int64_t
 	reqlog_str(&l, "tenant", rq->tenant);
 	if (rq->lang) {
 		reqlog_str(&l, "language", rq->lang->name);
-		reqlog_str(&l, "version", rq->lang->version);
+		reqlog_str(&l, "version", rq->lang->full_version); /* as the result says it */
 	}
 	if (rq->in_session)
 		reqlog_str(&l, "session", rq->session.id);
