@@ -106,12 +106,17 @@ def exchange_parse(raw):
 
 
 def json_error(status, headers, body):
-    """The worker's error shape: the (code, message) of a JSON error answer."""
+    """The worker's error shape: the (code, message) of a JSON error answer.
+    The worker's own carry the request's id too (as its X-Request-Id
+    header); the web server's own error pages, which it makes without the
+    worker, do not."""
     assert status is not None, "the server closed without an answer"
     assert headers.get_content_type() == "application/json", (status, dict(headers), body[:300])
     err = json.loads(body)["error"]
     assert isinstance(err["message"], str) and err["message"], err
-    assert set(err) == {"code", "message"}, err
+    assert set(err) in ({"code", "message"}, {"code", "message", "requestId"}), err
+    if "requestId" in err:
+        assert err["requestId"] == headers["X-Request-Id"], (err, dict(headers))
     return err["code"]
 
 
