@@ -105,7 +105,9 @@ def test_metrics_and_the_log_carry_the_version():
     assert d("isobox_execution_duration_seconds_count", language="python", version="3.14") == 1
     with open(f"{LOG_DIR}/isobox.log", errors="replace") as f:
         tail = f.read()[-200000:]
-    assert re.search(r"execute python@3\.11: run exit 3 \d+ms", tail), tail[-2000:]
+    # The request's line (fcgi/reqlog.c) says the full version, as the result does.
+    assert re.search(r"request id=\S+ .*language=python version=3\.11\.\d+ sandbox=cold phase=run exit=3 ",
+                     tail), tail[-2000:]
 
 
 def test_the_warm_pool_keeps_sandboxes_per_version():
