@@ -178,6 +178,25 @@ static bool get_optional_int(const cJSON *o, const char *section, const char *ke
 	return !cJSON_GetObjectItemCaseSensitive(o, key) || get_int(o, section, key, min, out, f);
 }
 
+/* An optional key that is one of two words: *second says whether it is
+ * the second (left as it was when the key is absent). */
+static bool get_optional_choice(const cJSON *o, const char *section, const char *key, const char *first,
+				const char *second, bool *is_second, struct fault *f)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	const char *s;
+	char where[64];
+	snprintf(where, sizeof where, "%s.%s", section, key);
+	if (!v)
+		return true;
+	if (!json_string(v, where, &s, f))
+		return false;
+	if (strcmp(s, first) && strcmp(s, second))
+		return fail(f, E_INVALID_VALUE, "%s must be \"%s\" or \"%s\"", where, first, second);
+	*is_second = !strcmp(s, second);
+	return true;
+}
+
 /*
  * pool: the master's settings. Only `workers` is required; the rest keep
  * php-fpm-like defaults (never recycle, wait when busy, 15 s hang margin).
@@ -200,24 +219,8 @@ static bool parse_pool(const cJSON *o, struct conf_pool *p, struct fault *f)
 		return false;
 	if (p->metrics_tenants > 64) /* metrics.c's table: 512 label sets for every family */
 		return fail(f, E_INVALID_VALUE, "pool.metricsTenants must be 0-64");
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "whenBusy");
-	const char *s;
-	if (v) {
-		if (!json_string(v, "pool.whenBusy", &s, f))
-			return false;
-		if (strcmp(s, "wait") && strcmp(s, "reject"))
-			return fail(f, E_INVALID_VALUE, "pool.whenBusy must be \"wait\" or \"reject\"");
-		p->reject_when_busy = !strcmp(s, "reject");
-	}
-	v = cJSON_GetObjectItemCaseSensitive(o, "requestLog");
-	if (v) {
-		if (!json_string(v, "pool.requestLog", &s, f))
-			return false;
-		if (strcmp(s, "logfmt") && strcmp(s, "json"))
-			return fail(f, E_INVALID_VALUE, "pool.requestLog must be \"logfmt\" or \"json\"");
-		p->request_log_json = !strcmp(s, "json");
-	}
-	return true;
+	return get_optional_choice(o, "pool", "whenBusy", "wait", "reject", &p->reject_when_busy, f) &&
+	       get_optional_choice(o, "pool", "requestLog", "logfmt", "json", &p->request_log_json, f);
 }
 
 /*
