@@ -243,6 +243,45 @@ def test_go_builds_a_module_offline():
     assert "github.com/google/uuid" in result["compile"]["stderr"] + result["compile"]["stdout"], result["compile"]
 
 
+CARGO_TOML = '[package]\nname = "app"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
+
+
+def test_rust_builds_a_cargo_project_offline():
+    """A Cargo.toml makes a cargo build, offline: the common crates come from
+    Debian's (serde with derive, serde_json, rand, regex, itertools), a
+    module in src/ is found, and the one program it builds runs with stdin
+    and args. A crate Debian does not give fails to compile, naming it
+    (nothing is fetched); a project of two programs is refused, saying so."""
+    deps = ('serde = { version = "1", features = ["derive"] }\nserde_json = "1"\nrand = "0.8"\n'
+            'regex = "1"\nitertools = "0.13"\n')
+    main = ('mod util;\nuse itertools::Itertools;\nuse serde::{Deserialize, Serialize};\n'
+            '#[derive(Serialize, Deserialize)]\nstruct Line { words: Vec<String>, digits: bool }\n'
+            'fn main() {\n    let mut s = String::new();\n    std::io::stdin().read_line(&mut s).unwrap();\n'
+            '    let words: Vec<String> = s.split_whitespace().chain(std::env::args().skip(1).collect::<Vec<_>>()'
+            '.iter().map(|a| a.as_str())).map(String::from).collect();\n'
+            '    let digits = regex::Regex::new(r"^\\d+$").unwrap().is_match(&words[0]);\n'
+            '    let line: Line = serde_json::from_str(&serde_json::to_string(&Line { words, digits }).unwrap()).unwrap();\n'
+            '    let roll: u8 = rand::random::<u8>() % 1;\n'
+            '    println!("{} {} {}", util::shout(&line.words.iter().join(",")), line.digits, roll);\n}\n')
+    files = [("src/main.rs", main), ("src/util.rs", "pub fn shout(s: &str) -> String { s.to_uppercase() }\n"),
+             ("Cargo.toml", CARGO_TOML + deps)]
+    result = run("rust", files=files, stdin="42 apples\n", args=["pears"])
+    assert result["run"]["stdout"] == "42,APPLES,PEARS true 0\n", result
+    assert result["compile"]["stderr"] == "", result["compile"]
+
+    files = [("src/main.rs", "fn main() { tokio::spawn(async {}); }"), ("Cargo.toml", CARGO_TOML + 'tokio = "1"\n')]
+    status, result = execute({"language": "rust", "files": [{"name": n, "content": c} for n, c in files]},
+                             timeout=120)
+    assert status == 200 and "run" not in result and result["compile"]["exitCode"] != 0, result
+    assert "tokio" in result["compile"]["stderr"], result["compile"]
+
+    files = [("src/bin/a.rs", "fn main() {}"), ("src/bin/b.rs", "fn main() {}"), ("Cargo.toml", CARGO_TOML)]
+    status, result = execute({"language": "rust", "files": [{"name": n, "content": c} for n, c in files]},
+                             timeout=120)
+    assert status == 200 and "run" not in result and result["compile"]["exitCode"] == 1, result
+    assert "cargo built 2 programs" in result["compile"]["stderr"], result["compile"]
+
+
 def test_lua_os_execute_reports_the_exit_status():
     """os.execute of a command that exits non-zero says how it ended, not a
     stale errno from the start of its shell (clone3's ENOSYS: preload.c)."""
