@@ -12,6 +12,8 @@ import threading
 import time
 import urllib.parse
 
+import pytest
+
 import webservers
 from conftest import CONF, INSTANCE, LOG_DIR, URL, raw_request, reload_pool, wait_until
 
@@ -151,9 +153,10 @@ def test_the_deployed_caddy_logs_the_id():
     assert entry["resp_headers"]["X-Request-Id"] == [rid] and entry["status"] == 200, entry
 
 
-def test_the_shipped_nginx_logs_the_id():
-    with webservers.start("nginx") as server:
-        rid = fresh_id("nginx")
+@pytest.mark.parametrize("name", ["nginx", "apache", "lighttpd"])
+def test_the_shipped_web_servers_log_the_id(name):
+    with webservers.start(name) as server:
+        rid = fresh_id(name)
         u = urllib.parse.urlparse(server.url)
         status, headers, _ = raw_request("GET", u.path + "/runtimes", headers={"X-Request-Id": rid},
                                          url=f"http://{u.hostname}:{u.port}")
