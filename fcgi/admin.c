@@ -57,17 +57,22 @@ bool admin_admit(struct worker *w, struct request *rq)
 		return false;
 	if (r->guard && !r->guard(w, rq))
 		return false;
-	/* The tenant's share first: a tenant at its own limit hears so (429),
-	 * whether or not the pool is full. */
-	if ((r->flags & ROUTE_RUNS_PROGRAM) && !auth_claim_execution(w, rq))
-		return false;
-	if ((r->flags & ROUTE_RUNS_PROGRAM) &&
-	    !scoreboard_claim_execution(w->board, w->slot, w->busy_limit)) {
-		fail(&rq->fault, E_BUSY, "all %d workers are running programs; retry shortly",
-		     w->busy_limit);
+	if ((r->flags & ROUTE_RUNS_PROGRAM) && !admin_claim_run(w, rq)) {
 		respond_fault(rq, "");
 		return false;
 	}
+	return true;
+}
+
+bool admin_claim_run(struct worker *w, struct request *rq)
+{
+	/* The tenant's share first: a tenant at its own limit hears so (429),
+	 * whether or not the pool is full. */
+	if (!auth_claim_execution(w, rq))
+		return false;
+	if (!scoreboard_claim_execution(w->board, w->slot, w->busy_limit))
+		return fail(&rq->fault, E_BUSY, "all %d workers are running programs; retry shortly",
+			    w->busy_limit);
 	return true;
 }
 

@@ -16,6 +16,11 @@ struct request;
  * programs the whenBusy gate. false: it has answered (403, 503 busy).
  */
 bool admin_admit(struct worker *w, struct request *rq);
+/* What a route that runs programs claims before it runs one (admin_admit
+ * does it for them; /mcp's tools/call for itself): a place in the
+ * tenant's share, then an execution slot (the whenBusy gate). false with
+ * rq->fault (429, 503 busy), not answered. admin_done gives both back. */
+bool admin_claim_run(struct worker *w, struct request *rq);
 /* After it: count the request (started_ms: when it began). */
 void admin_done(struct worker *w, struct request *rq, int64_t started_ms);
 /* Then its one line in the log (reqlog.h): who asked what, what ran, how

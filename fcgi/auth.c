@@ -83,12 +83,11 @@ bool auth_claim_execution(struct worker *w, struct request *rq)
 		return true;
 	struct store *s = worker_store(w, &rq->fault);
 	if (!s || !store_running_claim(s, rq->tenant, limit, getpid(), &rq->claim, &rq->fault))
-		return refuse(rq, "");
+		return false;
 	if (rq->claim)
 		return true;
-	fail(&rq->fault, E_TOO_MANY_EXECUTIONS, "tenant %s runs %lld programs at once, its most "
-	     "(concurrentExecutions); retry when one ends", rq->tenant, (long long)limit);
-	return refuse(rq, "");
+	return fail(&rq->fault, E_TOO_MANY_EXECUTIONS, "tenant %s runs %lld programs at once, its most "
+		    "(concurrentExecutions); retry when one ends", rq->tenant, (long long)limit);
 }
 
 void auth_release(struct worker *w, struct request *rq)

@@ -16,7 +16,8 @@ struct request;
  * (with Retry-After), 503 if the store fails. */
 bool auth_admit(struct worker *w, struct request *rq);
 
-/* A place among the tenant's concurrentExecutions (rq->claim), or 429. */
+/* A place among the tenant's concurrentExecutions (rq->claim); false with
+ * rq->fault (429, or the store's failure), not answered. */
 bool auth_claim_execution(struct worker *w, struct request *rq);
 /* Give the place back (every request, at its end; nothing if none). */
 void auth_release(struct worker *w, struct request *rq);
