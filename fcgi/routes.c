@@ -7,6 +7,7 @@
 #include "errors.h"
 #include "execute.h"
 #include "health.h"
+#include "mcp.h"
 #include "memory.h"
 #include "piston.h"
 #include "respond.h"
@@ -31,6 +32,10 @@ static const struct route routes[] = {
 	{"/", "GET", asset_serve, 0, ACL_ANYONE, NULL},
 	{"/openapi.yaml", "GET", asset_serve, 0, ACL_ANYONE, NULL},
 	{"/llms.txt", "GET", asset_serve, 0, ACL_ANYONE, NULL},
+	/* Runs programs (tools/call) but claims for itself: initialize and
+	 * tools/list must not wait behind the whenBusy gate. */
+	{"/mcp", "POST", mcp_handler, 0, ACL_TENANT, NULL},
+	{"/v1/tools", "GET", mcp_tools_handler, 0, ACL_TENANT, NULL},
 	{"/v1/sessions", "POST", sessions_create, ROUTE_RUNS_PROGRAM, ACL_TENANT, NULL},
 	{"/v1/sessions", "GET", sessions_list, 0, ACL_TENANT, NULL},
 	{"/v1/sessions/*", "GET", sessions_get, 0, ACL_TENANT, sessions_here},
