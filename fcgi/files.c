@@ -19,17 +19,16 @@ static bool file_path(const struct worker *w, struct request *rq, const char *pa
 	return sandbox_valid_path(path, (size_t)w->conf.request.max_path_bytes, &rq->fault);
 }
 
-void files_answer_list(struct worker *w, struct request *rq, const struct files_place *p)
+cJSON *files_listing(struct worker *w, struct request *rq, const struct files_place *p, const char *dir)
 {
-	autofree char *path = request_query_param(http_param(&rq->io, "QUERY_STRING"), "path");
-	const char *dir = path && path[0] && strcmp(path, ".") ? path : "";
 	struct session_entry *e = NULL;
 	size_t n = 0;
-	if ((dir[0] && !file_path(w, rq, dir)) ||
-	    !files_list(&w->conf, p, dir, &e, &n, &rq->fault)) {
-		respond_fault(rq, "");
-		return;
-	}
+	if (dir && !strcmp(dir, "."))
+		dir = "";
+	if (!dir)
+		dir = "";
+	if ((dir[0] && !file_path(w, rq, dir)) || !files_list(&w->conf, p, dir, &e, &n, &rq->fault))
+		return NULL;
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "path", dir[0] ? dir : ".");
 	/* Listings stop at sessions.maxListEntries. */
@@ -46,14 +45,40 @@ void files_answer_list(struct worker *w, struct request *rq, const struct files_
 		cJSON_AddItemToArray(list, x);
 	}
 	session_entries_free(e, n);
+	return o;
+}
+
+void files_answer_list(struct worker *w, struct request *rq, const struct files_place *p)
+{
+	autofree char *path = request_query_param(http_param(&rq->io, "QUERY_STRING"), "path");
+	cJSON *o = files_listing(w, rq, p, path);
+	if (!o) {
+		respond_fault(rq, "");
+		return;
+	}
 	http_send_json(&rq->io, 200, "", o);
 	cJSON_Delete(o);
+}
+
+bool files_read(struct worker *w, struct request *rq, const struct files_place *p, const char *path,
+		struct buf *data)
+{
+	return file_path(w, rq, path) && files_get(&w->conf, p, path, data, &rq->fault);
+}
+
+bool files_write(struct worker *w, struct request *rq, const struct files_place *p, const char *path,
+		 const char *data, size_t len)
+{
+	if ((int64_t)len > w->conf.sessions.max_file_bytes)
+		return fail(&rq->fault, E_FILE_TOO_LARGE, "a file may be at most %lld bytes (sessions.maxFileBytes)",
+			    (long long)w->conf.sessions.max_file_bytes);
+	return file_path(w, rq, path) && files_put(&w->conf, p, path, data, len, &rq->fault);
 }
 
 void files_answer_get(struct worker *w, struct request *rq, const struct files_place *p, const char *path)
 {
 	struct buf data = {0};
-	if (!file_path(w, rq, path) || !files_get(&w->conf, p, path, &data, &rq->fault)) {
+	if (!files_read(w, rq, p, path, &data)) {
 		respond_fault(rq, "");
 		return;
 	}
@@ -66,7 +91,7 @@ void files_answer_put(struct worker *w, struct request *rq, const struct files_p
 {
 	if (!file_path(w, rq, path) ||
 	    !http_read_body(&rq->io, (size_t)w->conf.sessions.max_file_bytes, &rq->body, &rq->fault) ||
-	    !files_put(&w->conf, p, path, rq->body.data, rq->body.len, &rq->fault)) {
+	    !files_write(w, rq, p, path, rq->body.data, rq->body.len)) {
 		if (rq->fault.code == E_BODY_TOO_LARGE)
 			fail(&rq->fault, E_FILE_TOO_LARGE, "a file may be at most %lld bytes (sessions.maxFileBytes)",
 			     (long long)w->conf.sessions.max_file_bytes);

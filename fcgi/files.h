@@ -12,6 +12,7 @@
 
 #include "worker.h"
 #include "../sandbox/sandbox.h"
+#include <cjson/cJSON.h>
 
 struct request;
 
@@ -19,5 +20,13 @@ void files_answer_list(struct worker *w, struct request *rq, const struct files_
 void files_answer_get(struct worker *w, struct request *rq, const struct files_place *p, const char *path);
 void files_answer_put(struct worker *w, struct request *rq, const struct files_place *p, const char *path);
 void files_answer_delete(struct worker *w, struct request *rq, const struct files_place *p, const char *path);
+
+/* The same without answering (for /mcp's tools): false or NULL with
+ * rq->fault. The listing of dir ("" or NULL or ".": the top), the caller's. */
+cJSON *files_listing(struct worker *w, struct request *rq, const struct files_place *p, const char *dir);
+bool files_read(struct worker *w, struct request *rq, const struct files_place *p, const char *path,
+		struct buf *data);
+bool files_write(struct worker *w, struct request *rq, const struct files_place *p, const char *path,
+		 const char *data, size_t len);
 
 #endif

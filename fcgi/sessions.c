@@ -111,10 +111,9 @@ static bool parse_create(struct worker *w, struct request *rq, enum session_type
 	       get_timeout(root, "maxLifetimeMs", c->sessions.lifetime_ms, c->sessions.max_lifetime_ms, life, f);
 }
 
-bool sessions_here(struct worker *w, struct request *rq)
+bool sessions_at_home(struct worker *w, struct request *rq, const char *id)
 {
 	char host[SESSION_HOST_MAX + 1];
-	const char *id = rq->params[0];
 	/* One host (an SQLite store), not an id (404 later), an id from
 	 * before hosts, or ours: served here. */
 	if (w->conf.store.backend != STORE_REDIS || !session_id_host(id, host) || !host[0] ||
@@ -122,23 +121,25 @@ bool sessions_here(struct worker *w, struct request *rq)
 		return true;
 	bool alive;
 	struct store *s = worker_store(w, &rq->fault);
-	if (!s || !store_host_alive(s, host, &alive, &rq->fault)) {
-		respond_fault(rq, "");
+	if (!s || !store_host_alive(s, host, &alive, &rq->fault))
 		return false;
-	}
-	if (alive) {
-		fail(&rq->fault, E_SESSION_ELSEWHERE, "session %s lives on host %s, which did not get this "
-		     "request (the balancer routes a session by the host in its id): retry shortly", id, host);
-		respond_fault(rq, "");
-		return false;
-	}
-	fail(&rq->fault, E_SESSION_EXPIRED, "session %s ended: its host %s is gone (no sign of life for "
-	     "%d s)", id, host, STORE_LEASE_MS / 1000);
+	if (alive)
+		return fail(&rq->fault, E_SESSION_ELSEWHERE, "session %s lives on host %s, which did not get "
+			    "this request (the balancer routes a session by the host in its id): retry shortly",
+			    id, host);
+	return fail(&rq->fault, E_SESSION_EXPIRED, "session %s ended: its host %s is gone (no sign of life "
+		    "for %d s)", id, host, STORE_LEASE_MS / 1000);
+}
+
+bool sessions_here(struct worker *w, struct request *rq)
+{
+	if (sessions_at_home(w, rq, rq->params[0]))
+		return true;
 	respond_fault(rq, "");
 	return false;
 }
 
-void sessions_create(struct worker *w, struct request *rq)
+cJSON *sessions_open(struct worker *w, struct request *rq)
 {
 	enum session_type type = SESSION_SHELL;
 	struct limits lim = {0};
@@ -147,10 +148,8 @@ void sessions_create(struct worker *w, struct request *rq)
 	char id[SESSION_ID_LEN + 1];
 	/* The id first: its volume is marked in use under it, for its life. */
 	session_new_id(w->conf.instance, id);
-	if (!read_json(w, rq) || !parse_create(w, rq, &type, &lim, &idle, &life) || !volumes_take(w, rq, id)) {
-		respond_fault(rq, "");
-		return;
-	}
+	if (!parse_create(w, rq, &type, &lim, &idle, &life) || !volumes_take(w, rq, id))
+		return NULL;
 	admin_job_accepted(w, rq);
 	s = (struct session){.type = type, .limits = lim, .network = rq->network, .idle_ms = idle,
 			     .lifetime_ms = life, .volume_ro = rq->job.volume_ro};
@@ -167,21 +166,27 @@ void sessions_create(struct worker *w, struct request *rq)
 	if (w->conf.store.backend != STORE_NONE &&
 	    (!(st = worker_store(w, &rq->fault)) ||
 	     !store_session_claim(st, rq->tenant, s.id, s.limits.memory_bytes, rq->share->sessions,
-				  rq->share->session_memory_bytes, wall_ms(), &rq->fault))) {
-		respond_fault(rq, "");
-		return;
-	}
+				  rq->share->session_memory_bytes, wall_ms(), &rq->fault)))
+		return NULL;
 	if (!session_create(&w->conf, st ? NULL : rq->share, rq->lang, &s, &rq->fault)) {
 		if (st)
 			store_session_release(st, s.id);
 		log_msg("session create failed: %s", rq->fault.message);
-		respond_fault(rq, "");
-		return;
+		return NULL;
 	}
 	volumes_hand_over(rq); /* released when the session ends */
 	log_msg("session %s created: %s %s", s.id, s.language, type == SESSION_KERNEL ? "kernel" : "shell");
 	metrics_count(w->metrics, M_SESSIONS_CREATED, type == SESSION_KERNEL ? "kernel" : "shell", NULL);
-	respond_json(rq, 201, session_to_json(w, &s));
+	return session_to_json(w, &s);
+}
+
+void sessions_create(struct worker *w, struct request *rq)
+{
+	cJSON *o = read_json(w, rq) ? sessions_open(w, rq) : NULL;
+	if (o)
+		respond_json(rq, 201, o);
+	else
+		respond_fault(rq, "");
 }
 
 void sessions_list(struct worker *w, struct request *rq)
@@ -209,44 +214,53 @@ void sessions_get(struct worker *w, struct request *rq)
 		respond_json(rq, 200, session_to_json(w, &s));
 }
 
-void sessions_delete(struct worker *w, struct request *rq)
+bool sessions_close(struct worker *w, struct request *rq, const char *id)
 {
-	if (!session_delete(&w->conf, rq->tenant, rq->params[0], &rq->fault)) {
-		respond_fault(rq, "");
-		return;
-	}
+	if (!session_delete(&w->conf, rq->tenant, id, &rq->fault))
+		return false;
 	/* Its place in the tenant's share is free at once (not at the next
 	 * upkeep): a client that deletes one to make room may create another. */
 	struct fault ignored;
 	struct store *st = w->conf.store.backend != STORE_NONE ? worker_store(w, &ignored) : NULL;
 	if (st)
-		store_session_release(st, rq->params[0]);
+		store_session_release(st, id);
 	metrics_count(w->metrics, M_SESSIONS_ENDED, "deleted", NULL);
-	http_send_empty(&rq->io, 204, "");
+	return true;
 }
 
-void sessions_exec(struct worker *w, struct request *rq)
+void sessions_delete(struct worker *w, struct request *rq)
+{
+	if (sessions_close(w, rq, rq->params[0]))
+		http_send_empty(&rq->io, 204, "");
+	else
+		respond_fault(rq, "");
+}
+
+bool sessions_step_ready(struct worker *w, struct request *rq, const char *id, bool read_body)
 {
 	struct fault *f = &rq->fault;
 	/* A network session's steps are allowed the network as a run is, each
 	 * time: the operator or the tenant's share may have turned it off
 	 * since the session began (the firewall: session_step). */
-	if (!session_get(&w->conf, rq->tenant, rq->params[0], &rq->session, f) ||
+	if (!session_get(&w->conf, rq->tenant, id, &rq->session, f) ||
 	    ((rq->network = rq->session.network) && !request_network_allowed(rq, &w->conf, f)) ||
 	    !(rq->lang = registry_find(&w->reg, rq->session.language, rq->session.version, f)) ||
-	    !read_json(w, rq) || !request_parse_step(rq, &w->conf, &rq->session.limits)) {
-		respond_fault(rq, "");
-		return;
-	}
+	    (read_body && !read_json(w, rq)) || !request_parse_step(rq, &w->conf, &rq->session.limits))
+		return false;
 	if (rq->session.type == SESSION_KERNEL && (json_field(rq->json, "files") ||
-						     rq->job.n_args)) {
-		fail(f, E_INVALID_REQUEST, "a kernel step is a cell: send code and stdin, no files or args "
-		     "(files go in with PUT /v1/sessions/{id}/files/{path})");
-		respond_fault(rq, "");
-		return;
-	}
+						     rq->job.n_args))
+		return fail(f, E_INVALID_REQUEST, "a kernel step is a cell: send code and stdin, no files or "
+			    "args (files go in with PUT /v1/sessions/{id}/files/{path})");
 	rq->in_session = true;
-	execute_answer(w, rq);
+	return true;
+}
+
+void sessions_exec(struct worker *w, struct request *rq)
+{
+	if (sessions_step_ready(w, rq, rq->params[0], true))
+		execute_answer(w, rq);
+	else
+		respond_fault(rq, "");
 }
 
 /* Files of its /workspace (files.c). */

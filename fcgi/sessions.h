@@ -8,6 +8,7 @@
 
 #include "worker.h"
 #include "../sandbox/sandbox.h"
+#include <cjson/cJSON.h>
 
 struct request;
 
@@ -15,6 +16,22 @@ struct request;
  * has been answered: 410 when its host is gone, 503 while it lives (the
  * balancer could not reach it). */
 bool sessions_here(struct worker *w, struct request *rq);
+
+/*
+ * What the routes do, without answering, for /mcp's session tools too.
+ * Each is false (NULL) with rq->fault on failure; the caller answers.
+ */
+/* Is session id kept by this host? (sessions_here without the answer.) */
+bool sessions_at_home(struct worker *w, struct request *rq, const char *id);
+/* Start the session that rq->body asks for (a POST /v1/sessions body):
+ * its object, as the route answers it (the caller's). */
+cJSON *sessions_open(struct worker *w, struct request *rq);
+/* Make rq a step of session id (rq->session, rq->job, rq->in_session),
+ * from the body: read first when read_body, else rq->body as it is. Then
+ * job_run runs it. */
+bool sessions_step_ready(struct worker *w, struct request *rq, const char *id, bool read_body);
+/* End session id (DELETE /v1/sessions/{id}). */
+bool sessions_close(struct worker *w, struct request *rq, const char *id);
 
 void sessions_create(struct worker *w, struct request *rq);
 void sessions_list(struct worker *w, struct request *rq);

@@ -32,6 +32,12 @@ const cJSON *json_field(const cJSON *obj, const char *key)
 	return cJSON_IsNull(v) ? NULL : v;
 }
 
+const char *json_text(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	return cJSON_IsString(v) ? v->valuestring : "";
+}
+
 bool json_string(const cJSON *v, const char *what, const char **out, struct fault *f)
 {
 	if (!cJSON_IsString(v))

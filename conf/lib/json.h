@@ -17,6 +17,9 @@ bool json_object(const cJSON *v, const char *what, struct fault *f);
  * clients (pydantic, TypeScript) send null for the fields they leave out,
  * so in a request an optional field that is null is absent. */
 const cJSON *json_field(const cJSON *obj, const char *key);
+/* The string member key of obj, or "" when there is none (for reading
+ * what we wrote, or what needs no error when it is missing). */
+const char *json_text(const cJSON *obj, const char *key);
 bool json_string(const cJSON *v, const char *what, const char **out, struct fault *f);
 bool json_bool(const cJSON *v, const char *what, bool *out, struct fault *f);
 /* An integral number in [min, max]. */
