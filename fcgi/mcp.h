@@ -20,27 +20,11 @@ const char *mcp_negotiate(const char *asked);
 /* Is `v` a version a client may name in MCP-Protocol-Version? Pure. */
 bool mcp_version_supported(const char *v);
 
-/* The tools/list result: the tools, each with its input schema; the
- * registry's language names in the execute tool's. */
-cJSON *mcp_tools_list(const struct registry *reg);
-/* The same tools as function-calling definitions ({"tools": [{"type":
- * "function", "function": {name, description, parameters}}]}), the shape
- * OpenAI-style chat APIs take; the call's arguments are then a POST
- * /execute body. */
-cJSON *mcp_tools_as_functions(const struct registry *reg);
-/* GET /v1/tools: mcp_tools_as_functions. */
-void mcp_tools_handler(struct worker *w, struct request *rq);
+/* May a page of this origin call /mcp, beside access.corsOrigins? Only
+ * this server's own pages ("http://" or "https://" and the Host), and
+ * only when the Host was checked against access.hosts. Pure. */
+bool mcp_same_origin(const char *origin, const char *host, bool host_checked);
 
-/*
- * A tools/call result from an execute result (the /execute object, owned
- * by the caller): the program's output as text content, each PNG among
- * its outputs as image content, the whole object as structured content,
- * and isError when the program failed (did not compile, exited non-zero,
- * timed out or was killed). Pure.
- */
-cJSON *mcp_tool_result(const cJSON *execute_result);
-/* A tools/call result for a run that was refused or failed before it
- * ran (the error object of an /execute answer, owned by the caller). */
-cJSON *mcp_tool_error(const cJSON *error_body);
+/* The tools themselves, and GET /v1/tools: mcp_tools.h. */
 
 #endif

@@ -8,6 +8,7 @@
 #include "execute.h"
 #include "health.h"
 #include "mcp.h"
+#include "mcp_tools.h"
 #include "memory.h"
 #include "piston.h"
 #include "respond.h"

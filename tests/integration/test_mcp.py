@@ -1,10 +1,10 @@
 """POST /mcp: the Model Context Protocol, driven by the official TypeScript
-SDK's client (from npm, in tests/integration/js), and by hand for what it
-does not send. (The protocol's conformance suite, @modelcontextprotocol/
-conformance 0.1.16, needs Node.js 22's fs.globSync; this host's is 20.)"""
+SDK's client and the protocol's conformance suite (both from npm, in
+tests/integration/js), and by hand for what they do not send."""
 import base64
 import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -24,15 +24,26 @@ def rpc(body, headers=None):
     return status, got, json.loads(raw) if raw else None
 
 
-def test_the_sdk_client_connects_lists_and_calls_execute():
-    out = subprocess.run(["node", "mcp_client.mjs", URL], cwd=JS_DIR, capture_output=True, text=True,
-                         timeout=300)
+TOOLS = ["execute", "session_create", "session_exec", "session_files_write", "session_files_read",
+         "session_files_list", "session_close"]
+
+
+def sdk_client(mode, key=None):
+    """What tests/integration/js/mcp_client.mjs saw, in this mode."""
+    out = subprocess.run(["node", "mcp_client.mjs", mode, URL] + ([key] if key else []), cwd=JS_DIR,
+                         capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     r = json.loads(out.stdout)
     assert r["server"]["name"] == "isobox" and r["capabilities"]["tools"] == {"listChanged": False}, r
     assert r["sessionId"] is None  # stateless
-    [tool] = r["tools"]
-    assert tool["name"] == "execute" and tool["inputSchema"]["required"] == ["language"], tool
+    assert [t["name"] for t in r["tools"]] == TOOLS, r["tools"]
+    return r
+
+
+def test_the_sdk_client_connects_lists_and_calls_execute():
+    r = sdk_client("execute")
+    tool = r["tools"][0]
+    assert tool["inputSchema"]["required"] == ["language"], tool
     assert "python" in tool["description"] and "code" in tool["inputSchema"]["properties"]
 
     hello = r["hello"]
@@ -60,15 +71,85 @@ def test_the_sdk_client_connects_lists_and_calls_execute():
     assert r["ping"] == {}
 
 
+def test_the_sdk_client_drives_a_session_through_every_session_tool():
+    r = sdk_client("sessions")
+    kernel = r["kernel"]
+    session = kernel["structuredContent"]["id"]
+    assert kernel["isError"] is False and kernel["structuredContent"]["type"] == "kernel", kernel
+    assert kernel["content"][0]["text"].startswith(f"session {session} started (python "), kernel
+    assert r["assign"]["isError"] is False and r["assign"]["content"] == [{"type": "text", "text": "(no output)"}]
+    value = r["value"]
+    assert value["content"] == [{"type": "text", "text": "Out: 42"}] and value["isError"] is False, value
+    assert value["structuredContent"]["kernel"]["value"] == "42"
+    assert value["structuredContent"]["session"] == {"id": session, "type": "kernel"}, value
+    figure = r["figure"]
+    assert figure["content"][0]["text"] == "drawn\n" and figure["content"][1]["type"] == "image", figure
+    assert base64.b64decode(figure["content"][1]["data"]).startswith(b"\x89PNG\r\n\x1a\n")
+    raised = r["raised"]
+    assert raised["isError"] is True and raised["structuredContent"]["kernel"]["error"]["name"] == "NameError"
+    assert raised["content"][0]["text"].count("NameError: name 'undefined_name' is not defined") == 1, raised
+    assert r["write"]["structuredContent"] == {"path": "data/in.csv", "size": 8}, r["write"]
+    assert r["readBack"]["content"] == [{"type": "text", "text": "Out: 2"}], r["readBack"]
+    assert r["writeBinary"]["structuredContent"]["size"] == 5, r["writeBinary"]
+    text = r["readText"]
+    assert text["content"] == [{"type": "text", "text": "a,b\n1,2\n"}], text
+    assert text["structuredContent"] == {"path": "data/in.csv", "size": 8, "encoding": "utf-8",
+                                         "content": "a,b\n1,2\n"}, text
+    binary = r["readBinary"]["structuredContent"]
+    assert binary["encoding"] == "base64" and base64.b64decode(binary["content"]) == bytes([0, 1, 2, 255, 254])
+    top = {e["name"]: e["type"] for e in r["listTop"]["structuredContent"]["entries"]}
+    assert top.get("data") == "directory" and top.get("blob.bin") == "file", r["listTop"]
+    assert "data/" in r["listTop"]["content"][0]["text"].splitlines(), r["listTop"]
+    assert [e["name"] for e in r["listData"]["structuredContent"]["entries"]] == ["in.csv"], r["listData"]
+    for name, code in (("escape", "bad_path"), ("noSession", "session_not_found"),
+                       ("missingSession", "invalid_request"), ("afterClose", "session_expired")):
+        refused = r[name]
+        assert refused["isError"] is True and refused["structuredContent"]["error"]["code"] == code, (name, refused)
+    assert r["close"]["structuredContent"] == {"session": session, "closed": True}, r["close"]
+    assert r["shellStep"]["content"][0]["text"] == "kept arg\n", r["shellStep"]
+    assert r["shellFiles"]["content"][0]["text"] == "7\n", r["shellFiles"]
+    assert r["shellClose"]["isError"] is False
+    status, _, raw = raw_request("GET", "/v1/sessions")
+    assert status == 200 and json.loads(raw)["sessions"] == [], raw  # both closed
+
+
+# The conformance suite's server scenarios for what isobox serves: the
+# others need the suite's own test tools, prompts, resources, or an SSE
+# stream (tools-call-*, prompts-*, resources-*, server-sse-*).
+CONFORMANCE = ["server-initialize", "ping", "tools-list", "dns-rebinding-protection"]
+
+
+@pytest.mark.parametrize("scenario", CONFORMANCE)
+def test_the_conformance_suite(scenario):
+    """@modelcontextprotocol/conformance against /mcp. The suite needs
+    Node.js 22 or later (fs.globSync) and this host has 20, so it runs in
+    isobox's node-24 image: on runc with the host's network (it is the
+    test's tool, not code under test), read-only, as nobody."""
+    image = re.search(r'(?m)^  node-24: \{id: "(sha256:[0-9a-f]{64})"',
+                      open("/var/lib/isobox/images.lock").read()).group(1)
+    out = subprocess.run(
+        ["docker", "run", "--rm", "--pull=never", "--runtime=runc", "--network=host", "--user=65534:65534",
+         "--read-only", "--tmpfs=/tmp", "--workdir=/tmp", "--label=isobox.test=conformance",
+         f"--volume={JS_DIR}/node_modules:/suite/node_modules:ro", image,
+         "node", "/suite/node_modules/@modelcontextprotocol/conformance/dist/index.js",
+         "server", "--url", URL + "/mcp", "--scenario", scenario],
+        capture_output=True, text=True, timeout=120)
+    report = out.stdout + out.stderr
+    assert out.returncode == 0, report
+    passed, total, failed = map(int, re.search(r"Passed: (\d+)/(\d+), (\d+) failed", report).groups())
+    assert passed == total > 0 and failed == 0, report
+
+
 def test_the_tools_as_function_definitions():
-    """GET /v1/tools: the MCP tool in the OpenAI-style shape; its arguments,
-    posted to /execute as they are, run."""
+    """GET /v1/tools: the MCP tools in the OpenAI-style shape; execute's
+    arguments, posted to /execute as they are, run."""
     status, _, body = rpc({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
-    mcp_tool = body["result"]["tools"][0]
+    mcp_tools = body["result"]["tools"]
     status, _, raw = raw_request("GET", "/v1/tools")
     tools = json.loads(raw)["tools"]
     assert status == 200 and tools == [{"type": "function", "function": {
-        "name": "execute", "description": mcp_tool["description"], "parameters": mcp_tool["inputSchema"]}}], tools
+        "name": t["name"], "description": t["description"], "parameters": t["inputSchema"]}}
+        for t in mcp_tools], tools
     arguments = {"language": "python", "code": "print('called')"}  # what a model would send
     status, _, raw = raw_request("POST", "/execute", json.dumps(arguments), {"Content-Type": "application/json"})
     assert status == 200 and json.loads(raw)["run"]["stdout"] == "called\n"
@@ -124,17 +205,33 @@ def test_a_page_elsewhere_cannot_drive_mcp():
     assert status == 403 and body["error"]["data"]["code"] == "forbidden", body
     status, _, body = rpc(call_, {"Host": "evil.example:8090"})
     assert status == 421 and "ran" not in json.dumps(body), body
+    status, _, body = rpc(call_, {"Host": "evil.example:8090", "Origin": "http://evil.example:8090"})
+    assert status == 421 and "ran" not in json.dumps(body), body
+    # A page of this server's own (its Host checked) may.
+    own = URL.split("//", 1)[1]
+    status, _, body = rpc(call_, {"Origin": "http://" + own})
+    assert status == 200 and body["result"]["content"][0]["text"] == "ran\n", body
 
 
 @pytest.fixture(scope="module")
-def key():
-    with tenants_file("tenants:\n  agent:\n    requestsPerMinute: 0\n    network: false\n"):
+def keys():
+    with tenants_file("tenants:\n  agent:\n    requestsPerMinute: 0\n    network: false\n"
+                      "  other:\n    requestsPerMinute: 0\n"):
         k, _ = new_key("agent")
+        other, _ = new_key("other")
         reload_pool()
-        yield k
+        yield k, other
 
 
-def test_mcp_is_held_to_the_same_keys_and_tenants(key):
+def tool_call(name, arguments, key):
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+    status, _, answer = call("POST", "/mcp", body, key=key, headers={"Accept": ACCEPT})
+    assert status == 200, answer
+    return answer["result"]
+
+
+def test_mcp_is_held_to_the_same_keys_and_tenants(keys):
+    key, other = keys
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {"name": "execute", "arguments": {"language": "python", "code": "print('ran')"}}}
     h = {"Accept": ACCEPT}
@@ -146,3 +243,26 @@ def test_mcp_is_held_to_the_same_keys_and_tenants(key):
     status, _, answer = call("POST", "/mcp", body, key=key, headers=h)
     assert status == 200 and answer["result"]["isError"] is True, answer
     assert answer["result"]["structuredContent"]["error"]["code"] == "network_disabled", answer
+
+
+def test_a_tenants_session_is_its_own_through_mcp(keys):
+    """Another tenant's key cannot run a step in, read, write, list or close
+    a session through /mcp: to it, the session does not exist."""
+    key, other = keys
+    created = tool_call("session_create", {"language": "python"}, key)
+    session = created["structuredContent"]["id"]
+    try:
+        assert tool_call("session_files_write", {"session": session, "path": "secret.txt", "content": "s3cret"},
+                         key)["isError"] is False
+        for name, arguments in (("session_exec", {"code": "print(open('secret.txt').read())"}),
+                                ("session_files_read", {"path": "secret.txt"}),
+                                ("session_files_write", {"path": "secret.txt", "content": "overwritten"}),
+                                ("session_files_list", {}), ("session_close", {})):
+            result = tool_call(name, {"session": session, **arguments}, other)
+            assert result["isError"] is True, (name, result)
+            assert result["structuredContent"]["error"]["code"] == "session_not_found", (name, result)
+            assert "s3cret" not in json.dumps(result)
+        still = tool_call("session_files_read", {"session": session, "path": "secret.txt"}, key)
+        assert still["structuredContent"]["content"] == "s3cret", still
+    finally:
+        assert tool_call("session_close", {"session": session}, key)["isError"] is False

@@ -1,0 +1,43 @@
+/*
+ * mcp_tools.h: the tools /mcp offers (mcp_tools.c), each the MCP face of
+ * a route, and GET /v1/tools, the same tools for function-calling APIs.
+ */
+#ifndef ISOBOX_MCP_TOOLS_H
+#define ISOBOX_MCP_TOOLS_H
+
+#include "worker.h"
+#include <cjson/cJSON.h>
+
+struct request;
+
+/* The tools/list result: execute, and the session tools
+ * (session_create, session_exec, session_files_write / _read / _list,
+ * session_close), each with its input schema; the registry's language
+ * names in execute's description. */
+cJSON *mcp_tools_list(const struct registry *reg);
+/* The same tools as function-calling definitions ({"tools": [{"type":
+ * "function", "function": {name, description, parameters}}]}), the shape
+ * OpenAI-style chat APIs take; a call's arguments are then the tool's
+ * (execute's: a POST /execute body). */
+cJSON *mcp_tools_as_functions(const struct registry *reg);
+/* tools/call of the tool `name` with these arguments (an object): its
+ * result, a failure included (isError); NULL when there is no such tool. */
+cJSON *mcp_tools_call(struct worker *w, struct request *rq, const char *name, const cJSON *args);
+/* GET /v1/tools: mcp_tools_as_functions. */
+void mcp_tools_handler(struct worker *w, struct request *rq);
+
+/*
+ * A tools/call result from an execute result (the /execute object, or a
+ * session step's, owned by the caller): the program's output as text
+ * content (and a kernel cell's value and exception, and why the session
+ * ended if it did), each PNG among its outputs and a cell's figures as
+ * image content, the whole object as structured content, and isError
+ * when the program failed (did not compile, exited non-zero, timed out or
+ * was killed). Pure.
+ */
+cJSON *mcp_tool_result(const cJSON *execute_result);
+/* A tools/call result for a run that was refused or failed before it
+ * ran (the error object of an /execute answer, owned by the caller). */
+cJSON *mcp_tool_error(const cJSON *error_body);
+
+#endif
