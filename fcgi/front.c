@@ -36,14 +36,6 @@ struct follow {
 	bool done;
 };
 
-static bool send_buf(struct follow *fl, struct buf *b)
-{
-	struct http_io *io = &fl->rq->io;
-	bool ok = http_write(io, b->data, b->len) && http_flush(io);
-	buf_free(b);
-	return ok;
-}
-
 static void on_started(struct follow *fl, const struct queue_event *e)
 {
 	struct buf b = {0};
@@ -63,7 +55,7 @@ static void on_started(struct follow *fl, const struct queue_event *e)
 	}
 	snprintf(fl->attempt, sizeof fl->attempt, "%s", e->attempt);
 	fl->started = true;
-	if ((b.len || head) && !send_buf(fl, &b)) /* the head too: flushed */
+	if ((b.len || head) && !http_send_piece(&fl->rq->io, &b)) /* the head too: flushed */
 		fl->rq->result.client_gone = true;
 }
 
@@ -96,7 +88,7 @@ static void on_end(struct follow *fl, const struct queue_event *e)
 	sse_output(&b, &fl->carry[2], "stderr", "", 0, true);
 	autofree char *data = xstrndup(e->data.data, e->data.len);
 	sse_event(&b, failed ? "error" : "result", data);
-	send_buf(fl, &b);
+	http_send_piece(&fl->rq->io, &b);
 }
 
 static void on_event(struct follow *fl, const struct queue_event *e)
@@ -124,7 +116,7 @@ static void on_event(struct follow *fl, const struct queue_event *e)
 		int fd = !strcmp(e->type, "stdout") ? 1 : 2;
 		sse_output(&b, &fl->carry[fd], e->type, e->data.data, e->data.len, false);
 	}
-	if (b.len && !send_buf(fl, &b))
+	if (b.len && !http_send_piece(&fl->rq->io, &b))
 		fl->rq->result.client_gone = true;
 }
 
@@ -187,9 +179,7 @@ void front_execute(struct worker *w, struct request *rq)
 			break;
 		}
 		if (fl.stream && fl.started && now_ms() - heard >= READ_MS) {
-			struct buf b = {0};
-			buf_printf(&b, ": keepalive\n\n");
-			if (!send_buf(&fl, &b))
+			if (!http_send_text(&rq->io, SSE_KEEPALIVE))
 				rq->result.client_gone = true;
 		}
 	}
@@ -205,5 +195,5 @@ void front_execute(struct worker *w, struct request *rq)
 	sse_event(&b, "error", json);
 	free(json);
 	cJSON_Delete(o);
-	send_buf(&fl, &b);
+	http_send_piece(&rq->io, &b);
 }

@@ -71,6 +71,18 @@ bool http_flush(struct http_io *io)
 	return !io->failed;
 }
 
+bool http_send_piece(struct http_io *io, struct buf *b)
+{
+	bool ok = http_write(io, b->data, b->len) && http_flush(io);
+	buf_free(b);
+	return ok;
+}
+
+bool http_send_text(struct http_io *io, const char *text)
+{
+	return http_write(io, text, strlen(text)) && http_flush(io);
+}
+
 int http_hangup_fd(const struct http_io *io)
 {
 	return io->fcgi ? io->fcgi->ipcFd : STDOUT_FILENO;

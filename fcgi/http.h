@@ -24,6 +24,11 @@ const char *http_param(const struct http_io *io, const char *name);
 ssize_t http_read(struct http_io *io, char *p, size_t n);
 bool http_write(struct http_io *io, const void *p, size_t n);
 bool http_flush(struct http_io *io);
+/* A stream's next piece: write b, flush it, free b; false when the client
+ * is gone. */
+bool http_send_piece(struct http_io *io, struct buf *b);
+/* The same for a text of ours (an event stream's keepalive). */
+bool http_send_text(struct http_io *io, const char *text);
 /*
  * Where the web server's departure shows as POLLHUP/POLLERR: the FastCGI
  * connection (unix sockets; over TCP a close shows only when written to),

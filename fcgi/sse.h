@@ -19,6 +19,10 @@
  * (nginx reads X-Accel-Buffering) so each event reaches the client. */
 #define SSE_HEADERS "Content-Type: text/event-stream\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\n"
 
+/* A comment for silent stretches: it keeps proxies from closing an idle
+ * stream, and clients ignore it. */
+#define SSE_KEEPALIVE ": keepalive\n\n"
+
 /* Append "event: NAME\ndata: DATA\n\n". DATA must be one line. */
 void sse_event(struct buf *out, const char *name, const char *data);
 

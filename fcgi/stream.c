@@ -22,21 +22,12 @@ struct stream {
 	struct sse_carry carry[3]; /* [1] stdout, [2] stderr */
 };
 
-/* Write and flush; false when the client is gone. */
-static bool send_buf(struct stream *st, struct buf *b)
-{
-	struct http_io *io = &st->rq->io;
-	bool ok = http_write(io, b->data, b->len) && http_flush(io);
-	buf_free(b);
-	return ok;
-}
-
 static void on_started(void *ctx)
 {
 	struct stream *st = ctx;
 	struct buf b = {0};
 	http_send_head(&st->rq->io, 200, SSE_HEADERS);
-	send_buf(st, &b); /* flushed */
+	http_send_piece(&st->rq->io, &b); /* flushed */
 }
 
 static bool on_output(void *ctx, int fd, const char *p, size_t n)
@@ -44,7 +35,7 @@ static bool on_output(void *ctx, int fd, const char *p, size_t n)
 	struct stream *st = ctx;
 	struct buf b = {0};
 	sse_output(&b, &st->carry[fd], fd == 1 ? "stdout" : "stderr", p, n, false);
-	return b.len == 0 ? !st->rq->io.failed : send_buf(st, &b);
+	return b.len == 0 ? !st->rq->io.failed : http_send_piece(&st->rq->io, &b);
 }
 
 /* The compile step's output arrives whole when it ends: one event. */
@@ -57,16 +48,14 @@ static void on_compiled(void *ctx, const struct sandbox_phase *compile)
 	sse_event(&b, "compile", json);
 	free(json);
 	cJSON_Delete(o);
-	if (!send_buf(st, &b))
+	if (!http_send_piece(&st->rq->io, &b))
 		st->rq->result.client_gone = true;
 }
 
 static bool on_idle(void *ctx)
 {
 	struct stream *st = ctx;
-	struct buf b = {0};
-	buf_printf(&b, ": keepalive\n\n");
-	return send_buf(st, &b);
+	return http_send_text(&st->rq->io, SSE_KEEPALIVE);
 }
 
 void stream_execute(struct worker *w, struct request *rq)
@@ -89,5 +78,5 @@ void stream_execute(struct worker *w, struct request *rq)
 	sse_event(&b, ok ? "result" : "error", json);
 	free(json);
 	cJSON_Delete(body);
-	send_buf(&st, &b);
+	http_send_piece(&rq->io, &b);
 }
