@@ -25,6 +25,7 @@
 #include "errors.h"
 #include "request.h"
 #include "respond.h"
+#include "sse.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -76,9 +77,79 @@ static void send_fault(struct request *rq, int code)
 	send_error(rq, error_status(rq->fault.code, false), NULL, code, rq->fault.message);
 }
 
-/* A request's result, or NULL with *code and *why for its error. */
+void mcp_progress_event(struct buf *out, const cJSON *token, int64_t progress, const char *text, size_t n)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "jsonrpc", "2.0");
+	cJSON_AddStringToObject(o, "method", "notifications/progress");
+	cJSON *p = cJSON_AddObjectToObject(o, "params");
+	cJSON_AddItemToObject(p, "progressToken", cJSON_Duplicate(token, false));
+	cJSON_AddNumberToObject(p, "progress", (double)progress);
+	json_add_bytes(p, "message", text, n);
+	char *json = cJSON_PrintUnformatted(o);
+	sse_event(out, "message", json);
+	free(json);
+	cJSON_Delete(o);
+}
+
+/*
+ * A tools/call whose client asked for progress (params._meta.progressToken)
+ * and takes a stream: once the program has started, the answer is an
+ * event stream (the transport lets a POST's answer be one), each chunk of
+ * output a notifications/progress whose message is the text, comments in
+ * silent stretches (so proxies keep an idle call open), and the result
+ * last. Refusals before the start stay plain JSON answers.
+ */
+struct progress {
+	struct request *rq;
+	const cJSON *token;
+	int64_t sent;
+	struct buf cut[3]; /* [1] stdout, [2] stderr: a UTF-8 sequence cut between reads */
+};
+
+static void progress_started(void *ctx)
+{
+	struct progress *pr = ctx;
+	struct buf b = {0};
+	http_send_head(&pr->rq->io, 200, SSE_HEADERS);
+	http_send_piece(&pr->rq->io, &b);
+}
+
+static bool progress_output(void *ctx, int fd, const char *p, size_t n)
+{
+	struct progress *pr = ctx;
+	struct buf *cut = &pr->cut[fd == 2 ? 2 : 1], b = {0};
+	buf_append(cut, p, n);
+	size_t whole = cut->len - utf8_incomplete_tail(cut->data, cut->len);
+	if (whole == 0)
+		return !pr->rq->io.failed;
+	mcp_progress_event(&b, pr->token, ++pr->sent, cut->data, whole);
+	memmove(cut->data, cut->data + whole, cut->len - whole);
+	cut->len -= whole;
+	return http_send_piece(&pr->rq->io, &b);
+}
+
+static void progress_compiled(void *ctx, const struct sandbox_phase *compile)
+{
+	struct progress *pr = ctx;
+	struct buf b = {0};
+	char text[64];
+	int n = snprintf(text, sizeof text, "compiled (exit %d)", compile->exit_code);
+	mcp_progress_event(&b, pr->token, ++pr->sent, text, (size_t)n);
+	if (!http_send_piece(&pr->rq->io, &b))
+		pr->rq->result.client_gone = true;
+}
+
+static bool progress_idle(void *ctx)
+{
+	struct progress *pr = ctx;
+	return http_send_text(&pr->rq->io, SSE_KEEPALIVE);
+}
+
+/* A request's result, or NULL with *code and *why for its error; a
+ * tools/call runs with sink when there is one. */
 static cJSON *answer(struct worker *w, struct request *rq, const char *method, const cJSON *params,
-		     int *code, const char **why)
+		     const struct sandbox_sink *sink, int *code, const char **why)
 {
 	if (!strcmp(method, "ping"))
 		return cJSON_CreateObject();
@@ -103,7 +174,7 @@ static cJSON *answer(struct worker *w, struct request *rq, const char *method, c
 		if (args && !cJSON_IsObject(args))
 			return *code = RPC_INVALID_PARAMS, *why = "arguments must be an object", NULL;
 		cJSON *none = args ? NULL : cJSON_CreateObject();
-		cJSON *o = mcp_tools_call(w, rq, json_text(params, "name"), args ? args : none);
+		cJSON *o = mcp_tools_call(w, rq, json_text(params, "name"), args ? args : none, sink);
 		cJSON_Delete(none);
 		if (!o)
 			return *code = RPC_INVALID_PARAMS, *why = "no such tool (tools/list names them)", NULL;
@@ -184,7 +255,15 @@ void mcp_handler(struct worker *w, struct request *rq)
 	}
 	int code = 0;
 	const char *why = NULL;
-	cJSON *result = answer(w, rq, method->valuestring, params, &code, &why);
+	const cJSON *token = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(params, "_meta"),
+							      "progressToken");
+	struct progress pr = {.rq = rq, .token = token};
+	struct sandbox_sink sink = {.started = progress_started, .compiled = progress_compiled,
+				    .output = progress_output, .idle = progress_idle, .idle_ms = 1000,
+				    .ctx = &pr, .hangup_fd = http_hangup_fd(&rq->io)};
+	bool stream = (cJSON_IsString(token) || cJSON_IsNumber(token)) &&
+		      strstr(http_param(&rq->io, "HTTP_ACCEPT"), "text/event-stream");
+	cJSON *result = answer(w, rq, method->valuestring, params, stream ? &sink : NULL, &code, &why);
 	if (!result) {
 		send_error(rq, 200, id, code, why);
 		goto out;
@@ -193,7 +272,21 @@ void mcp_handler(struct worker *w, struct request *rq)
 	cJSON_AddStringToObject(o, "jsonrpc", "2.0");
 	cJSON_AddItemToObject(o, "id", cJSON_Duplicate(id, false));
 	cJSON_AddItemToObject(o, "result", result);
-	respond_json(rq, 200, o);
+	if (!rq->io.status) {
+		respond_json(rq, 200, o);
+	} else { /* the stream began: what was held back, then the answer */
+		struct buf b = {0};
+		for (int fd = 1; fd <= 2; fd++)
+			if (pr.cut[fd].len)
+				mcp_progress_event(&b, token, ++pr.sent, pr.cut[fd].data, pr.cut[fd].len);
+		char *json = cJSON_PrintUnformatted(o);
+		sse_event(&b, "message", json);
+		free(json);
+		cJSON_Delete(o);
+		http_send_piece(&rq->io, &b);
+	}
+	buf_free(&pr.cut[1]);
+	buf_free(&pr.cut[2]);
 out:
 	cJSON_Delete(msg);
 	buf_free(&raw);

@@ -25,6 +25,10 @@ bool mcp_version_supported(const char *v);
  * only when the Host was checked against access.hosts. Pure. */
 bool mcp_same_origin(const char *origin, const char *host, bool host_checked);
 
+/* Append a notifications/progress event (SSE, "event: message") for
+ * this token, with progress and text[0..n) as its message. Pure. */
+void mcp_progress_event(struct buf *out, const cJSON *token, int64_t progress, const char *text, size_t n);
+
 /* The tools themselves, and GET /v1/tools: mcp_tools.h. */
 
 #endif

@@ -235,12 +235,12 @@ static void body_from(struct request *rq, const cJSON *args)
 	cJSON_Delete(copy);
 }
 
-/* Run rq's parsed job, as the routes' plain answer does. */
-static cJSON *run_job(struct worker *w, struct request *rq, const char *tool)
+/* Run rq's parsed job, telling sink (else only watching for a hangup). */
+static cJSON *run_job(struct worker *w, struct request *rq, const char *tool, const struct sandbox_sink *sink)
 {
 	struct sandbox_sink watch = {.hangup_fd = http_hangup_fd(&rq->io)};
 	admin_job_accepted(w, rq);
-	if (!job_run(w, rq, &watch))
+	if (!job_run(w, rq, sink ? sink : &watch))
 		return refused(w, rq, tool);
 	cJSON *result = job_result_json(rq);
 	cJSON *o = mcp_tool_result(result);
@@ -275,7 +275,8 @@ static const char *session_of(struct worker *w, struct request *rq, const cJSON 
 	return sessions_at_home(w, rq, v->valuestring) ? v->valuestring : NULL;
 }
 
-static cJSON *call_execute(struct worker *w, struct request *rq, const cJSON *args)
+static cJSON *call_execute(struct worker *w, struct request *rq, const cJSON *args,
+				 const struct sandbox_sink *sink)
 {
 	body_from(rq, args);
 	if (w->conf.queue.role == QUEUE_FRONT)
@@ -283,12 +284,14 @@ static cJSON *call_execute(struct worker *w, struct request *rq, const cJSON *ar
 		     "which /mcp does not do yet: call POST /execute, or /mcp on a runner host");
 	else if (request_parse_execute(rq, &w->conf, &w->reg) && admin_claim_run(w, rq) &&
 		 volumes_take(w, rq, NULL))
-		return run_job(w, rq, "execute");
+		return run_job(w, rq, "execute", sink);
 	return refused(w, rq, "execute");
 }
 
-static cJSON *call_session_create(struct worker *w, struct request *rq, const cJSON *args)
+static cJSON *call_session_create(struct worker *w, struct request *rq, const cJSON *args,
+				 const struct sandbox_sink *sink)
 {
+	(void)sink; /* it runs no program */
 	body_from(rq, args);
 	cJSON *s = admin_claim_run(w, rq) ? sessions_open(w, rq) : NULL;
 	if (!s)
@@ -302,17 +305,20 @@ static cJSON *call_session_create(struct worker *w, struct request *rq, const cJ
 	return r;
 }
 
-static cJSON *call_session_exec(struct worker *w, struct request *rq, const cJSON *args)
+static cJSON *call_session_exec(struct worker *w, struct request *rq, const cJSON *args,
+				 const struct sandbox_sink *sink)
 {
 	const char *id = session_of(w, rq, args);
 	body_from(rq, args);
 	if (id && admin_claim_run(w, rq) && sessions_step_ready(w, rq, id, false))
-		return run_job(w, rq, "session_exec");
+		return run_job(w, rq, "session_exec", sink);
 	return refused(w, rq, "session_exec");
 }
 
-static cJSON *call_session_close(struct worker *w, struct request *rq, const cJSON *args)
+static cJSON *call_session_close(struct worker *w, struct request *rq, const cJSON *args,
+				 const struct sandbox_sink *sink)
 {
+	(void)sink; /* it runs no program */
 	const char *id = session_of(w, rq, args);
 	if (!id || !sessions_close(w, rq, id))
 		return refused(w, rq, "session_close");
@@ -325,8 +331,10 @@ static cJSON *call_session_close(struct worker *w, struct request *rq, const cJS
 	return r;
 }
 
-static cJSON *call_files_list(struct worker *w, struct request *rq, const cJSON *args)
+static cJSON *call_files_list(struct worker *w, struct request *rq, const cJSON *args,
+				 const struct sandbox_sink *sink)
 {
+	(void)sink; /* it runs no program */
 	const char *id = session_of(w, rq, args);
 	struct files_place p = {.tenant = rq->tenant, .session = id};
 	cJSON *o = id ? files_listing(w, rq, &p, json_text(args, "path")) : NULL;
@@ -348,8 +356,10 @@ static cJSON *call_files_list(struct worker *w, struct request *rq, const cJSON 
 	return r;
 }
 
-static cJSON *call_files_read(struct worker *w, struct request *rq, const cJSON *args)
+static cJSON *call_files_read(struct worker *w, struct request *rq, const cJSON *args,
+				 const struct sandbox_sink *sink)
 {
+	(void)sink; /* it runs no program */
 	const char *id = session_of(w, rq, args), *path = json_text(args, "path");
 	struct files_place p = {.tenant = rq->tenant, .session = id};
 	struct buf data = {0};
@@ -388,8 +398,10 @@ static cJSON *call_files_read(struct worker *w, struct request *rq, const cJSON 
 	return r;
 }
 
-static cJSON *call_files_write(struct worker *w, struct request *rq, const cJSON *args)
+static cJSON *call_files_write(struct worker *w, struct request *rq, const cJSON *args,
+				 const struct sandbox_sink *sink)
 {
+	(void)sink; /* it runs no program */
 	const char *id = session_of(w, rq, args), *path = json_text(args, "path");
 	const cJSON *content = cJSON_GetObjectItemCaseSensitive(args, "content");
 	const char *encoding = json_text(args, "encoding");
@@ -424,7 +436,7 @@ static cJSON *call_files_write(struct worker *w, struct request *rq, const cJSON
 static const struct tool {
 	const char *name, *title, *description, *schema;
 	bool read_only, destructive, idempotent;
-	cJSON *(*call)(struct worker *w, struct request *rq, const cJSON *args);
+	cJSON *(*call)(struct worker *w, struct request *rq, const cJSON *args, const struct sandbox_sink *sink);
 } tools[] = {
 	{"execute", "Run code in a sandbox", NULL, execute_schema, false, false, false, call_execute},
 	{"session_create", "Start a session",
@@ -482,11 +494,12 @@ cJSON *mcp_tools_list(const struct registry *reg)
 	return o;
 }
 
-cJSON *mcp_tools_call(struct worker *w, struct request *rq, const char *name, const cJSON *args)
+cJSON *mcp_tools_call(struct worker *w, struct request *rq, const char *name, const cJSON *args,
+		      const struct sandbox_sink *sink)
 {
 	for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++)
 		if (!strcmp(name, tools[i].name))
-			return tools[i].call(w, rq, args);
+			return tools[i].call(w, rq, args, sink);
 	return NULL;
 }
 

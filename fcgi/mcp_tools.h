@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 struct request;
+struct sandbox_sink;
 
 /* The tools/list result: execute, and the session tools
  * (session_create, session_exec, session_files_write / _read / _list,
@@ -21,8 +22,11 @@ cJSON *mcp_tools_list(const struct registry *reg);
  * (execute's: a POST /execute body). */
 cJSON *mcp_tools_as_functions(const struct registry *reg);
 /* tools/call of the tool `name` with these arguments (an object): its
- * result, a failure included (isError); NULL when there is no such tool. */
-cJSON *mcp_tools_call(struct worker *w, struct request *rq, const char *name, const cJSON *args);
+ * result, a failure included (isError); NULL when there is no such tool.
+ * A run tells sink what happens (its output as it comes), or when sink
+ * is NULL only watches for the client's hangup. */
+cJSON *mcp_tools_call(struct worker *w, struct request *rq, const char *name, const cJSON *args,
+		      const struct sandbox_sink *sink);
 /* GET /v1/tools: mcp_tools_as_functions. */
 void mcp_tools_handler(struct worker *w, struct request *rq);
 

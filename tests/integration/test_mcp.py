@@ -67,6 +67,14 @@ def test_the_sdk_client_connects_lists_and_calls_execute():
     assert len(images) == 1 and images[0]["mimeType"] == "image/png", plot["content"]
     assert base64.b64decode(images[0]["data"]).startswith(b"\x89PNG\r\n\x1a\n")
 
+    streamed, progress = r["streamed"], r["progress"]
+    assert streamed["isError"] is False and streamed["structuredContent"]["run"]["stdout"] == \
+        "tick 0\ntick 1\ntick 2\n", streamed
+    assert "".join(p["message"] for p in progress) == "tick 0\ntick 1\ntick 2\ndone\n", progress
+    assert [p["progress"] for p in progress] == list(range(1, len(progress) + 1)), progress
+    # Live: the first tick came well before the end (the program sleeps 1.5 s after it).
+    assert r["streamedAt"] - progress[0]["at"] >= 1000, (r["streamedAt"], progress)
+
     assert r["unknownTool"]["code"] == -32602, r["unknownTool"]
     assert r["ping"] == {}
 
@@ -192,6 +200,24 @@ def test_the_protocol_by_hand():
     assert status == 415 and body["error"]["data"]["code"] == "unsupported_media_type", body
     status, headers, _ = raw_request("GET", "/mcp", None, {"Accept": "text/event-stream"})
     assert status == 405 and headers["Allow"] == "POST", headers
+    # Progress asked for: an event stream, the output as notifications, the
+    # answer last; asked for but refused before the start: plain JSON.
+    run = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+           "params": {"name": "execute", "_meta": {"progressToken": 99},
+                      "arguments": {"language": "python", "code": "print('a')\nprint('b')"}}}
+    status, headers, raw = raw_request("POST", "/mcp", json.dumps(run),
+                                       {"Content-Type": "application/json", "Accept": ACCEPT})
+    assert status == 200 and headers["Content-Type"].startswith("text/event-stream"), (headers, raw)
+    events = [json.loads(line[len("data: "):]) for line in raw.decode().splitlines() if line.startswith("data: ")]
+    *notes, last = events
+    assert notes and all(n["method"] == "notifications/progress" and n["params"]["progressToken"] == 99
+                         for n in notes), events
+    assert "".join(n["params"]["message"] for n in notes) == "a\nb\n", events
+    assert last["id"] == 7 and last["result"]["content"][0]["text"] == "a\nb\n", last
+    run["params"]["arguments"]["language"] = "cobol-85"
+    status, headers, body = rpc(run)
+    assert status == 200 and headers["Content-Type"].startswith("application/json"), headers
+    assert body["result"]["structuredContent"]["error"]["code"] == "unknown_language", body
 
 
 # Attacks, to be listed in docs/AUDIT.md (@attack) at the next run of all

@@ -128,6 +128,15 @@ UNIT_TEST(test_mcp)
 	   !mcp_same_origin("ftp://127.0.0.1:8090", "127.0.0.1:8090", true),
 	   "mcp: nor another origin, port or scheme");
 
+	struct buf ev = {0};
+	cJSON *token = cJSON_CreateString("t1");
+	mcp_progress_event(&ev, token, 3, "line\n\x01", 6);
+	is_str(ev.data, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+	       "\"params\":{\"progressToken\":\"t1\",\"progress\":3,\"message\":\"line\\n\\u0001\"}}\n\n",
+	       "mcp: a progress notification is one SSE event, its text escaped onto one line");
+	cJSON_Delete(token);
+	buf_free(&ev);
+
 	/* Each tool's schema against its route's in docs/openapi.yaml: the
 	 * same fields at every depth, the same required ones and enums. */
 	struct registry reg = {0};

@@ -32,6 +32,15 @@ if (mode === "execute") {
     code: "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n" +
           "plt.plot([1, 2, 3], [1, 4, 9])\nplt.savefig('plot.png')\nprint('saved')",
   });
+  // With onprogress the SDK sends a progressToken: the output comes as
+  // progress notifications while the program runs, then the result.
+  const progress = [];
+  out.streamed = await client.callTool(
+    { name: "execute", arguments: { language: "python",
+      code: "import sys, time\nfor i in range(3):\n    print('tick', i)\n    time.sleep(0.5)\nprint('done', file=sys.stderr)" } },
+    undefined, { onprogress: (p) => progress.push({ ...p, at: Date.now() }) });
+  out.streamedAt = Date.now();
+  out.progress = progress;
   try {
     await client.callTool({ name: "no_such_tool", arguments: {} });
     out.unknownTool = "no error";
