@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "job.h"
+#include "../conf/lib/json.h"
 #include "piston_result.h"
 #include "request.h"
 #include "result.h"
@@ -27,9 +28,63 @@ bool job_run(struct worker *w, struct request *rq, const struct sandbox_sink *si
 	return ok;
 }
 
-/* The kernel's word on a cell: only the fields we know, of the types we
- * expect; strings kept valid UTF-8. */
-static cJSON *kernel_to_json(const struct buf *raw)
+/* A MIME type as a bundle's key: "type/subtype" of [a-z0-9.+-]. */
+static bool mime_name(const char *s)
+{
+	size_t n = strlen(s), slash = strcspn(s, "/");
+	if (n == 0 || n > 100 || slash == 0 || slash >= n - 1 || strchr(s + slash + 1, '/'))
+		return false;
+	return strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789.+-/") == n;
+}
+
+/* A cell's outputs (nbformat 4: stream, display_data, execute_result),
+ * each field checked; what does not fit is left out. */
+static cJSON *outputs_to_json_checked(const cJSON *in)
+{
+	cJSON *list = cJSON_CreateArray();
+	const cJSON *x;
+	int n = 0;
+	if (!cJSON_IsArray(in))
+		return list;
+	cJSON_ArrayForEach(x, in) {
+		const char *type = json_text(x, "output_type");
+		if (++n > 256)
+			break;
+		if (!strcmp(type, "stream")) {
+			const char *name = json_text(x, "name"), *text = json_text(x, "text");
+			if (strcmp(name, "stdout") && strcmp(name, "stderr"))
+				continue;
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "output_type", "stream");
+			cJSON_AddStringToObject(o, "name", name);
+			json_add_bytes(o, "text", text, strlen(text));
+			cJSON_AddItemToArray(list, o);
+		} else if (!strcmp(type, "display_data") || !strcmp(type, "execute_result")) {
+			const cJSON *data = cJSON_GetObjectItemCaseSensitive(x, "data"), *v;
+			cJSON *o = cJSON_CreateObject(), *d = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "output_type", type);
+			if (!cJSON_IsObject(data))
+				data = NULL;
+			cJSON_ArrayForEach(v, data) {
+				size_t k = strlen(v->string);
+				bool json = !strcmp(v->string, "application/json") ||
+					    (k > 5 && !strcmp(v->string + k - 5, "+json"));
+				if (!mime_name(v->string))
+					continue;
+				if (cJSON_IsString(v))
+					json_add_bytes(d, v->string, v->valuestring, strlen(v->valuestring));
+				else if (json)
+					cJSON_AddItemToObject(d, v->string, cJSON_Duplicate(v, true));
+			}
+			cJSON_AddItemToObject(o, "data", d);
+			cJSON_AddItemToObject(o, "metadata", cJSON_CreateObject());
+			cJSON_AddItemToArray(list, o);
+		}
+	}
+	return list;
+}
+
+cJSON *job_kernel_json(const struct buf *raw)
 {
 	cJSON *in = raw->len ? cJSON_ParseWithLength(raw->data, raw->len) : NULL;
 	cJSON *o = cJSON_CreateObject();
@@ -69,6 +124,7 @@ static cJSON *kernel_to_json(const struct buf *raw)
 		}
 		buf_free(&bytes);
 	}
+	cJSON_AddItemToObject(o, "outputs", outputs_to_json_checked(cJSON_GetObjectItemCaseSensitive(in, "outputs")));
 	cJSON_AddBoolToObject(o, "restarted", cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(in, "restarted")));
 	cJSON_Delete(in);
 	return o;
@@ -83,7 +139,7 @@ static void add_session(cJSON *o, const struct session *s, const struct sandbox_
 	if (res->session_ended)
 		cJSON_AddStringToObject(about, "ended", res->session_ended);
 	if (s->type == SESSION_KERNEL && res->has_run)
-		cJSON_AddItemToObject(o, "kernel", kernel_to_json(&res->kernel));
+		cJSON_AddItemToObject(o, "kernel", job_kernel_json(&res->kernel));
 }
 
 cJSON *job_result_json(const struct request *rq)

@@ -21,5 +21,12 @@ bool job_run(struct worker *w, struct request *rq, const struct sandbox_sink *si
  * restarted}, checked field by field (the sandbox wrote it).
  */
 cJSON *job_result_json(const struct request *rq);
+/*
+ * A kernel's word on a cell (its JSON, as the sandbox wrote it) as the
+ * result's "kernel": only the fields we know, of the types we expect
+ * (value, error, images, outputs, restarted), strings kept valid UTF-8,
+ * an output's MIME types checked. Pure.
+ */
+cJSON *job_kernel_json(const struct buf *raw);
 
 #endif

@@ -169,6 +169,16 @@ cJSON *mcp_tool_result(const cJSON *execute_result)
 	const cJSON *kernel = cJSON_GetObjectItemCaseSensitive(execute_result, "kernel");
 	const cJSON *value = cJSON_GetObjectItemCaseSensitive(kernel, "value");
 	const cJSON *error = cJSON_GetObjectItemCaseSensitive(kernel, "error");
+	/* A cell's displays, as their text (their images follow). */
+	const cJSON *outputs = cJSON_GetObjectItemCaseSensitive(kernel, "outputs"), *x;
+	if (!cJSON_IsArray(outputs))
+		outputs = NULL;
+	cJSON_ArrayForEach(x, outputs) {
+		const cJSON *data = cJSON_GetObjectItemCaseSensitive(x, "data");
+		if (!strcmp(json_text(x, "output_type"), "display_data") &&
+		    !cJSON_GetObjectItemCaseSensitive(data, "image/png") && json_text(data, "text/plain")[0])
+			buf_printf(&t, "%s%s", t.len ? "\n" : "", json_text(data, "text/plain"));
+	}
 	if (cJSON_IsString(value))
 		buf_printf(&t, "%sOut: %s", t.len ? "\n" : "", value->valuestring);
 	if (cJSON_IsObject(error) && !strstr(json_text(run, "stderr"), json_text(error, "traceback")))
@@ -179,15 +189,22 @@ cJSON *mcp_tool_result(const cJSON *execute_result)
 		buf_printf(&t, "%s[the session ended: %s]", t.len ? "\n" : "", ended);
 	add_text(content, t.len ? t.data : "(no output)");
 	buf_free(&t);
-	const cJSON *x;
 	cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(execute_result, "outputs")) {
 		const char *name = json_text(x, "name");
 		size_t n = strlen(name);
 		if (n >= 4 && !strcasecmp(name + n - 4, ".png") && !strcmp(json_text(x, "encoding"), "base64"))
 			add_png(content, json_text(x, "content"));
 	}
-	cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(kernel, "images"))
-		add_png(content, json_text(x, "data"));
+	/* A cell's images: those of its outputs (its figures among them), or
+	 * from a kernel that gives no outputs, its figures. */
+	if (outputs) {
+		cJSON_ArrayForEach(x, outputs)
+			if (json_text(cJSON_GetObjectItemCaseSensitive(x, "data"), "image/png")[0])
+				add_png(content, json_text(cJSON_GetObjectItemCaseSensitive(x, "data"), "image/png"));
+	} else {
+		cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(kernel, "images"))
+			add_png(content, json_text(x, "data"));
+	}
 	cJSON_AddItemToObject(o, "structuredContent", read_back);
 	cJSON_AddBoolToObject(o, "isError", failed);
 	return o;

@@ -109,8 +109,18 @@ export interface KernelResult {
   value: string | null;
   error: { name: string; value: string; traceback: string } | null;
   images: { type: string; data: string }[];
+  /** The cell's outputs in order, as Jupyter's nbformat 4 keeps them. */
+  outputs: KernelOutput[];
   restarted: boolean;
 }
+
+/** What Python printed, a display() or figure, or the last value. `data`
+ * is a MIME bundle: text/plain always; text/html, image/png (base64),
+ * image/svg+xml, text/markdown, text/latex, application/json where the
+ * object offers them. */
+export type KernelOutput =
+  | { output_type: 'stream'; name: 'stdout' | 'stderr'; text: string }
+  | { output_type: 'display_data' | 'execute_result'; data: Record<string, unknown>; metadata: Record<string, unknown> };
 
 /** The result of a run (HTTP 200: the program ran, whatever it did). */
 export interface Result {

@@ -403,7 +403,7 @@ export class Session {
   /**
    * Run one step: exec(code, options) or exec({ code or files, stdin, args,
    * limits: { wallTimeMs, outputBytes } }). Resolves to the result object,
-   * with `session` and, for a kernel, `kernel: { value, error, images, restarted }`.
+   * with `session` and, for a kernel, `kernel: { value, error, images, outputs, restarted }`.
    */
   async exec(code, options) {
     const body = pick(STEP_OPTIONS, withFirst('exec()', STEP_OPTIONS, 'code', code, options));

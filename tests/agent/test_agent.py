@@ -852,7 +852,69 @@ def test_kernel_figures(kernel):
 def test_kernel_large_output(kernel):
     a, r = cell(kernel, "print('x' * 300000)\nimport sys\nsys.stderr.write('y' * 100000)\nNone")
     assert a.out == b"x" * 300000 + b"\n" and a.err == b"y" * 100000
-    assert all(n <= 65536 for _, n in a.frames)
+    assert all(n <= 65536 for kind, n in a.frames if kind != "end")  # the result is one frame
+    # The outputs keep what Python printed, bounded.
+    [out] = r["outputs"]  # the budget is the cell's: stdout took it all
+    assert (out["output_type"], out["name"], out["text"]) == ("stream", "stdout", "x" * 65536)
+    assert r["value"] is None
+
+
+def test_kernel_outputs_like_a_notebook(kernel):
+    """display(), rich MIME bundles, and print in order with them, as a
+    notebook's cell outputs (nbformat 4)."""
+    a, r = cell(kernel, "class T:\n"
+                        "    def _repr_html_(self): return '<b>t</b>'\n"
+                        "    def _repr_markdown_(self): return None\n"
+                        "    def _repr_json_(self): return {'k': [1, 2]}\n"
+                        "    def __repr__(self): return 'T()'\n"
+                        "print('before')\ndisplay(T(), 3)\nprint('after')\nT()")
+    assert (a.code, a.out, r["value"]) == (0, b"before\nafter\n", "T()"), r
+    assert r["outputs"] == [
+        {"output_type": "stream", "name": "stdout", "text": "before\n"},
+        {"output_type": "display_data", "metadata": {},
+         "data": {"text/html": "<b>t</b>", "application/json": {"k": [1, 2]}, "text/plain": "T()"}},
+        {"output_type": "display_data", "metadata": {}, "data": {"text/plain": "3"}},
+        {"output_type": "stream", "name": "stdout", "text": "after\n"},
+        {"output_type": "execute_result", "metadata": {},
+         "data": {"text/html": "<b>t</b>", "application/json": {"k": [1, 2]}, "text/plain": "T()"}},
+    ], r["outputs"]
+    # IPython.display's objects, without IPython; bytes as base64.
+    a, r = cell(kernel, "from IPython.display import display, HTML, Markdown, Image, SVG, Latex, JSON\n"
+                        "import IPython\n"
+                        "display(HTML('<i>h</i>'), Markdown('# m'), Image(data=b'\\x89PNG', format='png'),\n"
+                        "        SVG('<svg/>'), Latex('$x$'), JSON({'a': 1}))\nIPython.get_ipython()")
+    assert a.code == 0 and r["value"] is None, r
+    assert [o["data"] for o in r["outputs"]] == [
+        {"text/html": "<i>h</i>", "text/plain": "<HTML object>"},
+        {"text/markdown": "# m", "text/plain": "<Markdown object>"},
+        {"image/png": "iVBORw==", "text/plain": "<Image object>"},
+        {"image/svg+xml": "<svg/>", "text/plain": "<SVG object>"},
+        {"text/latex": "$x$", "text/plain": "<Latex object>"},
+        {"application/json": {"a": 1}, "text/plain": "<JSON object>"}], r["outputs"]
+    # Nothing of it in the user's names; a proxy that answers every
+    # attribute is shown by its repr only; a failing _repr_html_ is skipped.
+    a, r = cell(kernel, "class P:\n    def __getattr__(self, n): return lambda *a, **k: 'x'\n"
+                        "    def __repr__(self): return 'P()'\n"
+                        "class F:\n    def _repr_html_(self): raise ValueError\n    def __repr__(self): return 'F()'\n"
+                        "display(P(), F())\nsorted(k for k in globals() if not k.startswith('__'))")
+    assert [o["data"] for o in r["outputs"][:2]] == [{"text/plain": "P()"}, {"text/plain": "F()"}], r
+    assert eval(r["value"]) == ["F", "HTML", "IPython", "Image", "JSON", "Latex", "Markdown", "P", "SVG", "T", "_",
+                                "display"], r  # display: the one imported by the cell before
+
+
+def test_kernel_top_level_await(kernel):
+    a, r = cell(kernel, "import asyncio\nasync def f(x):\n    await asyncio.sleep(0.01)\n    return x * 2\n"
+                        "y = await f(20)\nawait f(y) + 1")
+    assert (a.code, r["value"]) == (0, "81"), r
+    # What a cell starts on the loop goes on in the next.
+    a, r = cell(kernel, "task = asyncio.ensure_future(f(5))\nawait asyncio.sleep(0.05)\ntask.done()")
+    assert r["value"] == "True", r
+    a, r = cell(kernel, "async def g():\n    raise KeyError('k')\nawait g()")
+    e = r["error"]
+    assert a.code == 1 and e["name"] == "KeyError", r
+    assert "<cell-3>" in e["traceback"] and "asyncio" not in e["traceback"], e["traceback"]
+    a, r = cell(kernel, "asyncio.run(f(1))")  # no loop runs between awaits: asyncio.run works
+    assert r["value"] == "2", r
 
 
 def test_kernel_matplotlib(kernel):

@@ -561,7 +561,8 @@ def test_session_answers_match_the_spec():
         assert k["type"] == "kernel" and k["limits"]["memoryBytes"] == 128 * 2 ** 20
         call("POST", base + "/exec", {"code": "x = 21"}, status=200)
         r = call("POST", base + "/exec", {"code": "x * 2"}, status=200)
-        assert r["kernel"] == {"value": "42", "error": None, "images": [], "restarted": False}
+        assert r["kernel"] == {"value": "42", "error": None, "images": [], "restarted": False, "outputs": [
+            {"output_type": "execute_result", "data": {"text/plain": "42"}, "metadata": {}}]}
         assert r["session"] == {"id": kid, "type": "kernel"}
         r = call("POST", base + "/exec", {"code": "undefined_name"}, status=200)
         assert r["kernel"]["error"]["name"] == "NameError" and r["run"]["exitCode"] == 1

@@ -121,7 +121,7 @@ def test_other_languages_have_shell_sessions():
 
 def test_kernel_keeps_variables_imports_and_objects(kernel):
     r = step_ok(kernel, "x = 41\nimport pandas as pd\ndf = pd.DataFrame({'a': [1, 2, 3]})")
-    assert r["kernel"] == {"value": None, "error": None, "images": [], "restarted": False}, r
+    assert r["kernel"] == {"value": None, "error": None, "images": [], "outputs": [], "restarted": False}, r
     r = step_ok(kernel, "x += 1\nx")
     assert r["kernel"]["value"] == "42" and r["run"]["exitCode"] == 0
     r = step_ok(kernel, "print(df.a.sum())\ndf['b'] = df.a * x\ndf.b.tolist()")
@@ -142,6 +142,28 @@ def test_matplotlib_figure_comes_back_as_png(kernel):
     import base64
     assert base64.b64decode(images[0]["data"]).startswith(b"\x89PNG\r\n\x1a\n")
     assert step_ok(kernel, "1")["kernel"]["images"] == []  # shown once, then closed
+
+
+def test_a_cell_shows_what_a_notebook_shows(kernel):
+    """display(), rich MIME bundles (a DataFrame's HTML), IPython.display's
+    objects without IPython, print in order with them, a top-level await."""
+    r = step_ok(kernel, "import pandas as pd\ndf = pd.DataFrame({'a': [1, 2]})\nprint('first')\ndisplay(df)\n"
+                        "from IPython.display import Markdown\ndisplay(Markdown('**b**'))\nprint('last')\ndf.a.sum()")
+    kinds = [(o["output_type"], o.get("name") or sorted(o["data"])) for o in r["kernel"]["outputs"]]
+    assert kinds == [("stream", "stdout"), ("display_data", ["text/html", "text/plain"]),
+                     ("display_data", ["text/markdown", "text/plain"]), ("stream", "stdout"),
+                     ("execute_result", ["text/plain"])], kinds
+    table, markdown = r["kernel"]["outputs"][1]["data"], r["kernel"]["outputs"][2]["data"]
+    assert "<table" in table["text/html"] and "a" in table["text/plain"], table
+    assert markdown["text/markdown"] == "**b**", markdown
+    assert r["kernel"]["value"] in ("3", "np.int64(3)"), r["kernel"]  # numpy 2 reprs its integers so
+    assert r["run"]["stdout"] == "first\nlast\n"
+    r = step_ok(kernel, "import asyncio\nasync def twice(x):\n    await asyncio.sleep(0.01)\n    return 2 * x\n"
+                        "await twice(21)")
+    assert r["kernel"]["value"] == "42" and r["kernel"]["error"] is None, r
+    r = step_ok(kernel, "import matplotlib.pyplot as plt\n_ = plt.plot([1, 2])")
+    [figure] = r["kernel"]["outputs"]
+    assert figure["output_type"] == "display_data" and figure["data"]["image/png"] == r["kernel"]["images"][0]["data"]
 
 
 def test_runaway_cell_is_interrupted_and_the_kernel_keeps_its_state(kernel):

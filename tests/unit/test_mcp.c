@@ -226,6 +226,18 @@ UNIT_TEST(test_mcp)
 	ok(img && !strcmp(at(img, "data")->valuestring, "iVBO") && cJSON_IsTrue(at(o, "isError")),
 	   "mcp: a cell's figure is image content; a cell that raised is an error");
 	cJSON_Delete(o);
+	o = tool_result("{\"run\":{\"stdout\":\"a\\n\",\"stderr\":\"\",\"exitCode\":0},\"kernel\":{\"value\":\"1\","
+			"\"error\":null,\"images\":[{\"type\":\"image/png\",\"data\":\"FIG\"}],\"restarted\":false,"
+			"\"outputs\":[{\"output_type\":\"stream\",\"name\":\"stdout\",\"text\":\"a\\n\"},"
+			"{\"output_type\":\"display_data\",\"data\":{\"text/html\":\"<t>\",\"text/plain\":\"   x\\n0  1\"}},"
+			"{\"output_type\":\"display_data\",\"data\":{\"image/png\":\"IMG\",\"text/plain\":\"<Image>\"}},"
+			"{\"output_type\":\"execute_result\",\"data\":{\"text/plain\":\"1\"}},"
+			"{\"output_type\":\"display_data\",\"data\":{\"image/png\":\"FIG\"}}]}}");
+	is_str(text_of(o, 0), "a\n\n   x\n0  1\nOut: 1", "mcp: a cell's displays are said by their text");
+	ok(cJSON_GetArraySize(at(o, "content")) == 3 && !strcmp(at(cJSON_GetArrayItem(at(o, "content"), 1), "data")->valuestring, "IMG") &&
+	   !strcmp(at(cJSON_GetArrayItem(at(o, "content"), 2), "data")->valuestring, "FIG"),
+	   "mcp: a cell's images in order, each once (its figures are among its outputs)");
+	cJSON_Delete(o);
 	o = tool_result("{\"run\":{\"stdout\":\"\",\"stderr\":\"\",\"exitCode\":0},\"kernel\":{\"value\":\"42\","
 			"\"error\":null,\"images\":[],\"restarted\":false}}");
 	is_str(text_of(o, 0), "Out: 42", "mcp: a cell's value is its Out:");

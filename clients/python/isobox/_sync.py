@@ -153,7 +153,7 @@ class Session(SessionBase):
 
     def exec(self, code=None, *, files=None, stdin=None, args=None, limits=None):
         """Run one step; return the result dict ({"run", "session", and for a
-        kernel "kernel": {"value", "error", "images", "restarted"}}).
+        kernel "kernel": {"value", "error", "images", "outputs", "restarted"}}).
         limits: wallTimeMs, outputBytes. A kernel step takes code only."""
         return self._client._json("POST", self._path + "/exec",
                                   step_body(code, files, stdin, args, limits))
