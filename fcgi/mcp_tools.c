@@ -148,13 +148,22 @@ static bool phase_text(struct buf *t, const char *name, const cJSON *p)
 	return failed;
 }
 
-cJSON *mcp_tool_result(const cJSON *execute_result)
+/*
+ * A copy of o whose texts are strings: the API's objects hold raw JSON
+ * literals (encode.h's json_add_bytes), which cJSON cannot read as
+ * strings, so they are printed and read back. The caller's.
+ */
+static cJSON *readable(const cJSON *o)
 {
-	/* The result's texts are raw JSON literals (encode.h's json_add_bytes):
-	 * read them back as strings. */
-	char *printed = cJSON_PrintUnformatted(execute_result);
+	char *printed = cJSON_PrintUnformatted(o);
 	cJSON *read_back = cJSON_Parse(printed);
 	free(printed);
+	return read_back;
+}
+
+cJSON *mcp_tool_result(const cJSON *execute_result)
+{
+	cJSON *read_back = readable(execute_result);
 	execute_result = read_back;
 	cJSON *o = cJSON_CreateObject();
 	cJSON *content = cJSON_AddArrayToObject(o, "content");
@@ -212,9 +221,7 @@ cJSON *mcp_tool_result(const cJSON *execute_result)
 
 cJSON *mcp_tool_error(const cJSON *error_body)
 {
-	char *printed = cJSON_PrintUnformatted(error_body); /* as above */
-	cJSON *read_back = cJSON_Parse(printed);
-	free(printed);
+	cJSON *read_back = readable(error_body);
 	error_body = read_back;
 	cJSON *o = cJSON_CreateObject();
 	cJSON *content = cJSON_AddArrayToObject(o, "content");
@@ -265,17 +272,21 @@ static cJSON *run_job(struct worker *w, struct request *rq, const char *tool, co
 	return o;
 }
 
-/* A result that is one object: a line of text for the model, the object
- * as structured content. o is taken. */
+/* The route's answer, taken, made readable (the caller's). */
+static cJSON *readable_taken(cJSON *o)
+{
+	cJSON *r = o ? readable(o) : NULL;
+	cJSON_Delete(o);
+	return r;
+}
+
+/* A result that is one object (readable): a line of text for the model,
+ * the object as structured content. o is taken. */
 static cJSON *object_result(cJSON *o, const char *text)
 {
-	char *printed = cJSON_PrintUnformatted(o); /* raw JSON texts read back, as in mcp_tool_result */
-	cJSON *read_back = cJSON_Parse(printed);
-	free(printed);
-	cJSON_Delete(o);
 	cJSON *r = cJSON_CreateObject();
 	add_text(cJSON_AddArrayToObject(r, "content"), text);
-	cJSON_AddItemToObject(r, "structuredContent", read_back);
+	cJSON_AddItemToObject(r, "structuredContent", o);
 	cJSON_AddBoolToObject(r, "isError", false);
 	return r;
 }
@@ -310,7 +321,7 @@ static cJSON *call_session_create(struct worker *w, struct request *rq, const cJ
 {
 	(void)sink; /* it runs no program */
 	body_from(rq, args);
-	cJSON *s = admin_claim_run(w, rq) ? sessions_open(w, rq) : NULL;
+	cJSON *s = admin_claim_run(w, rq) ? readable_taken(sessions_open(w, rq)) : NULL;
 	if (!s)
 		return refused(w, rq, "session_create");
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(s, "id");
@@ -354,7 +365,7 @@ static cJSON *call_files_list(struct worker *w, struct request *rq, const cJSON 
 	(void)sink; /* it runs no program */
 	const char *id = session_of(w, rq, args);
 	struct files_place p = {.tenant = rq->tenant, .session = id};
-	cJSON *o = id ? files_listing(w, rq, &p, json_text(args, "path")) : NULL;
+	cJSON *o = id ? readable_taken(files_listing(w, rq, &p, json_text(args, "path"))) : NULL;
 	if (!o)
 		return refused(w, rq, "session_files_list");
 	struct buf t = {0};
@@ -439,7 +450,7 @@ static cJSON *call_files_write(struct worker *w, struct request *rq, const cJSON
 			json_add_bytes(o, "path", path, strlen(path));
 			cJSON_AddNumberToObject(o, "size", (double)data.len);
 			char *text = xasprintf("wrote %s (%zu bytes)", path, data.len);
-			cJSON *r = object_result(o, text);
+			cJSON *r = object_result(readable_taken(o), text);
 			free(text);
 			buf_free(&data);
 			return r;

@@ -215,9 +215,9 @@ class Image(DisplayObject):
 
 class ShimFinder:
     """Finds IPython and IPython.display, as our small stand-ins, for a cell
-    that imports them where IPython is not installed. Only on import: a
-    library that looks for a running IPython in sys.modules (matplotlib)
-    finds none, and get_ipython() says there is no shell."""
+    that imports them where IPython is not installed. Only on import: until
+    a cell imports them, a library that looks for IPython in sys.modules
+    (matplotlib) finds none; after, get_ipython() says there is no shell."""
 
     names = ("IPython", "IPython.display")
 
@@ -238,7 +238,11 @@ class ShimFinder:
 
     def exec_module(self, module):
         if module.__name__ == "IPython":
+            # What libraries ask an IPython they find in sys.modules: no
+            # shell; and a version new enough that matplotlib (< 3.11)
+            # leaves it alone instead of patching its GUI hooks.
             module.get_ipython = lambda: None
+            module.version_info = (8, 24, 0, "isobox")
             return
         for name, value in (("display", display), ("DisplayObject", DisplayObject), ("HTML", HTML),
                             ("Markdown", Markdown), ("Latex", Latex), ("SVG", SVG), ("JSON", JSON),

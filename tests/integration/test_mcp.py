@@ -109,8 +109,8 @@ def test_the_sdk_client_drives_a_session_through_every_session_tool():
     assert top.get("data") == "directory" and top.get("blob.bin") == "file", r["listTop"]
     assert "data/" in r["listTop"]["content"][0]["text"].splitlines(), r["listTop"]
     assert [e["name"] for e in r["listData"]["structuredContent"]["entries"]] == ["in.csv"], r["listData"]
-    for name, code in (("escape", "bad_path"), ("noSession", "session_not_found"),
-                       ("missingSession", "invalid_request"), ("afterClose", "session_expired")):
+    for name, code in (("escape", "bad_file_name"), ("noSession", "session_not_found"),
+                       ("missingSession", "invalid_request"), ("afterClose", "session_not_found")):
         refused = r[name]
         assert refused["isError"] is True and refused["structuredContent"]["error"]["code"] == code, (name, refused)
     assert r["close"]["structuredContent"] == {"session": session, "closed": True}, r["close"]
