@@ -161,12 +161,21 @@ static cJSON *readable(const cJSON *o)
 	return read_back;
 }
 
+/* A tool's result: text for the model, then structured (taken) as its
+ * structured content. More content (images) may follow the text. */
+static cJSON *tool_result(cJSON *structured, const char *text, bool is_error)
+{
+	cJSON *r = cJSON_CreateObject();
+	add_text(cJSON_AddArrayToObject(r, "content"), text);
+	cJSON_AddItemToObject(r, "structuredContent", structured);
+	cJSON_AddBoolToObject(r, "isError", is_error);
+	return r;
+}
+
 cJSON *mcp_tool_result(const cJSON *execute_result)
 {
 	cJSON *read_back = readable(execute_result);
 	execute_result = read_back;
-	cJSON *o = cJSON_CreateObject();
-	cJSON *content = cJSON_AddArrayToObject(o, "content");
 	struct buf t = {0};
 	bool failed = phase_text(&t, "compile", cJSON_GetObjectItemCaseSensitive(execute_result, "compile"));
 	const cJSON *run = cJSON_GetObjectItemCaseSensitive(execute_result, "run");
@@ -196,7 +205,8 @@ cJSON *mcp_tool_result(const cJSON *execute_result)
 	const char *ended = json_text(cJSON_GetObjectItemCaseSensitive(execute_result, "session"), "ended");
 	if (ended[0])
 		buf_printf(&t, "%s[the session ended: %s]", t.len ? "\n" : "", ended);
-	add_text(content, t.len ? t.data : "(no output)");
+	cJSON *o = tool_result(read_back, t.len ? t.data : "(no output)", failed);
+	cJSON *content = cJSON_GetObjectItemCaseSensitive(o, "content");
 	buf_free(&t);
 	cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(execute_result, "outputs")) {
 		const char *name = json_text(x, "name");
@@ -214,23 +224,16 @@ cJSON *mcp_tool_result(const cJSON *execute_result)
 		cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(kernel, "images"))
 			add_png(content, json_text(x, "data"));
 	}
-	cJSON_AddItemToObject(o, "structuredContent", read_back);
-	cJSON_AddBoolToObject(o, "isError", failed);
 	return o;
 }
 
 cJSON *mcp_tool_error(const cJSON *error_body)
 {
 	cJSON *read_back = readable(error_body);
-	error_body = read_back;
-	cJSON *o = cJSON_CreateObject();
-	cJSON *content = cJSON_AddArrayToObject(o, "content");
-	const cJSON *e = cJSON_GetObjectItemCaseSensitive(error_body, "error");
+	const cJSON *e = cJSON_GetObjectItemCaseSensitive(read_back, "error");
 	char *text = xasprintf("%s: %s", json_text(e, "code"), json_text(e, "message"));
-	add_text(content, text);
+	cJSON *o = tool_result(read_back, text, true);
 	free(text);
-	cJSON_AddItemToObject(o, "structuredContent", read_back);
-	cJSON_AddBoolToObject(o, "isError", true);
 	return o;
 }
 
@@ -280,17 +283,6 @@ static cJSON *readable_taken(cJSON *o)
 	return r;
 }
 
-/* A result that is one object (readable): a line of text for the model,
- * the object as structured content. o is taken. */
-static cJSON *object_result(cJSON *o, const char *text)
-{
-	cJSON *r = cJSON_CreateObject();
-	add_text(cJSON_AddArrayToObject(r, "content"), text);
-	cJSON_AddItemToObject(r, "structuredContent", o);
-	cJSON_AddBoolToObject(r, "isError", false);
-	return r;
-}
-
 /* The session a call names, checked as the route's path would be: a
  * string, and kept by this host. */
 static const char *session_of(struct worker *w, struct request *rq, const cJSON *args)
@@ -328,7 +320,7 @@ static cJSON *call_session_create(struct worker *w, struct request *rq, const cJ
 	char *text = xasprintf("session %s started (%s %s, %s): run steps with session_exec, end it with "
 			       "session_close", cJSON_IsString(id) ? id->valuestring : "?",
 			       json_text(s, "language"), json_text(s, "version"), json_text(s, "type"));
-	cJSON *r = object_result(s, text);
+	cJSON *r = tool_result(s, text, false);
 	free(text);
 	return r;
 }
@@ -354,7 +346,7 @@ static cJSON *call_session_close(struct worker *w, struct request *rq, const cJS
 	cJSON_AddStringToObject(o, "session", id);
 	cJSON_AddBoolToObject(o, "closed", true);
 	char *text = xasprintf("session %s closed", id);
-	cJSON *r = object_result(o, text);
+	cJSON *r = tool_result(o, text, false);
 	free(text);
 	return r;
 }
@@ -379,7 +371,7 @@ static cJSON *call_files_list(struct worker *w, struct request *rq, const cJSON 
 	}
 	if (!cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(o, "entries")))
 		buf_printf(&t, " (empty)");
-	cJSON *r = object_result(o, t.data);
+	cJSON *r = tool_result(o, t.data, false);
 	buf_free(&t);
 	return r;
 }
@@ -450,7 +442,7 @@ static cJSON *call_files_write(struct worker *w, struct request *rq, const cJSON
 			json_add_bytes(o, "path", path, strlen(path));
 			cJSON_AddNumberToObject(o, "size", (double)data.len);
 			char *text = xasprintf("wrote %s (%zu bytes)", path, data.len);
-			cJSON *r = object_result(readable_taken(o), text);
+			cJSON *r = tool_result(readable_taken(o), text, false);
 			free(text);
 			buf_free(&data);
 			return r;
