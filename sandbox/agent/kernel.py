@@ -114,9 +114,10 @@ def mime_bundle(obj):
         asked = getattr(obj, "_repr_mimebundle_", None)
         if callable(asked):
             try:
-                got = asked(include=None, exclude=None)
-            except TypeError:
-                got = asked()
+                try:
+                    got = asked(include=None, exclude=None)
+                except TypeError:  # an older signature, without the arguments
+                    got = asked()
             except Exception:
                 got = None
             if isinstance(got, tuple):

@@ -895,7 +895,8 @@ def test_kernel_outputs_like_a_notebook(kernel):
     # attribute is shown by its repr only; a failing _repr_html_ is skipped.
     a, r = cell(kernel, "class P:\n    def __getattr__(self, n): return lambda *a, **k: 'x'\n"
                         "    def __repr__(self): return 'P()'\n"
-                        "class F:\n    def _repr_html_(self): raise ValueError\n    def __repr__(self): return 'F()'\n"
+                        "class F:\n    def _repr_html_(self): raise ValueError\n"
+                        "    def _repr_mimebundle_(self): raise RuntimeError\n    def __repr__(self): return 'F()'\n"
                         "display(P(), F())\nsorted(k for k in globals() if not k.startswith('__'))")
     assert [o["data"] for o in r["outputs"][:2]] == [{"text/plain": "P()"}, {"text/plain": "F()"}], r
     assert eval(r["value"]) == ["F", "HTML", "IPython", "Image", "JSON", "Latex", "Markdown", "P", "SVG", "T", "_",
