@@ -104,7 +104,7 @@ struct progress {
 	struct request *rq;
 	const cJSON *token;
 	int64_t sent;
-	struct buf cut[3]; /* [1] stdout, [2] stderr: a UTF-8 sequence cut between reads */
+	struct sse_carry carry[3]; /* [1] stdout, [2] stderr */
 };
 
 static void progress_started(void *ctx)
@@ -118,15 +118,12 @@ static void progress_started(void *ctx)
 static bool progress_output(void *ctx, int fd, const char *p, size_t n)
 {
 	struct progress *pr = ctx;
-	struct buf *cut = &pr->cut[fd == 2 ? 2 : 1], b = {0};
-	buf_append(cut, p, n);
-	size_t whole = cut->len - utf8_incomplete_tail(cut->data, cut->len);
-	if (whole == 0)
-		return !pr->rq->io.failed;
-	mcp_progress_event(&b, pr->token, ++pr->sent, cut->data, whole);
-	memmove(cut->data, cut->data + whole, cut->len - whole);
-	cut->len -= whole;
-	return http_send_piece(&pr->rq->io, &b);
+	struct buf joined = {0}, b = {0};
+	size_t whole = sse_carry_join(&pr->carry[fd == 2 ? 2 : 1], p, n, false, &joined);
+	if (whole)
+		mcp_progress_event(&b, pr->token, ++pr->sent, joined.data, whole);
+	buf_free(&joined);
+	return whole ? http_send_piece(&pr->rq->io, &b) : !pr->rq->io.failed;
 }
 
 static void progress_compiled(void *ctx, const struct sandbox_phase *compile)
@@ -276,17 +273,19 @@ void mcp_handler(struct worker *w, struct request *rq)
 		respond_json(rq, 200, o);
 	} else { /* the stream began: what was held back, then the answer */
 		struct buf b = {0};
-		for (int fd = 1; fd <= 2; fd++)
-			if (pr.cut[fd].len)
-				mcp_progress_event(&b, token, ++pr.sent, pr.cut[fd].data, pr.cut[fd].len);
+		for (int fd = 1; fd <= 2; fd++) {
+			struct buf joined = {0};
+			size_t whole = sse_carry_join(&pr.carry[fd], "", 0, true, &joined);
+			if (whole)
+				mcp_progress_event(&b, token, ++pr.sent, joined.data, whole);
+			buf_free(&joined);
+		}
 		char *json = cJSON_PrintUnformatted(o);
 		sse_event(&b, "message", json);
 		free(json);
 		cJSON_Delete(o);
 		http_send_piece(&rq->io, &b);
 	}
-	buf_free(&pr.cut[1]);
-	buf_free(&pr.cut[2]);
 out:
 	cJSON_Delete(msg);
 	buf_free(&raw);

@@ -17,17 +17,23 @@ char *sse_chunk_json(const char *p, size_t n)
 	return json;
 }
 
+size_t sse_carry_join(struct sse_carry *carry, const char *p, size_t n, bool final, struct buf *joined)
+{
+	buf_append(joined, carry->tail, carry->len);
+	buf_append(joined, p, n);
+	size_t keep = final ? 0 : utf8_incomplete_tail(joined->data, joined->len);
+	carry->len = keep;
+	memcpy(carry->tail, joined->data + joined->len - keep, keep);
+	return joined->len - keep;
+}
+
 void sse_output(struct buf *out, struct sse_carry *carry, const char *name,
 		const char *p, size_t n, bool final)
 {
 	struct buf joined = {0};
-	buf_append(&joined, carry->tail, carry->len);
-	buf_append(&joined, p, n);
-	size_t keep = final ? 0 : utf8_incomplete_tail(joined.data, joined.len);
-	carry->len = keep;
-	memcpy(carry->tail, joined.data + joined.len - keep, keep);
-	if (joined.len > keep) {
-		char *json = sse_chunk_json(joined.data, joined.len - keep);
+	size_t whole = sse_carry_join(carry, p, n, final, &joined);
+	if (whole) {
+		char *json = sse_chunk_json(joined.data, whole);
 		sse_event(out, name, json);
 		free(json);
 	}

@@ -36,8 +36,15 @@ struct sse_carry {
 };
 
 /*
- * Join carry + chunk, keep a new cut tail in carry, and append the event for
- * the rest (if any) to out. With final set, send everything that is left.
+ * Join carry + chunk into joined (empty before), keep a new cut tail in
+ * carry (none with final set), and say how many of joined's bytes are
+ * whole: those go out now.
+ */
+size_t sse_carry_join(struct sse_carry *carry, const char *p, size_t n, bool final, struct buf *joined);
+
+/*
+ * sse_carry_join, then append the event for the whole bytes (if any) to
+ * out. With final set, send everything that is left.
  */
 void sse_output(struct buf *out, struct sse_carry *carry, const char *name,
 		const char *p, size_t n, bool final);
