@@ -19,13 +19,17 @@ static bool file_path(const struct worker *w, struct request *rq, const char *pa
 	return sandbox_valid_path(path, (size_t)w->conf.request.max_path_bytes, &rq->fault);
 }
 
+static bool file_too_large(const struct worker *w, struct request *rq)
+{
+	return fail(&rq->fault, E_FILE_TOO_LARGE, "a file may be at most %lld bytes (sessions.maxFileBytes)",
+		    (long long)w->conf.sessions.max_file_bytes);
+}
+
 cJSON *files_listing(struct worker *w, struct request *rq, const struct files_place *p, const char *dir)
 {
 	struct session_entry *e = NULL;
 	size_t n = 0;
-	if (dir && !strcmp(dir, "."))
-		dir = "";
-	if (!dir)
+	if (!dir || !strcmp(dir, "."))
 		dir = "";
 	if ((dir[0] && !file_path(w, rq, dir)) || !files_list(&w->conf, p, dir, &e, &n, &rq->fault))
 		return NULL;
@@ -70,8 +74,7 @@ bool files_write(struct worker *w, struct request *rq, const struct files_place 
 		 const char *data, size_t len)
 {
 	if ((int64_t)len > w->conf.sessions.max_file_bytes)
-		return fail(&rq->fault, E_FILE_TOO_LARGE, "a file may be at most %lld bytes (sessions.maxFileBytes)",
-			    (long long)w->conf.sessions.max_file_bytes);
+		return file_too_large(w, rq);
 	return file_path(w, rq, path) && files_put(&w->conf, p, path, data, len, &rq->fault);
 }
 
@@ -93,8 +96,7 @@ void files_answer_put(struct worker *w, struct request *rq, const struct files_p
 	    !http_read_body(&rq->io, (size_t)w->conf.sessions.max_file_bytes, &rq->body, &rq->fault) ||
 	    !files_write(w, rq, p, path, rq->body.data, rq->body.len)) {
 		if (rq->fault.code == E_BODY_TOO_LARGE)
-			fail(&rq->fault, E_FILE_TOO_LARGE, "a file may be at most %lld bytes (sessions.maxFileBytes)",
-			     (long long)w->conf.sessions.max_file_bytes);
+			file_too_large(w, rq);
 		respond_fault(rq, "");
 		return;
 	}
