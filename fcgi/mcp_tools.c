@@ -122,6 +122,12 @@ static void add_png(cJSON *content, const char *base64)
 	cJSON_AddItemToArray(content, img);
 }
 
+static bool png_name(const char *name)
+{
+	size_t n = strlen(name);
+	return n >= 4 && !strcasecmp(name + n - 4, ".png");
+}
+
 static bool flag_of(const cJSON *o, const char *name)
 {
 	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, name));
@@ -209,9 +215,7 @@ cJSON *mcp_tool_result(const cJSON *execute_result)
 	cJSON *content = cJSON_GetObjectItemCaseSensitive(o, "content");
 	buf_free(&t);
 	cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(execute_result, "outputs")) {
-		const char *name = json_text(x, "name");
-		size_t n = strlen(name);
-		if (n >= 4 && !strcasecmp(name + n - 4, ".png") && !strcmp(json_text(x, "encoding"), "base64"))
+		if (png_name(json_text(x, "name")) && !strcmp(json_text(x, "encoding"), "base64"))
 			add_png(content, json_text(x, "content"));
 	}
 	/* A cell's images: those of its outputs (its figures among them), or
@@ -239,9 +243,8 @@ cJSON *mcp_tool_error(const cJSON *error_body)
 
 
 /* The tool result of a failure: rq->fault as the API's error object. */
-static cJSON *refused(struct worker *w, struct request *rq, const char *tool)
+static cJSON *refused(struct request *rq, const char *tool)
 {
-	(void)w;
 	if (error_info(rq->fault.code)->server_side)
 		log_msg("mcp %s failed: %s: %s", tool, error_info(rq->fault.code)->name, rq->fault.message);
 	cJSON *err = fault_to_json(&rq->fault);
@@ -268,7 +271,7 @@ static cJSON *run_job(struct worker *w, struct request *rq, const char *tool, co
 	struct sandbox_sink watch = {.hangup_fd = http_hangup_fd(&rq->io)};
 	admin_job_accepted(w, rq);
 	if (!job_run(w, rq, sink ? sink : &watch))
-		return refused(w, rq, tool);
+		return refused(rq, tool);
 	cJSON *result = job_result_json(rq);
 	cJSON *o = mcp_tool_result(result);
 	cJSON_Delete(result);
@@ -305,7 +308,7 @@ static cJSON *call_execute(struct worker *w, struct request *rq, const cJSON *ar
 	else if (request_parse_execute(rq, &w->conf, &w->reg) && admin_claim_run(w, rq) &&
 		 volumes_take(w, rq, NULL))
 		return run_job(w, rq, "execute", sink);
-	return refused(w, rq, "execute");
+	return refused(rq, "execute");
 }
 
 static cJSON *call_session_create(struct worker *w, struct request *rq, const cJSON *args,
@@ -315,7 +318,7 @@ static cJSON *call_session_create(struct worker *w, struct request *rq, const cJ
 	body_from(rq, args);
 	cJSON *s = admin_claim_run(w, rq) ? readable_taken(sessions_open(w, rq)) : NULL;
 	if (!s)
-		return refused(w, rq, "session_create");
+		return refused(rq, "session_create");
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(s, "id");
 	char *text = xasprintf("session %s started (%s %s, %s): run steps with session_exec, end it with "
 			       "session_close", cJSON_IsString(id) ? id->valuestring : "?",
@@ -332,7 +335,7 @@ static cJSON *call_session_exec(struct worker *w, struct request *rq, const cJSO
 	body_from(rq, args);
 	if (id && admin_claim_run(w, rq) && sessions_step_ready(w, rq, id, false))
 		return run_job(w, rq, "session_exec", sink);
-	return refused(w, rq, "session_exec");
+	return refused(rq, "session_exec");
 }
 
 static cJSON *call_session_close(struct worker *w, struct request *rq, const cJSON *args,
@@ -341,7 +344,7 @@ static cJSON *call_session_close(struct worker *w, struct request *rq, const cJS
 	(void)sink; /* it runs no program */
 	const char *id = session_of(w, rq, args);
 	if (!id || !sessions_close(w, rq, id))
-		return refused(w, rq, "session_close");
+		return refused(rq, "session_close");
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "session", id);
 	cJSON_AddBoolToObject(o, "closed", true);
@@ -359,7 +362,7 @@ static cJSON *call_files_list(struct worker *w, struct request *rq, const cJSON 
 	struct files_place p = {.tenant = rq->tenant, .session = id};
 	cJSON *o = id ? readable_taken(files_listing(w, rq, &p, json_text(args, "path"))) : NULL;
 	if (!o)
-		return refused(w, rq, "session_files_list");
+		return refused(rq, "session_files_list");
 	struct buf t = {0};
 	const cJSON *e;
 	buf_printf(&t, "%s:", json_text(o, "path"));
@@ -385,11 +388,12 @@ static cJSON *call_files_read(struct worker *w, struct request *rq, const cJSON 
 	struct buf data = {0};
 	if (!id || !files_read(w, rq, &p, path, &data)) {
 		buf_free(&data);
-		return refused(w, rq, "session_files_read");
+		return refused(rq, "session_files_read");
 	}
 	/* Text as text; other bytes as base64 (a PNG as an image too). */
-	bool text = utf8_valid(data.data ? data.data : "", data.len) && !memchr(data.data ? data.data : "", 0, data.len);
-	char *b64 = text ? NULL : base64_encode(data.data ? data.data : "", data.len);
+	buf_append(&data, "", 0); /* data.data a C string (buf_append ends it), an empty file's too */
+	bool text = utf8_valid(data.data, data.len) && !memchr(data.data, 0, data.len);
+	char *b64 = text ? NULL : base64_encode(data.data, data.len);
 	cJSON *r = cJSON_CreateObject();
 	cJSON *content = cJSON_AddArrayToObject(r, "content");
 	cJSON *o = cJSON_AddObjectToObject(r, "structuredContent");
@@ -397,13 +401,11 @@ static cJSON *call_files_read(struct worker *w, struct request *rq, const cJSON 
 	cJSON_AddNumberToObject(o, "size", (double)data.len);
 	cJSON_AddStringToObject(o, "encoding", text ? "utf-8" : "base64");
 	if (text) {
-		buf_append(&data, "", 1); /* a C string now */
 		cJSON_AddStringToObject(o, "content", data.data);
 		add_text(content, data.data);
 	} else {
 		cJSON_AddStringToObject(o, "content", b64);
-		size_t n = strlen(path);
-		if (n >= 4 && !strcasecmp(path + n - 4, ".png")) {
+		if (png_name(path)) {
 			add_png(content, b64);
 		} else {
 			char *say = xasprintf("%s: %zu bytes, not text (base64 in the structured content)", path,
@@ -449,7 +451,7 @@ static cJSON *call_files_write(struct worker *w, struct request *rq, const cJSON
 		}
 	}
 	buf_free(&data);
-	return refused(w, rq, "session_files_write");
+	return refused(rq, "session_files_write");
 }
 
 /* The tools, in the order tools/list gives them. */
