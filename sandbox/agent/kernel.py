@@ -51,6 +51,10 @@ class Outputs:
     """The running cell's outputs, in order, bounded."""
 
     def __init__(self):
+        self.reset()
+
+    def reset(self):
+        """For the next cell: nothing yet."""
         self.items, self.text, self.size, self.dropped = [], 0, 0, False
 
     def stream(self, name, text):
@@ -447,7 +451,7 @@ def run_cell(number, code, stdin, ns):
     # mtime None: linecache.checkcache keeps it, so tracebacks show the lines.
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8", errors="replace")
-    outputs.__init__()
+    outputs.reset()
     value = error = None
     try:
         running = True  # first and last: a SIGINT raises only inside the try
