@@ -45,7 +45,9 @@ WFLAGS   := -std=c11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -D_FORTIFY_SOURCE
 LDFLAGS  += -pie -Wl,-z,relro,-z,now
 LDLIBS   := -lfcgi -lcjson -lyaml -lcap-ng -lsqlite3 -lhiredis -lsodium -lm
 
-LIB_SRC  := conf/lib/base.c conf/lib/fault.c conf/lib/json.c conf/yaml_tree.c conf/limits.c conf/cidr.c conf/access.c conf/tenants.c conf/store.c conf/store_memory.c conf/store_volumes.c conf/store_rules.c conf/store_sessions.c conf/store_redis.c conf/store_redis_memory.c conf/store_redis_sessions.c conf/store_redis_volumes.c conf/store_queue.c conf/conf.c \
+LIB_SRC  := conf/lib/base.c conf/lib/fault.c conf/lib/json.c conf/lib/yaml_tree.c conf/limits.c conf/cidr.c conf/access.c conf/tenants.c \
+            conf/store/store.c conf/store/rules.c conf/store/sqlite.c conf/store/sqlite_ops.c conf/store/sqlite_memory.c conf/store/sqlite_volumes.c conf/store/sqlite_sessions.c \
+            conf/store/redis.c conf/store/redis_ops.c conf/store/redis_memory.c conf/store/redis_volumes.c conf/store/redis_sessions.c conf/store/queue.c conf/conf.c \
             registry/registry.c \
             sandbox/argv.c sandbox/subproc.c sandbox/workdir.c sandbox/owner.c sandbox/decoder.c sandbox/deadline.c \
             sandbox/cgroup.c sandbox/docker.c sandbox/launch.c sandbox/exec.c sandbox/lifecycle.c sandbox/reap.c sandbox/runtime.c sandbox/egress.c sandbox/warm.c \
@@ -56,7 +58,7 @@ LIB_SRC  := conf/lib/base.c conf/lib/fault.c conf/lib/json.c conf/yaml_tree.c co
             fcgi/assets.c
 MAIN_SRC := fcgi/main.c
 UNIT_SRC := $(wildcard tests/unit/test_*.c) tests/unit/fixtures.c tests/unit/main.c
-HEADERS  := $(wildcard conf/*.h conf/lib/*.h registry/*.h sandbox/*.h fcgi/*.h tests/unit/*.h) bin/assets_data.h
+HEADERS  := $(wildcard conf/*.h conf/lib/*.h conf/store/*.h registry/*.h sandbox/*.h fcgi/*.h tests/unit/*.h) bin/assets_data.h
 # Served by the worker from inside its binary (fcgi/assets.c).
 ASSETS   := fcgi/www/index.html docs/openapi.yaml docs/llms.txt
 

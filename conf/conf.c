@@ -2,7 +2,7 @@
 #define _GNU_SOURCE
 #include "conf.h"
 #include "lib/json.h"
-#include "yaml_tree.h"
+#include "lib/yaml_tree.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -329,7 +329,7 @@ static bool parse_redis(const cJSON *o, const char *base_dir, struct store_conf 
 	return true;
 }
 
-/* The store (conf/store.h) and the memory API's bounds: absent, both are
+/* The store (conf/store/store.h) and the memory API's bounds: absent, both are
  * off (and so is every tenant limit that needs counting across workers). */
 static bool parse_store(const cJSON *store, const cJSON *memory, const char *base_dir,
 			struct conf *c, struct fault *f)

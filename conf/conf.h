@@ -13,7 +13,7 @@
 #include "limits.h"
 #include "access.h"
 #include "tenants.h"
-#include "store.h"
+#include "store/store.h"
 
 #define WARM_MAX_LANGUAGES 16
 #define WARM_MAX_SANDBOXES 64
@@ -85,7 +85,7 @@ struct conf {
 		int64_t max_list_entries; /* one listing */
 	} sessions;
 	struct tenants tenants; /* auth: and tenants:, and the files they name */
-	struct store_conf store; /* conf/store.h; backend STORE_NONE: no store */
+	struct store_conf store; /* conf/store/store.h; backend STORE_NONE: no store */
 	struct {
 		int64_t max_value_bytes, max_key_bytes, max_list_keys;
 	} memory;               /* /v1/memory */

@@ -5,7 +5,7 @@
 #define _GNU_SOURCE
 #include "tenants.h"
 #include "lib/json.h"
-#include "yaml_tree.h"
+#include "lib/yaml_tree.h"
 
 #include <errno.h>
 #include <fcntl.h>

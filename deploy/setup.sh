@@ -483,7 +483,7 @@ setup_user() {
 	install -d -m 0711 -o isobox -g isobox "$STATE/work"
 	# Sessions: a record, a lock and the pipes of each (sandbox/session.c).
 	install -d -m 0700 -o isobox -g isobox "$STATE/sessions"
-	# The store (conf/store.h): one SQLite file and its WAL, the workers'.
+	# The store (conf/store/store.h): one SQLite file and its WAL, the workers'.
 	install -d -m 0700 -o isobox -g isobox "$STATE/store"
 	install -d -m 0755 -o root -g root "$LOG"
 }

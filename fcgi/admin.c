@@ -5,9 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "admin.h"
-#include "../conf/store.h"
-#include "../conf/store_queue.h"
-#include "../conf/store_sessions.h"
+#include "../conf/store/store.h"
 #include "auth.h"
 #include "errors.h"
 #include "metrics.h"

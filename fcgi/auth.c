@@ -9,7 +9,7 @@
 #include "auth.h"
 #include "request.h"
 #include "respond.h"
-#include "../conf/store.h"
+#include "../conf/store/store.h"
 
 #include <stdio.h>
 #include <string.h>

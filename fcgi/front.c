@@ -17,7 +17,7 @@
 #include "respond.h"
 #include "scoreboard.h"
 #include "sse.h"
-#include "../conf/store_queue.h"
+#include "../conf/store/store.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -14,7 +14,7 @@
  * HEALTH_DOCKER_MS).
  */
 #include "health.h"
-#include "../conf/store.h"
+#include "../conf/store/store.h"
 #include "queue.h"
 #include "request.h"
 #include "result.h"

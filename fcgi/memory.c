@@ -8,7 +8,7 @@
 #include "encode.h"
 #include "request.h"
 #include "respond.h"
-#include "../conf/store_memory.h"
+#include "../conf/store/store.h"
 
 #include <stdio.h>
 #include <stdlib.h>

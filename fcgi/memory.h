@@ -1,5 +1,5 @@
 /*
- * memory.h: /v1/memory, each tenant's key-value store (conf/store_memory.h).
+ * memory.h: /v1/memory, each tenant's key-value store (conf/store/store.h).
  *
  *   PUT    /v1/memory/{key}   the body is the value; its Content-Type is kept;
  *                             ?ttlSeconds=N; If-Match / If-None-Match: *

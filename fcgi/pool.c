@@ -24,9 +24,7 @@
 #include "metrics.h"
 #include "scoreboard.h"
 #include "../sandbox/sandbox.h"
-#include "../conf/store_memory.h"
-#include "../conf/store_sessions.h"
-#include "../conf/store_volumes.h"
+#include "../conf/store/store.h"
 #include "runner.h"
 
 #include <errno.h>
@@ -104,7 +102,7 @@ static int live_count(const struct scoreboard *sb)
  * The store's upkeep: memory keys past their TTL out, the running claims
  * of workers that died holding them, the claims of sessions that ended
  * without a DELETE (expired just now, died, half-made), and the marks on
- * volumes of both (store_volumes.h). With Redis,
+ * volumes of both (conf/store/store.h). With Redis,
  * the renewal of every claim of this host, and of its life. A connection of its own each
  * time: none may be open in the master when it forks a worker.
  */

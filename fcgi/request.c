@@ -3,7 +3,7 @@
 #include "request.h"
 #include "encode.h"
 #include "../conf/lib/json.h"
-#include "../conf/store_volumes.h"
+#include "../conf/store/store.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -16,7 +16,7 @@
 #include "respond.h"
 #include "result.h"
 #include "scoreboard.h"
-#include "../conf/store_queue.h"
+#include "../conf/store/store.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -15,7 +15,7 @@
 #include "result.h"
 #include "volumes.h"
 #include "../conf/lib/json.h"
-#include "../conf/store_sessions.h"
+#include "../conf/store/store.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -11,7 +11,7 @@
 #include "request.h"
 #include "respond.h"
 #include "../conf/lib/json.h"
-#include "../conf/store_volumes.h"
+#include "../conf/store/store.h"
 
 #include <stdio.h>
 #include <stdlib.h>

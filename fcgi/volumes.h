@@ -1,5 +1,5 @@
 /*
- * volumes.h: /v1/volumes, each tenant's volumes (conf/store_volumes.h for
+ * volumes.h: /v1/volumes, each tenant's volumes (conf/store/store.h for
  * the records, sandbox.h Volumes for the images), and finding the volume
  * a run or a session asks for.
  *
@@ -28,7 +28,7 @@ void volumes_file_delete(struct worker *w, struct request *rq);
 
 /*
  * The tenant's ready volume named in rq->volume_name, if any, as the job's
- * (rq->job.volume), marked in use in the store (conf/store_volumes.h) so
+ * (rq->job.volume), marked in use in the store (conf/store/store.h) so
  * that it is not deleted under the sandbox that mounts it: by this worker
  * for this request (session NULL), or by the session of that id for its
  * life. 404 volume_not_found (also while it is being made or deleted),

@@ -1,6 +1,6 @@
 /* worker.c: what a worker process holds: its settings and registry. */
 #include "worker.h"
-#include "../conf/store.h"
+#include "../conf/store/store.h"
 
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* registry.c: load registry.yaml and the image lock. */
 #include "registry.h"
 #include "../conf/lib/json.h"
-#include "../conf/yaml_tree.h"
+#include "../conf/lib/yaml_tree.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -11,7 +11,7 @@
 #define ISOBOX_REGISTRY_H
 
 #include "../conf/lib/base.h"
-#include "../conf/limits.h"
+#include "../conf/conf.h"
 
 /*
  * A language may have several versions, each an entry of its own with an

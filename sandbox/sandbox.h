@@ -212,7 +212,7 @@ void sandbox_egress_log(const struct conf *c);
  * image of its own size, loop-mounted at <volumes.dir>/<id> by
  * isobox-volumed (root), and bound into a sandbox at /memory (job->volume)
  * so that the kernel holds a run to the size: ENOSPC past it. Records are
- * in the store (conf/store_volumes.h); these make and remove the image.
+ * in the store (conf/store/store.h); these make and remove the image.
  */
 bool volume_make(const struct conf *c, const char *id, int64_t bytes, struct fault *f);
 /* 409 volume_busy while a sandbox has it mounted. */

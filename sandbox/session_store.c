@@ -12,7 +12,7 @@
 #include "deadline.h"
 #include "docker.h"
 #include "session_store.h"
-#include "../conf/store_rules.h"
+#include "../conf/store/store.h"
 #include "subproc.h"
 #include "workdir.h"
 

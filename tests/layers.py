@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
 """The layer picture, checked (make check): fcgi -> sandbox -> registry ->
 conf, nothing upward; no include cycle between the modules of a folder (a
-module is foo.c with foo.h); and every header declares only its own
-module's functions, but for a folder's face (sandbox/sandbox.h,
-registry/registry.h, conf/conf.h), which may declare any of its folder's
-that a layer above calls (what only the folder uses stays in its module's
-header, so that a call into a module is never hidden behind the face).
+module is foo.c with foo.h); from outside a folder, only its face is
+included (the header named as the folder: sandbox/sandbox.h,
+conf/conf.h, conf/store/store.h), but for conf/lib, the toolbox whose
+small headers (base, json, fault, yaml_tree) any file may use, and for a
+folder's own parents, whose modules a sub-folder may use (the agent's
+libc-only headers in sandbox/); and every header declares only its own
+module's functions, but for a face, which may declare any of its folder's
+that a file outside the folder calls (what only the folder uses stays in
+its module's header, so that a call into a module is never hidden behind
+the face).
 
 Prints what breaks and exits 1; prints a summary and exits 0 otherwise."""
 import os
@@ -14,6 +19,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAYERS = ["conf", "registry", "sandbox", "fcgi"]   # bottom first
+TOOLBOX = os.path.join("conf", "lib")
 INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
 # A definition: a line that starts with a type and ends its parameter list
 # with "{" on the next line (the style of this codebase), not static.
@@ -38,6 +44,20 @@ def module_of(path):
     return os.path.splitext(path)[0]
 
 
+def face_of(folder):
+    """A folder's face: the module named as the folder (conf/store/store)."""
+    return os.path.join(folder, os.path.basename(folder))
+
+
+def may_include(path, target):
+    """May path include target? Its own folder's headers and its parents',
+    the toolbox's, and any other folder's face."""
+    here, there = os.path.dirname(path), os.path.dirname(target)
+    if here == there or (here + os.sep).startswith(there + os.sep) or there == TOOLBOX:
+        return True
+    return module_of(target) == face_of(there)
+
+
 def read(path):
     with open(os.path.join(ROOT, path), encoding="utf-8") as f:
         return f.read()
@@ -58,6 +78,9 @@ def main():
                 continue
             if LAYERS.index(layer_of(target)) > LAYERS.index(layer_of(path)):
                 problems.append(f"{path}: includes {inc}, a layer above it")
+            elif not may_include(path, target):
+                problems.append(f"{path}: includes {inc}, inside {os.path.dirname(target)}/: "
+                                f"include its face, {face_of(os.path.dirname(target))}.h")
             tmod = module_of(target)
             if tmod != mod and os.path.dirname(tmod) == os.path.dirname(mod):
                 graph.setdefault(mod, set()).add(tmod)
@@ -85,7 +108,7 @@ def main():
         if path.endswith(".c"):
             for name in DEFINITION.findall(read(path)):
                 defined[name] = module_of(path)
-    faces = {os.path.join(layer, layer) for layer in LAYERS}
+    faces = {face_of(os.path.dirname(p)) for p in files} & {module_of(p) for p in files}
     declared = 0
     for path in files:
         if not path.endswith(".h"):
@@ -97,19 +120,18 @@ def main():
                 continue  # a callback type's field, or defined elsewhere (libraries)
             declared += 1
             same = owner == mod
-            face = mod in faces and os.path.dirname(owner) == os.path.dirname(mod)
+            folder = os.path.dirname(mod)
+            face = mod in faces and os.path.dirname(owner) == folder
             if not (same or face):
                 problems.append(f"{path}: declares {name}(), which {owner}.c defines")
             if face and not same:
-                layer = layer_of(path)
-                above = LAYERS[LAYERS.index(layer) + 1:]
                 if not any(re.search(r"\b%s\(" % re.escape(name), read(f))
-                           for f in files if layer_of(f) in above):
-                    problems.append(f"{path}: declares {name}(), which no layer above "
-                                    f"{layer}/ calls: declare it in {owner}.h")
+                           for f in files if os.path.dirname(f) != folder):
+                    problems.append(f"{path}: declares {name}(), which nothing outside "
+                                    f"{folder}/ calls: declare it in {owner}.h")
     for name, owner in sorted(defined.items()):
         header = owner + ".h"
-        face = os.path.join(os.path.dirname(owner), os.path.basename(os.path.dirname(owner)))
+        face = face_of(os.path.dirname(owner))
         if name == "main" or owner.endswith("main"):
             continue
         declared_in = [h for h in (header, face + ".h") if os.path.exists(os.path.join(ROOT, h))

@@ -43,7 +43,7 @@ int64_t wall_ms(void);
 /* "PID.STARTTIME" of this process: a name that no later process gets, even
  * when the kernel gives its pid again (the start time, in clock ticks since
  * boot, differs). Who made a container or a work dir (sandbox/owner.h),
- * and who holds a mark in the store (conf/store_volumes.h). */
+ * and who holds a mark in the store (conf/store/store.h). */
 const char *process_id(void);
 /* Is the process named by process_id() still running? */
 bool process_alive(const char *id);

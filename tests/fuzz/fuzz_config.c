@@ -1,7 +1,7 @@
 /* libFuzzer: the YAML loaders (settings, registry, image lock). Input is
  * tried as each of them; nothing may crash or leak. */
 #include "../../conf/conf.h"
-#include "../../conf/yaml_tree.h"
+#include "../../conf/lib/yaml_tree.h"
 #include "../../registry/registry.h"
 
 #include <string.h>

@@ -364,7 +364,7 @@ def test_a_name_too_long_is_not_cut_to_another_volume():
 # file put (the bug: a run whose container was still starting was not seen
 # by dockerd's list, and wrote into a volume already deleted). Each user
 # marks the volume in use in the store before any sandbox mounts it
-# (conf/store_volumes.h), so one of the two is refused, whoever comes
+# (conf/store/store.h), so one of the two is refused, whoever comes
 # first; never both answered as done.
 STORE = "/var/lib/isobox/store/isobox.db"
 WRITE_LATE = ("import os, time\ntime.sleep(1)\nopen('/memory/result.txt', 'w').write('done')\n"

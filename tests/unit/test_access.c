@@ -2,7 +2,7 @@
 #include "tap.h"
 #include "fixtures.h"
 #include "../../conf/access.h"
-#include "../../conf/yaml_tree.h"
+#include "../../conf/lib/yaml_tree.h"
 
 /* The repository's settings with one piece of text replaced (NULL if absent). */
 static char *conf_text_with(const char *from, const char *to)

@@ -1,7 +1,7 @@
 /* Settings and the YAML reader. */
 #include "tap.h"
 #include "fixtures.h"
-#include "../../conf/yaml_tree.h"
+#include "../../conf/lib/yaml_tree.h"
 
 #include <stdlib.h>
 

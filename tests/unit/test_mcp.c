@@ -1,7 +1,7 @@
 /* /mcp's pure parts: version negotiation, the tool list and its schema
  * against the API's, and an /execute result as a tool result. */
 #include "tap.h"
-#include "../../conf/yaml_tree.h"
+#include "../../conf/lib/yaml_tree.h"
 #include "../../fcgi/mcp.h"
 #include "../../fcgi/mcp_tools.h"
 

@@ -1,14 +1,11 @@
 #define _GNU_SOURCE
-/* The store (conf/store.h): rates, running claims, hosts, memory and
+/* The store (conf/store/store.h): rates, running claims, hosts, memory and
  * volume records, the same checks on each backend: an SQLite file in a
  * temporary directory, and a redis-server of our own on a unix socket
  * there (no docker, no network). Redis also gets stopped and started
  * again under a connection, which must fail clearly and then recover. */
 #include "tap.h"
-#include "../../conf/store_memory.h"
-#include "../../conf/store_volumes.h"
-#include "../../conf/store_queue.h"
-#include "../../conf/store_sessions.h"
+#include "../../conf/store/store.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -170,7 +167,7 @@ static void volumes(const struct store_conf *sc)
 	store_close(s);
 }
 
-/* Marks in use (store_volumes.h): taken only on a ready volume, in one
+/* Marks in use (store.h): taken only on a ready volume, in one
  * step; a delete begun only when none is held; each kind of owner's
  * end forgets its marks; with Redis, a mark is a lease. */
 static void volume_uses(const struct store_conf *sc)
@@ -330,7 +327,7 @@ static void run_all(const struct store_conf *sc, const char *name)
 	hosts(sc);
 }
 
-/* Queue mode's jobs and events (store_queue.h), on a Redis-protocol store. */
+/* Queue mode's jobs and events (queue.h), on a Redis-protocol store. */
 static void queue(const struct store_conf *sc)
 {
 	struct fault f = {0};

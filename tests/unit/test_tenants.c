@@ -5,7 +5,7 @@
 #include "fixtures.h"
 #include "../../conf/lib/json.h"
 #include "../../conf/tenants.h"
-#include "../../conf/yaml_tree.h"
+#include "../../conf/lib/yaml_tree.h"
 
 #include <fcntl.h>
 #include <stdlib.h>

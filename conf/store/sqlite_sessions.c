@@ -1,5 +1,5 @@
 /*
- * store_sessions.c: the claims of open sessions (store_sessions.h) in the
+ * sqlite_sessions.c: the claims of open sessions (store.h) in the
  * store's SQLite file: one row per session. One host uses the file, so a
  * row needs no lease: the master's upkeep drops what it no longer has.
  *
@@ -10,26 +10,24 @@
  * long, so that a list taken before the release does not bring it back.
  */
 #define _GNU_SOURCE
-#include "store_sessions.h"
-#include "store_redis_sessions.h"
-#include "store_rules.h"
-#include "store_volumes.h"
+#include "sqlite_sessions.h"
+#include "backend.h"
+#include "rules.h"
+#include "sqlite.h"
+#include "store.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
-bool store_session_claim(struct store *s, const char *tenant, const char *id, int64_t memory_bytes,
-			 int64_t max_sessions, int64_t max_memory, int64_t now_ms, struct fault *f)
+bool sqlite_session_claim(struct store *s, const char *tenant, const char *id, int64_t memory_bytes,
+			  int64_t max_sessions, int64_t max_memory, int64_t now_ms, struct fault *f)
 {
-	if (store_redis(s))
-		return redis_session_claim(store_redis(s), tenant, id, memory_bytes, max_sessions, max_memory,
-					   now_ms, f);
-	if (!store_begin(s, false, f))
+	if (!sql_begin(s, false, f))
 		return false;
-	autostmt sum = store_prepare(s, "SELECT count(*), COALESCE(SUM(memory_bytes), 0) FROM sessions"
+	autostmt sum = sql_prepare(s, "SELECT count(*), COALESCE(SUM(memory_bytes), 0) FROM sessions"
 				     " WHERE tenant = ?1 AND released_ms = 0");
-	autostmt add = store_prepare(s, "INSERT INTO sessions (id, tenant, host, memory_bytes, since_ms)"
+	autostmt add = sql_prepare(s, "INSERT INTO sessions (id, tenant, host, memory_bytes, since_ms)"
 				     " VALUES (?1, ?2, ?3, ?4, ?5)");
 	if (!sum || !add)
 		goto failed;
@@ -46,31 +44,24 @@ bool store_session_claim(struct store *s, const char *tenant, const char *id, in
 	sqlite3_bind_int64(add, 5, now_ms);
 	if (sqlite3_step(add) != SQLITE_DONE)
 		goto failed;
-	return store_commit(s, f);
+	return sql_commit(s, f);
 failed:
-	store_failed(s, "session claim", f);
+	sql_failed(s, "session claim", f);
 refused:
-	store_rollback(s);
+	sql_rollback(s);
 	return false;
 }
 
-void store_session_release(struct store *s, const char *id)
+void sqlite_session_release(struct store *s, const char *id, int64_t now_ms)
 {
-	/* Whatever volume it had is free too (its sandbox is gone, or going:
-	 * volumes_delete asks dockerd as well). */
-	store_volume_release(s, id);
-	if (store_redis(s)) {
-		redis_session_release(store_redis(s), id);
-		return;
-	}
-	autostmt st = store_prepare(s, "UPDATE sessions SET released_ms = ?2 WHERE id = ?1");
+	autostmt st = sql_prepare(s, "UPDATE sessions SET released_ms = ?2 WHERE id = ?1");
 	struct fault ignored;
 	if (st) {
 		sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 2, wall_ms());
+		sqlite3_bind_int64(st, 2, now_ms);
 	}
 	if (!st || sqlite3_step(st) != SQLITE_DONE)
-		store_failed(s, "session release", &ignored);
+		sql_failed(s, "session release", &ignored);
 }
 
 static bool listed(const char *id, const struct session_claim *alive, size_t n)
@@ -81,14 +72,10 @@ static bool listed(const char *id, const struct session_claim *alive, size_t n)
 	return false;
 }
 
-void store_sessions_keep(struct store *s, const struct session_claim *alive, size_t n, int64_t now_ms)
+void sqlite_sessions_keep(struct store *s, const struct session_claim *alive, size_t n, int64_t now_ms)
 {
-	if (store_redis(s)) {
-		redis_sessions_keep(store_redis(s), alive, n, now_ms);
-		return;
-	}
 	struct fault ignored;
-	autostmt add = store_prepare(s, "INSERT OR IGNORE INTO sessions (id, tenant, host, memory_bytes,"
+	autostmt add = sql_prepare(s, "INSERT OR IGNORE INTO sessions (id, tenant, host, memory_bytes,"
 				     " since_ms) VALUES (?1, ?2, ?3, ?4, ?5)");
 	for (size_t i = 0; add && i < n; i++) {
 		sqlite3_reset(add);
@@ -98,10 +85,10 @@ void store_sessions_keep(struct store *s, const struct session_claim *alive, siz
 		sqlite3_bind_int64(add, 4, alive[i].memory_bytes);
 		sqlite3_bind_int64(add, 5, now_ms);
 		if (sqlite3_step(add) != SQLITE_DONE)
-			store_failed(s, "sessions keep", &ignored);
+			sql_failed(s, "sessions keep", &ignored);
 	}
 	/* Forget what is not here and old enough, and releases past the grace. */
-	autostmt st = store_prepare(s, "SELECT id, since_ms, released_ms FROM sessions WHERE host = ?1");
+	autostmt st = sql_prepare(s, "SELECT id, since_ms, released_ms FROM sessions WHERE host = ?1");
 	char **gone = NULL;
 	size_t n_gone = 0;
 	if (st)
@@ -115,13 +102,13 @@ void store_sessions_keep(struct store *s, const struct session_claim *alive, siz
 			gone[n_gone++] = xstrdup(id);
 		}
 	}
-	autostmt drop = store_prepare(s, "DELETE FROM sessions WHERE id = ?1");
+	autostmt drop = sql_prepare(s, "DELETE FROM sessions WHERE id = ?1");
 	for (size_t i = 0; i < n_gone; i++) {
 		if (drop) {
 			sqlite3_reset(drop);
 			sqlite3_bind_text(drop, 1, gone[i], -1, SQLITE_STATIC);
 			if (sqlite3_step(drop) != SQLITE_DONE)
-				store_failed(s, "sessions keep", &ignored);
+				sql_failed(s, "sessions keep", &ignored);
 		}
 		free(gone[i]);
 	}

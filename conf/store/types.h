@@ -1,12 +1,11 @@
 /*
- * store_types.h: the store's records and settings, shared by its API
- * (store.h, store_memory.h, store_volumes.h) and its backends
- * (store.c and the rest on SQLite, store_redis*.c on Redis).
+ * types.h: the store's records and settings, shared by its face
+ * (store.h) and its backends (sqlite*.c on SQLite, redis*.c on Redis).
  */
 #ifndef ISOBOX_STORE_TYPES_H
 #define ISOBOX_STORE_TYPES_H
 
-#include "lib/base.h"
+#include "../lib/base.h"
 
 enum store_backend { STORE_NONE, STORE_SQLITE, STORE_REDIS };
 
@@ -30,13 +29,13 @@ struct store_conf {
  * session claims younger than this, made or released, are left as they are. */
 #define STORE_SESSION_GRACE_MS 60000
 
-/* A session's claim (store_sessions.h): whose, and the memory it holds. */
+/* A session's claim (store.h): whose, and the memory it holds. */
 struct session_claim {
 	const char *id, *tenant;
 	int64_t memory_bytes;
 };
 
-/* The memory store (store_memory.h). */
+/* The memory store (store.h). */
 struct memory_item {
 	char *key;
 	struct buf value;       /* empty for listings */
@@ -60,7 +59,7 @@ struct memory_quota {
 	int64_t keys;
 };
 
-/* Volume records (store_volumes.h). */
+/* Volume records (store.h). */
 #define VOLUME_ID_LEN 32
 #define VOLUME_NAME_MAX 63
 
@@ -73,7 +72,7 @@ struct volume {
 	char host[64];        /* the host whose disk holds its bytes (conf's instance) */
 };
 
-/* Who marks a volume in use (store_volumes.h): a worker's request, or a
+/* Who marks a volume in use (store.h): a worker's request, or a
  * session for its life. The letter is what the store keeps. */
 enum volume_user { VOLUME_BY_WORKER = 'w', VOLUME_BY_SESSION = 's' };
 

@@ -1,11 +1,13 @@
 /*
- * store_rules.c: what both backends of the store decide alike (see
- * store_rules.h), so that a tenant gets the same answers, word for word,
+ * rules.c: what both backends of the store decide alike (see rules.h,
+ * and store.h for what the layers above call), so that a tenant gets the same answers, word for word,
  * from SQLite and from Redis.
  */
 #define _GNU_SOURCE
-#include "store_rules.h"
+#include "rules.h"
+#include "store.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -58,6 +60,19 @@ bool memory_prefix_end(const char *prefix, char *out, size_t *len)
 	out[n - 1] = (char)((unsigned char)out[n - 1] + 1);
 	*len = n;
 	return true;
+}
+
+bool volume_name_valid(const char *name)
+{
+	size_t n = 0;
+	for (; name[n]; n++) {
+		char c = name[n];
+		bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+			  (n > 0 && (c == '-' || c == '_' || c == '.'));
+		if (!ok)
+			return false;
+	}
+	return n > 0 && n <= VOLUME_NAME_MAX;
 }
 
 bool volume_quota_holds(const char *tenant, int64_t count, int64_t bytes, int64_t size_bytes,
@@ -126,4 +141,9 @@ bool session_quota_holds(const char *tenant, int64_t count, int64_t held, int64_
 			    "more would pass its sessionMemoryBytes (%lld): ask for less or end one",
 			    tenant, (long long)held, (long long)memory_bytes, (long long)max_memory);
 	return true;
+}
+
+bool pid_gone(int pid)
+{
+	return pid <= 0 || kill(pid, 0) < 0;
 }

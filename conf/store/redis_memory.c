@@ -1,6 +1,6 @@
 /*
- * store_redis_memory.c: the tenants' memory (store_memory.h) in Redis
- * (key layout in store_redis.h): a hash per key, a sorted set of each
+ * redis_memory.c: the tenants' memory (store.h) in Redis
+ * (key layout in redis.h): a hash per key, a sorted set of each
  * tenant's keys for listings by prefix, a sorted set of its expiring keys,
  * and its usage, kept by the same scripts that write, so that a quota
  * check costs no scan.
@@ -11,8 +11,9 @@
  * upkeep (redis_memory_expire), whichever comes first.
  */
 #define _GNU_SOURCE
-#include "store_redis_memory.h"
-#include "store_rules.h"
+#include "redis_memory.h"
+#include "backend.h"
+#include "rules.h"
 
 #include <hiredis/hiredis.h>
 #include <stdio.h>
@@ -74,9 +75,10 @@ static const char get_script[] = PRELUDE
 	"if not r[1] or not live(r[6]) then return false end\n"
 	"return r\n";
 
-bool redis_memory_get(struct redis_store *r, const char *tenant, const char *key, int64_t now_ms,
+bool redis_memory_get(struct store *s, const char *tenant, const char *key, int64_t now_ms,
 		      struct memory_item *out, struct fault *f)
 {
+	struct redis_store *r = s->redis;
 	*out = (struct memory_item){0};
 	struct redis_args a;
 	args_start(&a, tenant, now_ms);
@@ -152,7 +154,7 @@ static const char put_script[] = PRELUDE
 	"end\n"
 	"return {'ok', found and 0 or 1}\n";
 
-/* A write's refusal, as store_memory.c words it. */
+/* A write's refusal, as sqlite_memory.c words it. */
 static bool refused(const redisReply *rep, const char *key, enum memory_cond cond, const char *etag,
 		    const struct memory_quota *q, struct fault *f)
 {
@@ -166,11 +168,12 @@ static bool refused(const redisReply *rep, const char *key, enum memory_cond con
 	return fail(f, E_STORE_UNAVAILABLE, "the store failed (memory): unexpected reply");
 }
 
-bool redis_memory_put(struct redis_store *r, const char *tenant, const char *key, const void *value,
+bool redis_memory_put(struct store *s, const char *tenant, const char *key, const void *value,
 		      size_t len, const char *content_type, int64_t ttl_ms, enum memory_cond cond,
 		      const char *etag, const struct memory_quota *q, int64_t now_ms, bool *created,
 		      char etag_out[17], struct fault *f)
 {
+	struct redis_store *r = s->redis;
 	struct redis_args a;
 	args_start(&a, tenant, now_ms);
 	memory_new_etag(etag_out);
@@ -212,9 +215,10 @@ static const char delete_script[] = PRELUDE
 	"redis.call('HINCRBY', P .. 'mu:' .. T, 'keys', -1)\n"
 	"return {'ok'}\n";
 
-bool redis_memory_delete(struct redis_store *r, const char *tenant, const char *key,
+bool redis_memory_delete(struct store *s, const char *tenant, const char *key,
 			 enum memory_cond cond, const char *etag, int64_t now_ms, struct fault *f)
 {
+	struct redis_store *r = s->redis;
 	struct redis_args a;
 	args_start(&a, tenant, now_ms);
 	redis_arg_str(&a, key);
@@ -251,10 +255,11 @@ static const char list_script[] = PRELUDE
 	"end\n"
 	"return out\n";
 
-bool redis_memory_list(struct redis_store *r, const char *tenant, const char *prefix, const char *after,
+bool redis_memory_list(struct store *s, const char *tenant, const char *prefix, const char *after,
 		       int64_t limit, int64_t now_ms, struct memory_item **out, size_t *n, bool *more,
 		       struct fault *f)
 {
+	struct redis_store *r = s->redis;
 	*out = NULL;
 	*n = 0;
 	*more = false;
@@ -299,9 +304,10 @@ static const char usage_script[] = PRELUDE
 	"local u = redis.call('HMGET', P .. 'mu:' .. T, 'bytes', 'keys')\n"
 	"return {tonumber(u[1] or 0), tonumber(u[2] or 0)}\n";
 
-bool redis_memory_usage(struct redis_store *r, const char *tenant, int64_t now_ms, int64_t *bytes,
+bool redis_memory_usage(struct store *s, const char *tenant, int64_t now_ms, int64_t *bytes,
 			int64_t *keys, struct fault *f)
 {
+	struct redis_store *r = s->redis;
 	struct redis_args a;
 	args_start(&a, tenant, now_ms);
 	redisReply *rep = redis_eval(r, "memory usage", usage_script, &a, f);
@@ -321,8 +327,9 @@ static const char expire_script[] = PRELUDE
 	"for _, t in ipairs(redis.call('SMEMBERS', P .. 'mxt')) do n = n + purge(t) end\n"
 	"return n\n";
 
-int64_t redis_memory_expire(struct redis_store *r, int64_t now_ms)
+int64_t redis_memory_expire(struct store *s, int64_t now_ms)
 {
+	struct redis_store *r = s->redis;
 	struct redis_args a;
 	struct fault ignored = {0};
 	args_start(&a, "", now_ms);

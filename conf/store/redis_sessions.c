@@ -1,12 +1,14 @@
 /*
- * store_redis_sessions.c: the claims of open sessions in Redis
- * (store_redis_sessions.h). Like running claims, they are leases: the
+ * redis_sessions.c: the claims of open sessions in Redis
+ * (redis_sessions.h). Like running claims, they are leases: the
  * sessions' host renews them (store_sessions_keep) and a dead host's
  * claims stop counting when their lease runs out.
  */
 #define _GNU_SOURCE
-#include "store_redis_sessions.h"
-#include "store_rules.h"
+#include "redis_sessions.h"
+#include "backend.h"
+#include "store.h"
+#include "rules.h"
 
 #include <hiredis/hiredis.h>
 #include <string.h>
@@ -29,9 +31,10 @@ static const char claim_script[] =
 	"redis.call('PEXPIRE', hs, ARGV[9])\n"
 	"return {1, n, held}\n";
 
-bool redis_session_claim(struct redis_store *r, const char *tenant, const char *id, int64_t memory_bytes,
+bool redis_session_claim(struct store *s, const char *tenant, const char *id, int64_t memory_bytes,
 			 int64_t max_sessions, int64_t max_memory, int64_t now_ms, struct fault *f)
 {
+	struct redis_store *r = s->redis;
 	struct redis_args a = {0};
 	redis_arg_str(&a, tenant);
 	redis_arg_int(&a, now_ms);
@@ -59,7 +62,7 @@ bool redis_session_claim(struct redis_store *r, const char *tenant, const char *
 
 /* ARGV: P host id grace_ms. It stops counting at once; a mark stays for
  * the grace, so that an upkeep that listed it before does not bring it
- * back (store_sessions.c). */
+ * back (sqlite_sessions.c). */
 static const char release_script[] =
 	"local hs = ARGV[1] .. 'hsess:' .. ARGV[2]\n"
 	"local v = redis.call('HGET', hs, ARGV[3])\n"
@@ -72,8 +75,10 @@ static const char release_script[] =
 	"redis.call('SET', ARGV[1] .. 'sessgone:' .. ARGV[3], '1', 'PX', ARGV[4])\n"
 	"return 0\n";
 
-void redis_session_release(struct redis_store *r, const char *id)
+void redis_session_release(struct store *s, const char *id, int64_t now_ms)
 {
+	(void)now_ms; /* a release is marked by the server's clock, which its expiry counts in */
+	struct redis_store *r = s->redis;
 	struct redis_args a = {0};
 	struct fault ignored = {0}; /* logged; the upkeep drops it anyway */
 	redis_arg_str(&a, redis_host(r));
@@ -83,7 +88,7 @@ void redis_session_release(struct redis_store *r, const char *id)
 }
 
 /* ARGV: P host now_ms lease_ms grace_ms, then "id tenant memory" lines.
- * As in store_sessions.c: a released one is not brought back, and one not
+ * As in sqlite_sessions.c: a released one is not brought back, and one not
  * listed goes only when older than the grace. */
 static const char keep_script[] =
 	"local P, now, lease, grace = ARGV[1], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])\n"
@@ -114,8 +119,9 @@ static const char keep_script[] =
 	"if #all > 0 then redis.call('PEXPIRE', hs, lease) end\n"
 	"return 0\n";
 
-void redis_sessions_keep(struct redis_store *r, const struct session_claim *alive, size_t n, int64_t now_ms)
+void redis_sessions_keep(struct store *s, const struct session_claim *alive, size_t n, int64_t now_ms)
 {
+	struct redis_store *r = s->redis;
 	struct buf list = {0};
 	for (size_t i = 0; i < n; i++)
 		buf_printf(&list, "%s %s %lld\n", alive[i].id, alive[i].tenant, (long long)alive[i].memory_bytes);

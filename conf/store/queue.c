@@ -1,11 +1,12 @@
 /*
- * store_queue.c: queue mode's streams in Redis (store_queue.h). Reads that
+ * queue.c: queue mode's streams in Redis (queue.h). Reads that
  * wait (XREADGROUP, XREAD with BLOCK) cannot be scripts: they are plain
  * commands, each one round trip.
  */
 #define _GNU_SOURCE
-#include "store_queue.h"
-#include "store_redis.h"
+#include "queue.h"
+#include "backend.h"
+#include "redis.h"
 
 #include <hiredis/hiredis.h>
 #include <stdio.h>
@@ -17,7 +18,7 @@
 
 static struct redis_store *redis_of(struct store *s, struct fault *f)
 {
-	struct redis_store *r = store_redis(s);
+	struct redis_store *r = s->redis;
 	if (!r)
 		fail(f, E_STORE_UNAVAILABLE, "queue mode needs store.backend redis");
 	return r;

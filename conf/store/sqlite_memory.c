@@ -1,5 +1,5 @@
 /*
- * store_memory.c: the tenants' memory (store_memory.h) in the store's
+ * sqlite_memory.c: the tenants' memory (store.h) in the store's
  * SQLite file: one row per key, (tenant, key) its primary key, so that a
  * tenant's keys are one range of the index and a prefix is a range in it.
  *
@@ -7,22 +7,17 @@
  * transaction, synced before it is acknowledged.
  */
 #define _GNU_SOURCE
-#include "store_memory.h"
-#include "store_redis_memory.h"
-#include "store_rules.h"
+#include "sqlite_memory.h"
+#include "backend.h"
+#include "rules.h"
+#include "sqlite.h"
+#include "store.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-
-void memory_item_free(struct memory_item *it)
-{
-	free(it->key);
-	buf_free(&it->value);
-	*it = (struct memory_item){0};
-}
 
 static void bind_key(sqlite3_stmt *st, int i, const char *key)
 {
@@ -37,7 +32,7 @@ static bool current(struct store *s, const char *tenant, const char *key, int64_
 {
 	autofree char *sql = xasprintf("SELECT etag, size FROM memory WHERE tenant = ?1 AND key = ?2"
 				       " AND %s", live);
-	autostmt st = store_prepare(s, sql);
+	autostmt st = sql_prepare(s, sql);
 	if (!st)
 		return false;
 	sqlite3_bind_text(st, 1, tenant, -1, SQLITE_STATIC);
@@ -52,36 +47,31 @@ static bool current(struct store *s, const char *tenant, const char *key, int64_
 	return rc == SQLITE_ROW || rc == SQLITE_DONE;
 }
 
-bool store_memory_usage(struct store *s, const char *tenant, int64_t now_ms, int64_t *bytes,
-			int64_t *keys, struct fault *f)
+bool sqlite_memory_usage(struct store *s, const char *tenant, int64_t now_ms, int64_t *bytes,
+			 int64_t *keys, struct fault *f)
 {
-	if (store_redis(s))
-		return redis_memory_usage(store_redis(s), tenant, now_ms, bytes, keys, f);
 	autofree char *sql = xasprintf("SELECT COALESCE(SUM(size + length(key)), 0), count(*) FROM memory"
 				       " WHERE tenant = ?1 AND %s", live);
-	autostmt st = store_prepare(s, sql);
+	autostmt st = sql_prepare(s, sql);
 	if (!st)
-		return store_failed(s, "memory usage", f);
+		return sql_failed(s, "memory usage", f);
 	sqlite3_bind_text(st, 1, tenant, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 9, now_ms);
 	if (sqlite3_step(st) != SQLITE_ROW)
-		return store_failed(s, "memory usage", f);
+		return sql_failed(s, "memory usage", f);
 	*bytes = sqlite3_column_int64(st, 0);
 	*keys = sqlite3_column_int64(st, 1);
 	return true;
 }
 
-bool store_memory_get(struct store *s, const char *tenant, const char *key, int64_t now_ms,
-		      struct memory_item *out, struct fault *f)
+bool sqlite_memory_get(struct store *s, const char *tenant, const char *key, int64_t now_ms,
+		       struct memory_item *out, struct fault *f)
 {
-	*out = (struct memory_item){0};
-	if (store_redis(s))
-		return redis_memory_get(store_redis(s), tenant, key, now_ms, out, f);
 	autofree char *sql = xasprintf("SELECT value, content_type, etag, size, updated_ms, expires_ms"
 				       " FROM memory WHERE tenant = ?1 AND key = ?2 AND %s", live);
-	autostmt st = store_prepare(s, sql);
+	autostmt st = sql_prepare(s, sql);
 	if (!st)
-		return store_failed(s, "memory get", f);
+		return sql_failed(s, "memory get", f);
 	sqlite3_bind_text(st, 1, tenant, -1, SQLITE_STATIC);
 	bind_key(st, 2, key);
 	sqlite3_bind_int64(st, 9, now_ms);
@@ -89,7 +79,7 @@ bool store_memory_get(struct store *s, const char *tenant, const char *key, int6
 	if (rc == SQLITE_DONE)
 		return fail(f, E_KEY_NOT_FOUND, "no key %.100s", key);
 	if (rc != SQLITE_ROW)
-		return store_failed(s, "memory get", f);
+		return sql_failed(s, "memory get", f);
 	out->key = xstrdup(key);
 	if (sqlite3_column_bytes(st, 0) > 0)
 		buf_append(&out->value, sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0));
@@ -101,22 +91,19 @@ bool store_memory_get(struct store *s, const char *tenant, const char *key, int6
 	return true;
 }
 
-bool store_memory_put(struct store *s, const char *tenant, const char *key, const void *value,
-		      size_t len, const char *content_type, int64_t ttl_ms, enum memory_cond cond,
-		      const char *etag, const struct memory_quota *q, int64_t now_ms, bool *created,
-		      char etag_out[17], struct fault *f)
+bool sqlite_memory_put(struct store *s, const char *tenant, const char *key, const void *value,
+		       size_t len, const char *content_type, int64_t ttl_ms, enum memory_cond cond,
+		       const char *etag, const struct memory_quota *q, int64_t now_ms, bool *created,
+		       char etag_out[17], struct fault *f)
 {
-	if (store_redis(s))
-		return redis_memory_put(store_redis(s), tenant, key, value, len, content_type, ttl_ms, cond,
-					etag, q, now_ms, created, etag_out, f);
 	bool found;
 	char was[17] = "";
 	int64_t old_size = 0, bytes, keys;
 	autostmt st = NULL;
-	if (!store_begin(s, true, f))
+	if (!sql_begin(s, true, f))
 		return false;
 	if (!current(s, tenant, key, now_ms, &found, was, &old_size) ||
-	    !store_memory_usage(s, tenant, now_ms, &bytes, &keys, f))
+	    !sqlite_memory_usage(s, tenant, now_ms, &bytes, &keys, f))
 		goto failed;
 	if (!memory_condition_holds(key, found, was, cond, etag, f))
 		goto refused;
@@ -127,7 +114,7 @@ bool store_memory_put(struct store *s, const char *tenant, const char *key, cons
 	if (!memory_quota_holds(q, bytes, keys, f))
 		goto refused;
 	memory_new_etag(etag_out);
-	st = store_prepare(s, "INSERT OR REPLACE INTO memory (tenant, key, value, content_type,"
+	st = sql_prepare(s, "INSERT OR REPLACE INTO memory (tenant, key, value, content_type,"
 				    " etag, size, updated_ms, expires_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
 	if (!st)
 		goto failed;
@@ -142,25 +129,23 @@ bool store_memory_put(struct store *s, const char *tenant, const char *key, cons
 	if (sqlite3_step(st) != SQLITE_DONE)
 		goto failed;
 	*created = !found;
-	return store_commit(s, f);
+	return sql_commit(s, f);
 failed:
 	if (!f->code)
-		store_failed(s, "memory put", f);
+		sql_failed(s, "memory put", f);
 refused:
-	store_rollback(s);
+	sql_rollback(s);
 	return false;
 }
 
-bool store_memory_delete(struct store *s, const char *tenant, const char *key,
-			 enum memory_cond cond, const char *etag, int64_t now_ms, struct fault *f)
+bool sqlite_memory_delete(struct store *s, const char *tenant, const char *key,
+			  enum memory_cond cond, const char *etag, int64_t now_ms, struct fault *f)
 {
-	if (store_redis(s))
-		return redis_memory_delete(store_redis(s), tenant, key, cond, etag, now_ms, f);
 	bool found;
 	char was[17] = "";
 	int64_t size;
 	autostmt st = NULL;
-	if (!store_begin(s, true, f))
+	if (!sql_begin(s, true, f))
 		return false;
 	if (!current(s, tenant, key, now_ms, &found, was, &size))
 		goto failed;
@@ -170,37 +155,32 @@ bool store_memory_delete(struct store *s, const char *tenant, const char *key,
 	}
 	if (!memory_condition_holds(key, found, was, cond, etag, f))
 		goto refused;
-	st = store_prepare(s, "DELETE FROM memory WHERE tenant = ?1 AND key = ?2");
+	st = sql_prepare(s, "DELETE FROM memory WHERE tenant = ?1 AND key = ?2");
 	if (!st)
 		goto failed;
 	sqlite3_bind_text(st, 1, tenant, -1, SQLITE_STATIC);
 	bind_key(st, 2, key);
 	if (sqlite3_step(st) != SQLITE_DONE)
 		goto failed;
-	return store_commit(s, f);
+	return sql_commit(s, f);
 failed:
 	if (!f->code)
-		store_failed(s, "memory delete", f);
+		sql_failed(s, "memory delete", f);
 refused:
-	store_rollback(s);
+	sql_rollback(s);
 	return false;
 }
 
-bool store_memory_list(struct store *s, const char *tenant, const char *prefix, const char *after,
-		       int64_t limit, int64_t now_ms, struct memory_item **out, size_t *n, bool *more,
-		       struct fault *f)
+bool sqlite_memory_list(struct store *s, const char *tenant, const char *prefix, const char *after,
+			int64_t limit, int64_t now_ms, struct memory_item **out, size_t *n, bool *more,
+			struct fault *f)
 {
-	*out = NULL;
-	*n = 0;
-	*more = false;
-	if (store_redis(s))
-		return redis_memory_list(store_redis(s), tenant, prefix, after, limit, now_ms, out, n, more, f);
 	autofree char *sql = xasprintf("SELECT key, content_type, etag, size, updated_ms, expires_ms"
 				       " FROM memory WHERE tenant = ?1 AND key >= ?2 AND key > ?3"
 				       " AND (?4 IS NULL OR key < ?4) AND %s ORDER BY key LIMIT ?5", live);
-	autostmt st = store_prepare(s, sql);
+	autostmt st = sql_prepare(s, sql);
 	if (!st)
-		return store_failed(s, "memory list", f);
+		return sql_failed(s, "memory list", f);
 	autofree char *end = xmalloc(strlen(prefix) + 1);
 	size_t end_len;
 	sqlite3_bind_text(st, 1, tenant, -1, SQLITE_STATIC);
@@ -233,21 +213,19 @@ bool store_memory_list(struct store *s, const char *tenant, const char *prefix, 
 	free(*out);
 	*out = NULL;
 	*n = 0;
-	return store_failed(s, "memory list", f);
+	return sql_failed(s, "memory list", f);
 }
 
-int64_t store_memory_expire(struct store *s, int64_t now_ms)
+int64_t sqlite_memory_expire(struct store *s, int64_t now_ms)
 {
-	if (store_redis(s))
-		return redis_memory_expire(store_redis(s), now_ms);
-	autostmt st = store_prepare(s, "DELETE FROM memory WHERE expires_ms > 0 AND expires_ms <= ?1");
+	autostmt st = sql_prepare(s, "DELETE FROM memory WHERE expires_ms > 0 AND expires_ms <= ?1");
 	if (!st)
 		return 0;
 	sqlite3_bind_int64(st, 1, now_ms);
 	if (sqlite3_step(st) != SQLITE_DONE) {
 		struct fault ignored;
-		store_failed(s, "memory expiry", &ignored);
+		sql_failed(s, "memory expiry", &ignored);
 		return 0;
 	}
-	return sqlite3_changes(store_sqlite(s));
+	return sqlite3_changes(sql_db(s));
 }

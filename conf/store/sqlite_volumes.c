@@ -1,30 +1,19 @@
 /*
- * store_volumes.c: volume records (store_volumes.h) in the store's SQLite
+ * sqlite_volumes.c: volume records (store.h) in the store's SQLite
  * file; (tenant, name) is the key, so a tenant never reaches another's.
  */
 #define _GNU_SOURCE
-#include "store_volumes.h"
-#include "store_redis_volumes.h"
-#include "store_rules.h"
+#include "sqlite_volumes.h"
+#include "backend.h"
+#include "rules.h"
+#include "sqlite.h"
+#include "store.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-
-bool volume_name_valid(const char *name)
-{
-	size_t n = 0;
-	for (; name[n]; n++) {
-		char c = name[n];
-		bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-			  (n > 0 && (c == '-' || c == '_' || c == '.'));
-		if (!ok)
-			return false;
-	}
-	return n > 0 && n <= VOLUME_NAME_MAX;
-}
 
 static void read_row(sqlite3_stmt *st, struct volume *v)
 {
@@ -41,14 +30,12 @@ static void read_row(sqlite3_stmt *st, struct volume *v)
 
 
 
-bool store_volume_get(struct store *s, const char *tenant, const char *name, struct volume *out,
-		      struct fault *f)
+bool sqlite_volume_get(struct store *s, const char *tenant, const char *name, struct volume *out,
+		       struct fault *f)
 {
-	if (store_redis(s))
-		return redis_volume_get(store_redis(s), tenant, name, out, f);
-	autostmt st = store_prepare(s, "SELECT " COLUMNS " FROM volumes WHERE tenant = ?1 AND name = ?2");
+	autostmt st = sql_prepare(s, "SELECT " COLUMNS " FROM volumes WHERE tenant = ?1 AND name = ?2");
 	if (!st)
-		return store_failed(s, "volume get", f);
+		return sql_failed(s, "volume get", f);
 	sqlite3_bind_text(st, 1, tenant, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(st);
@@ -58,25 +45,22 @@ bool store_volume_get(struct store *s, const char *tenant, const char *name, str
 	}
 	if (rc == SQLITE_DONE)
 		return fail(f, E_VOLUME_NOT_FOUND, "no volume %.64s", name);
-	return store_failed(s, "volume get", f);
+	return sql_failed(s, "volume get", f);
 }
 
-bool store_volume_add(struct store *s, const char *tenant, const char *name, int64_t size_bytes,
-		      int64_t max_count, int64_t max_bytes, int64_t now_ms, struct volume *out,
-		      struct fault *f)
+bool sqlite_volume_add(struct store *s, const char *tenant, const char *name, int64_t size_bytes,
+		       int64_t max_count, int64_t max_bytes, int64_t now_ms, struct volume *out,
+		       struct fault *f)
 {
-	if (store_redis(s))
-		return redis_volume_add(store_redis(s), tenant, name, size_bytes, max_count, max_bytes,
-					now_ms, out, f);
 	struct volume old;
-	if (!store_begin(s, true, f))
+	if (!sql_begin(s, true, f))
 		return false;
-	autostmt sum = store_prepare(s, "SELECT count(*), COALESCE(SUM(size_bytes), 0) FROM volumes WHERE tenant = ?1");
-	autostmt add = store_prepare(s, "INSERT INTO volumes (tenant, name, id, state, size_bytes, created_ms,"
+	autostmt sum = sql_prepare(s, "SELECT count(*), COALESCE(SUM(size_bytes), 0) FROM volumes WHERE tenant = ?1");
+	autostmt add = sql_prepare(s, "INSERT INTO volumes (tenant, name, id, state, size_bytes, created_ms,"
 				     " host) VALUES (?1, ?2, ?3, 'creating', ?4, ?5, ?6)");
 	if (!sum || !add)
 		goto failed;
-	if (store_volume_get(s, tenant, name, &old, f)) {
+	if (sqlite_volume_get(s, tenant, name, &old, f)) {
 		fail(f, E_VOLUME_EXISTS, "volume %s exists (%s): delete it first, or pick another name",
 		     name, old.state);
 		goto refused;
@@ -99,25 +83,23 @@ bool store_volume_add(struct store *s, const char *tenant, const char *name, int
 	sqlite3_bind_text(add, 6, out->host, -1, SQLITE_STATIC);
 	if (sqlite3_step(add) != SQLITE_DONE)
 		goto failed;
-	return store_commit(s, f);
+	return sql_commit(s, f);
 failed:
 	if (!f->code)
-		store_failed(s, "volume add", f);
+		sql_failed(s, "volume add", f);
 refused:
-	store_rollback(s);
+	sql_rollback(s);
 	return false;
 }
 
-bool store_volume_set_state(struct store *s, const char *tenant, const char *name, const char *from,
-			    const char *to, struct volume *out, struct fault *f)
+bool sqlite_volume_set_state(struct store *s, const char *tenant, const char *name, const char *from,
+			     const char *to, struct volume *out, struct fault *f)
 {
-	if (store_redis(s))
-		return redis_volume_set_state(store_redis(s), tenant, name, from, to, out, f);
-	if (!store_begin(s, true, f))
+	if (!sql_begin(s, true, f))
 		return false;
-	autostmt st = store_prepare(s, "UPDATE volumes SET state = ?3 WHERE tenant = ?1 AND name = ?2"
+	autostmt st = sql_prepare(s, "UPDATE volumes SET state = ?3 WHERE tenant = ?1 AND name = ?2"
 				    " AND (?4 IS NULL OR state = ?4)");
-	if (!store_volume_get(s, tenant, name, out, f))
+	if (!sqlite_volume_get(s, tenant, name, out, f))
 		goto refused;
 	if (from && strcmp(out->state, from)) {
 		fail(f, out->state[0] == 'd' ? E_VOLUME_NOT_FOUND : E_VOLUME_BUSY,
@@ -134,25 +116,21 @@ bool store_volume_set_state(struct store *s, const char *tenant, const char *nam
 	if (sqlite3_step(st) != SQLITE_DONE)
 		goto failed;
 	snprintf(out->state, sizeof out->state, "%s", to);
-	return store_commit(s, f);
+	return sql_commit(s, f);
 failed:
 	if (!f->code)
-		store_failed(s, "volume state", f);
+		sql_failed(s, "volume state", f);
 refused:
-	store_rollback(s);
+	sql_rollback(s);
 	return false;
 }
 
-bool store_volume_list(struct store *s, const char *tenant, struct volume **out, size_t *n,
-		       struct fault *f)
+bool sqlite_volume_list(struct store *s, const char *tenant, struct volume **out, size_t *n,
+			struct fault *f)
 {
-	if (store_redis(s))
-		return redis_volume_list(store_redis(s), tenant, out, n, f);
-	*out = NULL;
-	*n = 0;
-	autostmt st = store_prepare(s, "SELECT " COLUMNS " FROM volumes WHERE tenant = ?1 ORDER BY name");
+	autostmt st = sql_prepare(s, "SELECT " COLUMNS " FROM volumes WHERE tenant = ?1 ORDER BY name");
 	if (!st)
-		return store_failed(s, "volume list", f);
+		return sql_failed(s, "volume list", f);
 	sqlite3_bind_text(st, 1, tenant, -1, SQLITE_STATIC);
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -164,25 +142,23 @@ bool store_volume_list(struct store *s, const char *tenant, struct volume **out,
 	free(*out);
 	*out = NULL;
 	*n = 0;
-	return store_failed(s, "volume list", f);
+	return sql_failed(s, "volume list", f);
 }
 
-bool store_volume_drop(struct store *s, const char *tenant, const char *name, struct fault *f)
+bool sqlite_volume_drop(struct store *s, const char *tenant, const char *name, struct fault *f)
 {
-	if (store_redis(s))
-		return redis_volume_drop(store_redis(s), tenant, name, f);
-	autostmt st = store_prepare(s, "DELETE FROM volumes WHERE tenant = ?1 AND name = ?2");
+	autostmt st = sql_prepare(s, "DELETE FROM volumes WHERE tenant = ?1 AND name = ?2");
 	if (!st)
-		return store_failed(s, "volume drop", f);
+		return sql_failed(s, "volume drop", f);
 	sqlite3_bind_text(st, 1, tenant, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
-	return sqlite3_step(st) == SQLITE_DONE || store_failed(s, "volume drop", f);
+	return sqlite3_step(st) == SQLITE_DONE || sql_failed(s, "volume drop", f);
 }
 
 /* Mark the volume with id in use by owner, of kind by (in a transaction). */
 static bool use_add(struct store *s, const char *id, enum volume_user by, const char *owner, int64_t now_ms)
 {
-	autostmt add = store_prepare(s, "INSERT OR REPLACE INTO volume_uses (volume, owner, kind, host, since_ms)"
+	autostmt add = sql_prepare(s, "INSERT OR REPLACE INTO volume_uses (volume, owner, kind, host, since_ms)"
 				     " VALUES (?1, ?2, ?3, ?4, ?5)");
 	const char kind[2] = {(char)by, '\0'};
 	if (!add)
@@ -195,51 +171,45 @@ static bool use_add(struct store *s, const char *id, enum volume_user by, const 
 	return sqlite3_step(add) == SQLITE_DONE;
 }
 
-bool store_volume_use(struct store *s, const char *tenant, const char *name, enum volume_user by,
-		      const char *owner, int64_t now_ms, struct volume *out, struct fault *f)
+bool sqlite_volume_use(struct store *s, const char *tenant, const char *name, enum volume_user by,
+		       const char *owner, int64_t now_ms, struct volume *out, struct fault *f)
 {
-	if (store_redis(s))
-		return redis_volume_use(store_redis(s), tenant, name, by, owner, now_ms, out, f);
 	/* One write transaction: no delete begins between the look and the mark. */
-	if (!store_begin(s, false, f))
+	if (!sql_begin(s, false, f))
 		return false;
-	if (!store_volume_get(s, tenant, name, out, f) || !volume_ready(out, f))
+	if (!sqlite_volume_get(s, tenant, name, out, f) || !volume_ready(out, f))
 		goto refused;
 	if (!use_add(s, out->id, by, owner, now_ms))
 		goto failed;
-	return store_commit(s, f);
+	return sql_commit(s, f);
 failed:
-	store_failed(s, "volume use", f);
+	sql_failed(s, "volume use", f);
 refused:
-	store_rollback(s);
+	sql_rollback(s);
 	return false;
 }
 
-bool store_volume_release(struct store *s, const char *owner)
+bool sqlite_volume_release(struct store *s, const char *owner)
 {
-	if (store_redis(s))
-		return redis_volume_release(store_redis(s), owner);
 	struct fault ignored;
-	autostmt st = store_prepare(s, "DELETE FROM volume_uses WHERE owner = ?1 AND host = ?2");
+	autostmt st = sql_prepare(s, "DELETE FROM volume_uses WHERE owner = ?1 AND host = ?2");
 	if (!st)
-		return store_failed(s, "volume release", &ignored);
+		return sql_failed(s, "volume release", &ignored);
 	sqlite3_bind_text(st, 1, owner, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, store_host(s), -1, SQLITE_STATIC);
-	return sqlite3_step(st) == SQLITE_DONE || store_failed(s, "volume release", &ignored);
+	return sqlite3_step(st) == SQLITE_DONE || sql_failed(s, "volume release", &ignored);
 }
 
-bool store_volume_delete_begin(struct store *s, const char *tenant, const char *name, const char *owner,
-			       int64_t now_ms, struct volume *out, struct fault *f)
+bool sqlite_volume_delete_begin(struct store *s, const char *tenant, const char *name, const char *owner,
+				int64_t now_ms, struct volume *out, struct fault *f)
 {
-	if (store_redis(s))
-		return redis_volume_delete_begin(store_redis(s), tenant, name, owner, now_ms, out, f);
 	/* One host uses the file: a mark counts until it is released or the
 	 * upkeep forgets it (no lease). */
-	if (!store_begin(s, true, f))
+	if (!sql_begin(s, true, f))
 		return false;
-	autostmt count = store_prepare(s, "SELECT count(*) FROM volume_uses WHERE volume = ?1");
-	autostmt set = store_prepare(s, "UPDATE volumes SET state = 'deleting' WHERE tenant = ?1 AND name = ?2");
-	if (!store_volume_get(s, tenant, name, out, f))
+	autostmt count = sql_prepare(s, "SELECT count(*) FROM volume_uses WHERE volume = ?1");
+	autostmt set = sql_prepare(s, "UPDATE volumes SET state = 'deleting' WHERE tenant = ?1 AND name = ?2");
+	if (!sqlite_volume_get(s, tenant, name, out, f))
 		goto refused;
 	if (!count || !set)
 		goto failed;
@@ -253,11 +223,11 @@ bool store_volume_delete_begin(struct store *s, const char *tenant, const char *
 	if (sqlite3_step(set) != SQLITE_DONE || !use_add(s, out->id, VOLUME_BY_WORKER, owner, now_ms))
 		goto failed;
 	snprintf(out->state, sizeof out->state, "deleting");
-	return store_commit(s, f);
+	return sql_commit(s, f);
 failed:
-	store_failed(s, "volume delete", f);
+	sql_failed(s, "volume delete", f);
 refused:
-	store_rollback(s);
+	sql_rollback(s);
 	return false;
 }
 
@@ -269,17 +239,13 @@ struct use_over {
 	int64_t since_ms;
 };
 
-void store_volume_uses_keep(struct store *s, const struct strv *sessions, int64_t now_ms)
+void sqlite_volume_uses_keep(struct store *s, const struct strv *sessions, int64_t now_ms)
 {
-	if (store_redis(s)) {
-		redis_volume_uses_keep(store_redis(s), sessions, now_ms);
-		return;
-	}
 	struct fault ignored;
-	autostmt st = store_prepare(s, "SELECT volume, owner, kind, since_ms FROM volume_uses WHERE host = ?1");
-	autostmt drop = store_prepare(s, "DELETE FROM volume_uses WHERE volume = ?1 AND owner = ?2 AND since_ms = ?3");
+	autostmt st = sql_prepare(s, "SELECT volume, owner, kind, since_ms FROM volume_uses WHERE host = ?1");
+	autostmt drop = sql_prepare(s, "DELETE FROM volume_uses WHERE volume = ?1 AND owner = ?2 AND since_ms = ?3");
 	if (!st || !drop) {
-		store_failed(s, "volume uses keep", &ignored);
+		sql_failed(s, "volume uses keep", &ignored);
 		return;
 	}
 	sqlite3_bind_text(st, 1, store_host(s), -1, SQLITE_STATIC);
@@ -302,8 +268,8 @@ void store_volume_uses_keep(struct store *s, const struct strv *sessions, int64_
 		sqlite3_bind_text(drop, 2, over[i].owner, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(drop, 3, over[i].since_ms);
 		if (sqlite3_step(drop) != SQLITE_DONE)
-			store_failed(s, "volume uses keep", &ignored);
-		else if (sqlite3_changes(store_sqlite(s)))
+			sql_failed(s, "volume uses keep", &ignored);
+		else if (sqlite3_changes(sql_db(s)))
 			log_msg("volume %s: %s's mark forgotten, its user is gone", over[i].volume, over[i].owner);
 	}
 	free(over);

@@ -1,6 +1,6 @@
 /* yaml_tree.c: YAML (libyaml event stream) to cJSON. */
 #include "yaml_tree.h"
-#include "lib/base.h"
+#include "base.h"
 
 #include <errno.h>
 #include <math.h>

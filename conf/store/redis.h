@@ -1,11 +1,13 @@
 /*
- * store_redis.h: the store (store.h) in Redis or Valkey, which several
- * hosts share. store.c, store_memory.c and store_volumes.c hand over to
- * these functions when store.backend is redis; callers use store.h.
+ * redis.h: the store (store.h) in Redis or Valkey, which several hosts
+ * share: the connection and what the backend's modules share. The
+ * backend's table of operations (redis_ops, backend.h) is in redis.c;
+ * callers use store.h.
  *
  * Each operation is one Lua script (EVAL): atomic on the server, one
- * round trip. The memory store's scripts are in store_redis_memory.c,
- * the sessions' in store_redis_sessions.c.
+ * round trip. The memory store's scripts are in redis_memory.c, the
+ * sessions' in redis_sessions.c, the volumes' in redis_volumes.c, and
+ * queue mode's streams in queue.c.
  * Keys, under the prefix P from conf (a tenant name never
  * holds ':'):
  *   P rate:T             GCRA's "theoretical arrival time" of tenant T (us)
@@ -35,31 +37,24 @@
 #ifndef ISOBOX_STORE_REDIS_H
 #define ISOBOX_STORE_REDIS_H
 
-#include "lib/fault.h"
-#include "store_types.h"
+#include "../lib/fault.h"
+#include "types.h"
 
-struct redis_store *redis_open(const struct store_conf *sc, const char *host, struct fault *f);
-void redis_close(struct redis_store *r);
-bool redis_ping(struct redis_store *r, struct fault *f);
+struct store;
+struct redis_store;
+
+/* Open and close s->redis (operations of the backend's table). Not
+ * connected at open: the first command connects, so that a Redis that is
+ * down fails that command (503), not the worker. */
+bool redis_store_open(struct store *s, const struct store_conf *sc, struct fault *f);
+void redis_store_close(struct store *s);
+
 /* The connection r has now, numbered in the order this process made
  * them (0: none yet): what was set up on one need not be there on the
  * next (a server restarted without its data, or another server). */
 unsigned redis_connection(const struct redis_store *r);
 
-bool redis_rate_take(struct redis_store *r, const char *tenant, int64_t per_minute, int64_t now_ms,
-		     bool *allowed, int64_t *retry_after_s, struct fault *f);
-bool redis_running_claim(struct redis_store *r, const char *tenant, int64_t limit, int pid,
-			 int64_t now_ms, int64_t *claim, struct fault *f);
-void redis_running_release(struct redis_store *r, int64_t claim);
-/* The pids holding this host's claims (at most max of them). */
-size_t redis_running_pids(struct redis_store *r, int *pids, size_t max);
-/* Forget the claims of the dead pids; renew the rest and this host's life. */
-void redis_running_upkeep(struct redis_store *r, const int *dead, size_t n_dead, int64_t now_ms);
-int64_t redis_running_count(struct redis_store *r, const char *tenant, int64_t now_ms);
-bool redis_host_alive(struct redis_store *r, const char *host, bool *alive, struct fault *f);
-bool redis_hosts_alive(struct redis_store *r, struct strv *out, struct fault *f);
-
-/* For store_redis*.c: a script's arguments after P (binary-safe), and
+/* For redis*.c and queue.c: a script's arguments after P (binary-safe), and
  * running it. The reply is the caller's (freeReplyObject); NULL: f says. */
 #define REDIS_MAX_ARGS 24
 struct redis_args {

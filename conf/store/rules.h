@@ -1,12 +1,12 @@
 /*
- * store_rules.h: what both backends of the store decide alike, so that a
+ * rules.h: what both backends of the store decide alike, so that a
  * tenant gets the same answer, in the same words, from either.
  */
 #ifndef ISOBOX_STORE_RULES_H
 #define ISOBOX_STORE_RULES_H
 
-#include "lib/fault.h"
-#include "store_types.h"
+#include "../lib/fault.h"
+#include "types.h"
 
 /* Does the condition hold for what is there (found, with etag)? May the
  * tenant hold bytes in keys? Else the fault says why. A new random etag. */
@@ -29,17 +29,18 @@ bool volume_ready(const struct volume *v, struct fault *f);
 /* May v, which users marks hold, be deleted (none)? Else 409 volume_busy,
  * and why (a volume already "deleting" is held by its deleter). */
 bool volume_unused(const struct volume *v, int64_t users, struct fault *f);
-/* Is a mark in use (store_volumes.h) over, as the upkeep sees it at now_ms:
+/* Is a mark in use (store.h) over, as the upkeep sees it at now_ms:
  * a worker's whose process is gone, or that is older than any request
  * (its release was lost); a session's that is not among sessions (NULL:
  * unknown) and older than the grace (a session being made is listed by
  * then)? by: enum volume_user. */
 bool volume_use_over(int by, const char *owner, int64_t since_ms, const struct strv *sessions, int64_t now_ms);
 
-/* May a tenant with count open sessions holding held bytes of memory open
- * one more of memory_bytes (max_*: its share; 0, no limit)? Else the
- * fault says why. */
-bool session_quota_holds(const char *tenant, int64_t count, int64_t held, int64_t memory_bytes,
-			 int64_t max_sessions, int64_t max_memory, struct fault *f);
+/* The store's face declares session_quota_holds, which the sessions'
+ * own host checks too. */
+
+/* Gone, or another user's now (its pid reused): not a worker. A running
+ * claim of such a pid is forgotten by the upkeep. */
+bool pid_gone(int pid);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * store_queue.h: queue mode's jobs and their events, in Redis (a store
+ * queue.h: queue mode's jobs and their events, in Redis (a store
  * whose backend is redis; an SQLite store answers store_unavailable).
  *
  *   P jobs            a stream: one entry per job (job id, tenant, shape,
@@ -21,7 +21,10 @@
 #ifndef ISOBOX_STORE_QUEUE_H
 #define ISOBOX_STORE_QUEUE_H
 
-#include "store.h"
+#include "../lib/base.h"
+#include "../lib/fault.h"
+
+struct store;
 
 #define QUEUE_JOB_ID_LEN 32
 

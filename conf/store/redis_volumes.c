@@ -1,10 +1,11 @@
 /*
- * store_redis_volumes.c: the tenants' volume records (store_volumes.h) in
- * Redis; store_volumes.c hands over to these when the store is Redis.
+ * redis_volumes.c: the tenants' volume records (store.h) in Redis,
+ * operations of the backend's table (redis_ops.c).
  */
 #define _GNU_SOURCE
-#include "store_redis_volumes.h"
-#include "store_rules.h"
+#include "redis_volumes.h"
+#include "backend.h"
+#include "rules.h"
 
 #include <hiredis/hiredis.h>
 #include <stdio.h>
@@ -37,9 +38,10 @@ static const char volume_get_script[] =
 	"if not r[1] then return false end\n"
 	"return r\n";
 
-bool redis_volume_get(struct redis_store *r, const char *tenant, const char *name, struct volume *out,
+bool redis_volume_get(struct store *s, const char *tenant, const char *name, struct volume *out,
 		      struct fault *f)
 {
+	struct redis_store *r = s->redis;
 	struct redis_args a = {0};
 	redis_arg_str(&a, tenant);
 	redis_arg_str(&a, name);
@@ -77,10 +79,11 @@ static const char volume_add_script[] =
 	"redis.call('ZADD', P .. 'vi:' .. t, 0, name)\n"
 	"return {'ok'}\n";
 
-bool redis_volume_add(struct redis_store *r, const char *tenant, const char *name, int64_t size_bytes,
+bool redis_volume_add(struct store *s, const char *tenant, const char *name, int64_t size_bytes,
 		      int64_t max_count, int64_t max_bytes, int64_t now_ms, struct volume *out,
 		      struct fault *f)
 {
+	struct redis_store *r = s->redis;
 	volume_new(name, size_bytes, now_ms, redis_host(r), out);
 	struct redis_args a = {0};
 	redis_arg_str(&a, tenant);
@@ -141,9 +144,10 @@ static int flag_and_volume(struct redis_store *r, const char *what, const char *
 	return flag;
 }
 
-bool redis_volume_set_state(struct redis_store *r, const char *tenant, const char *name,
+bool redis_volume_set_state(struct store *s, const char *tenant, const char *name,
 			    const char *from, const char *to, struct volume *out, struct fault *f)
 {
+	struct redis_store *r = s->redis;
 	struct redis_args a = {0};
 	redis_arg_str(&a, tenant);
 	redis_arg_str(&a, name);
@@ -171,9 +175,10 @@ static const char volume_list_script[] =
 	"end\n"
 	"return out\n";
 
-bool redis_volume_list(struct redis_store *r, const char *tenant, struct volume **out, size_t *n,
+bool redis_volume_list(struct store *s, const char *tenant, struct volume **out, size_t *n,
 		       struct fault *f)
 {
+	struct redis_store *r = s->redis;
 	*out = NULL;
 	*n = 0;
 	struct redis_args a = {0};
@@ -199,8 +204,9 @@ static const char volume_drop_script[] =
 	"redis.call('ZREM', ARGV[1] .. 'vi:' .. ARGV[2], ARGV[3])\n"
 	"return 0\n";
 
-bool redis_volume_drop(struct redis_store *r, const char *tenant, const char *name, struct fault *f)
+bool redis_volume_drop(struct store *s, const char *tenant, const char *name, struct fault *f)
 {
+	struct redis_store *r = s->redis;
 	struct redis_args a = {0};
 	redis_arg_str(&a, tenant);
 	redis_arg_str(&a, name);
@@ -208,7 +214,7 @@ bool redis_volume_drop(struct redis_store *r, const char *tenant, const char *na
 }
 
 /*
- * Marks in use (store_volumes.h). A mark is a lease: its member in P vu:ID
+ * Marks in use (store.h). A mark is a lease: its member in P vu:ID
  * counts until its score, which the host's master renews from the host's
  * own index (P vuh:H); a dead host's marks stop counting by themselves. The
  * index does not expire: a master late for a while renews its marks again
@@ -226,9 +232,10 @@ static const char volume_use_script[] =
 	"redis.call('HSET', P .. 'vuh:' .. ARGV[4], ARGV[5] .. ' ' .. r[1], ARGV[6] .. ' ' .. ARGV[7])\n"
 	"return {1, r[1], r[2], r[3], r[4], r[5]}\n";
 
-bool redis_volume_use(struct redis_store *r, const char *tenant, const char *name, enum volume_user by,
+bool redis_volume_use(struct store *s, const char *tenant, const char *name, enum volume_user by,
 		      const char *owner, int64_t now_ms, struct volume *out, struct fault *f)
 {
+	struct redis_store *r = s->redis;
 	const char kind[2] = {(char)by, '\0'};
 	struct redis_args a = {0};
 	redis_arg_str(&a, tenant);
@@ -256,8 +263,9 @@ static const char volume_release_script[] =
 	"end\n"
 	"return 0\n";
 
-bool redis_volume_release(struct redis_store *r, const char *owner)
+bool redis_volume_release(struct store *s, const char *owner)
 {
+	struct redis_store *r = s->redis;
 	struct redis_args a = {0};
 	struct fault ignored = {0}; /* logged */
 	redis_arg_str(&a, redis_host(r));
@@ -282,9 +290,10 @@ static const char volume_delete_script[] =
 	"redis.call('HSET', P .. 'vuh:' .. ARGV[5], ARGV[6] .. ' ' .. r[1], 'w ' .. ARGV[4])\n"
 	"return {1, 0, r[1], 'deleting', r[3], r[4], r[5]}\n";
 
-bool redis_volume_delete_begin(struct redis_store *r, const char *tenant, const char *name, const char *owner,
+bool redis_volume_delete_begin(struct store *s, const char *tenant, const char *name, const char *owner,
 			       int64_t now_ms, struct volume *out, struct fault *f)
 {
+	struct redis_store *r = s->redis;
 	_Static_assert(VOLUME_BY_WORKER == 'w', "the deleter's mark in the script");
 	struct redis_args a = {0};
 	redis_arg_str(&a, tenant);
@@ -327,8 +336,9 @@ static const char volume_keep_script[] =
 	"end\n"
 	"return 0\n";
 
-void redis_volume_uses_keep(struct redis_store *r, const struct strv *sessions, int64_t now_ms)
+void redis_volume_uses_keep(struct store *s, const struct strv *sessions, int64_t now_ms)
 {
+	struct redis_store *r = s->redis;
 	struct fault ignored = {0};
 	autofree char *index = xasprintf("%svuh:%s", redis_prefix(r), redis_host(r));
 	redisReply *rep = redis_cmd(r, "volume uses", &ignored, 2, "HGETALL", index);

@@ -1,0 +1,30 @@
+/*
+ * sqlite_volumes.h: the volumes' records in SQLite, for the backend's
+ * table (sqlite.c); store.h says what each does.
+ */
+#ifndef ISOBOX_STORE_SQLITE_VOLUMES_H
+#define ISOBOX_STORE_SQLITE_VOLUMES_H
+
+#include "../lib/fault.h"
+#include "types.h"
+
+struct store;
+
+bool sqlite_volume_get(struct store *s, const char *tenant, const char *name, struct volume *out,
+		       struct fault *f);
+bool sqlite_volume_add(struct store *s, const char *tenant, const char *name, int64_t size_bytes,
+		       int64_t max_count, int64_t max_bytes, int64_t now_ms, struct volume *out,
+		       struct fault *f);
+bool sqlite_volume_set_state(struct store *s, const char *tenant, const char *name, const char *from,
+			     const char *to, struct volume *out, struct fault *f);
+bool sqlite_volume_list(struct store *s, const char *tenant, struct volume **out, size_t *n,
+			struct fault *f);
+bool sqlite_volume_drop(struct store *s, const char *tenant, const char *name, struct fault *f);
+bool sqlite_volume_use(struct store *s, const char *tenant, const char *name, enum volume_user by,
+		       const char *owner, int64_t now_ms, struct volume *out, struct fault *f);
+bool sqlite_volume_release(struct store *s, const char *owner);
+bool sqlite_volume_delete_begin(struct store *s, const char *tenant, const char *name, const char *owner,
+				int64_t now_ms, struct volume *out, struct fault *f);
+void sqlite_volume_uses_keep(struct store *s, const struct strv *sessions, int64_t now_ms);
+
+#endif
