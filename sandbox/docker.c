@@ -231,15 +231,3 @@ bool docker_container_id(const struct conf *c, const char *name, int64_t deadlin
 	buf_free(&got);
 	return ok;
 }
-
-bool docker_remove(const struct conf *c, const char *name, int64_t deadline)
-{
-	int fd = docker_remove_send(c, name);
-	if (fd >= 0)
-		return docker_remove_done(fd, deadline);
-	struct buf ignored = {0};
-	char *argv[] = {c->docker, "rm", "--force", (char *)name, NULL};
-	int rc = subproc_capture(argv, left_ms(deadline), &ignored, NULL);
-	buf_free(&ignored);
-	return rc == 0;
-}

@@ -8,10 +8,13 @@
 #include <time.h>
 
 pid_t docker_kill_start(const struct conf *c, const char *name); /* in the background */
-pid_t docker_remove_start(const struct conf *c, const char *name); /* rm --force, in the background */
+/* rm --force, in the background: a process that its parent reaps (-1:
+ * none, logged). removal.h waits for removals; the master starts these and
+ * its reaper collects them. */
+pid_t docker_remove_start(const struct conf *c, const char *name);
 /* rm --force through dockerd's API: the request sent, its connection's fd
  * (-1: none, logged); done reads the answer by deadline and closes fd:
- * true if the container is gone. */
+ * true if the container is gone (removal.c waits for them). */
 int docker_remove_send(const struct conf *c, const char *name);
 bool docker_remove_done(int fd, int64_t deadline);
 /* Our own names and ids ([a-z0-9-]): nothing to escape in a path. */
@@ -41,7 +44,5 @@ bool docker_start_failed(const struct conf *c, const char *lang, const char *why
 			 struct fault *f);
 /* The container's full ID (64 hex), for its cgroup. */
 bool docker_container_id(const struct conf *c, const char *name, int64_t deadline, char *out, size_t n);
-/* Remove now, by deadline: through the API, else the CLI. */
-bool docker_remove(const struct conf *c, const char *name, int64_t deadline);
 
 #endif

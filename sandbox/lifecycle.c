@@ -17,6 +17,7 @@
 #include "docker.h"
 #include "exec.h"
 #include "outputs.h"
+#include "removal.h"
 #include "subproc.h"
 #include "warm.h"
 #include "workdir.h"
@@ -50,65 +51,21 @@ bool sandbox_exec(struct sandbox *sb, const struct sandbox_job *job, const struc
 }
 
 /*
- * Removals started but not yet waited for: the answer goes out before
- * `docker rm` (the client need not wait for the clean-up), and
- * sandbox_settle waits for them while the worker still counts as busy.
+ * This worker's removals (removal.h): the answer goes out before `docker
+ * rm` (the client need not wait for the clean-up), and sandbox_settle
+ * waits for them while the worker still counts as busy.
  */
-static struct pending_rm {
-	int fd;    /* dockerd's API (docker.c; never 0, the FastCGI socket), or */
-	pid_t pid; /* a `docker rm` when the API could not be reached */
-	const struct conf *c;
-	char name[64];
-} pending[4];
+static struct removals removing;
 
 void sandbox_settle(void)
 {
-	int64_t deadline = now_ms() + REMOVE_MS;
-	for (size_t i = 0; i < sizeof pending / sizeof pending[0]; i++) {
-		struct pending_rm *p = &pending[i];
-		if (!p->fd && !p->pid)
-			continue;
-		bool gone;
-		if (p->fd) {
-			gone = docker_remove_done(p->fd, deadline);
-		} else {
-			int64_t left = deadline - now_ms();
-			int st = subproc_wait(p->pid, left > 0 ? left : 0);
-			gone = WIFEXITED(st) && WEXITSTATUS(st) == 0;
-		}
-		/* dockerd can fail a removal that races the container's exit
-		 * ("unable to remove filesystem ... directory not empty") and
-		 * leave it "dead", which a second removal clears. */
-		if (!gone && deadline - now_ms() > REMOVE_RETRY_MS) {
-			usleep(REMOVE_RETRY_MS * 1000);
-			gone = docker_remove(p->c, p->name, deadline);
-		}
-		if (!gone)
-			log_msg("docker rm %s failed; the reaper removes it when its owner is gone", p->name);
-		*p = (struct pending_rm){0};
-	}
+	removals_collect(&removing, now_ms() + REMOVE_MS);
 }
 
 void sandbox_destroy(struct sandbox *sb)
 {
-	const size_t n = sizeof pending / sizeof pending[0];
-	size_t i = 0;
-	while (i < n && (pending[i].fd || pending[i].pid))
-		i++;
-	if (i == n) { /* never more than a few at once */
-		sandbox_settle();
-		i = 0;
-	}
-	pending[i] = (struct pending_rm){0};
-	if (sb->name) {
-		int fd = docker_remove_send(sb->c, sb->name);
-		if (fd > 0)
-			pending[i].fd = fd;
-		else if ((pending[i].pid = docker_remove_start(sb->c, sb->name)) < 0)
-			pending[i].pid = 0;
-		pending[i].c = sb->c;
-		snprintf(pending[i].name, sizeof pending[i].name, "%s", sb->name);
-	}
+	if (sb->name)
+		removals_add(&removing, sb->c, sb->name);
 	if (sb->dir)
 		workdir_remove(sb->dir);
 	free(sb->name);

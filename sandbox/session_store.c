@@ -11,6 +11,7 @@
 #include "cgroup.h"
 #include "deadline.h"
 #include "docker.h"
+#include "removal.h"
 #include "session_store.h"
 #include "../conf/store/store.h"
 #include "subproc.h"
@@ -359,7 +360,7 @@ void session_end(const struct conf *c, const char *id, const char *container, co
 		unlinkat(top, gone, 0);
 	if (container[0]) {
 		if (wait)
-			docker_remove(c, container, now_ms() + REMOVE_MS);
+			removal_now(c, container, now_ms() + REMOVE_MS);
 		else
 			docker_remove_start(c, container); /* the master reaps it */
 	}

@@ -9,6 +9,7 @@
 #include "argv.h"
 #include "deadline.h"
 #include "docker.h"
+#include "removal.h"
 #include "frame.h"
 #include "owner.h"
 #include "subproc.h"
@@ -143,6 +144,6 @@ bool volume_agent_call(const struct conf *c, const struct language *l, const cha
 		close(fds[i]);
 	if (subproc_wait(client, COLLECT_MS) < 0)
 		log_msg("volume files: lost the docker client of %s", name);
-	docker_remove(c, name, now_ms() + REMOVE_MS);
+	removal_now(c, name, now_ms() + REMOVE_MS);
 	return ok;
 }

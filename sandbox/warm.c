@@ -46,6 +46,7 @@
 #include "owner.h"
 #include "deadline.h"
 #include "docker.h"
+#include "removal.h"
 #include "subproc.h"
 
 #include <errno.h>
@@ -101,19 +102,12 @@ struct warm_own { /* the master's record of one slot */
 	struct buf said;  /* stderr while starting: "\036ready\n" or docker's complaint */
 };
 
-struct warm_removal { /* the master's: a removal asked of dockerd's API */
-	int fd;           /* its connection (docker.c); 0: none */
-	int64_t until;    /* the answer is awaited until then */
-	bool retried;     /* a failed one is asked again once (lifecycle.c says why) */
-	char name[64];
-};
-
 struct warm_pool {
 	struct warm_board *board;        /* MAP_SHARED, made before the fork */
 	int queue[WARM_MAX_LANGUAGES][2]; /* [0]: the master puts, [1]: workers take */
 	pid_t master;
 	struct warm_own own[WARM_MAX_SANDBOXES];
-	struct warm_removal removing[WARM_MAX_SANDBOXES];
+	struct removals removing;        /* the master's (removal.h) */
 	int64_t backoff_until[WARM_MAX_LANGUAGES], backoff_ms[WARM_MAX_LANGUAGES];
 };
 
@@ -167,6 +161,15 @@ static void close_fds(int fds[3])
 	}
 }
 
+/* A container of the pool's is gone: its cgroup too, when the pool made
+ * it (else the reaper's, later). */
+static void removed(void *arg, const struct conf *c, const char *name)
+{
+	const struct warm_pool *wp = arg;
+	if (wp->board->own_cgroups)
+		cgroup_own_remove(c, name);
+}
+
 struct warm_pool *warm_create(const struct conf *c, const struct registry *reg)
 {
 	if (!c->warm.agent_dir || c->warm.total == 0)
@@ -200,6 +203,7 @@ struct warm_pool *warm_create(const struct conf *c, const struct registry *reg)
 	wp->board->n_slots = (int)c->warm.total;
 	for (int i = 0; i < WARM_MAX_SANDBOXES; i++)
 		wp->own[i].fds[0] = wp->own[i].fds[1] = wp->own[i].fds[2] = -1;
+	removals_init(&wp->removing, removed, wp);
 	log_msg("warm pool: %d sandbox(es) in all, memory budget %lld MiB, replaced after %lld s",
 		wp->board->n_slots, (long long)(c->warm.memory_budget_bytes >> 20),
 		(long long)(c->warm.max_age_ms / 1000));
@@ -218,66 +222,10 @@ void warm_after_fork(struct warm_pool *wp)
 		close(wp->queue[l][0]);
 		wp->queue[l][0] = -1;
 	}
-	for (int i = 0; i < WARM_MAX_SANDBOXES; i++)
-		if (wp->removing[i].fd > 0)
-			close(wp->removing[i].fd);
-	memset(wp->removing, 0, sizeof wp->removing);
+	removals_drop(&wp->removing);
 }
 
 /* ---- the master's side ---- */
-
-/*
- * Ask dockerd to remove a container, through its API socket (a `docker rm`
- * process costs as much CPU as a tenth of a hello's run): the answer is
- * read by a later tick (collect_removals). The CLI when the socket cannot
- * be reached or too many are under way; the master reaps that process.
- */
-static void remove_container(struct warm_pool *wp, const struct conf *c, const char *name)
-{
-	int i = 0;
-	while (i < WARM_MAX_SANDBOXES && wp->removing[i].fd > 0)
-		i++;
-	int fd = i < WARM_MAX_SANDBOXES ? docker_remove_send(c, name) : -1;
-	if (fd <= 0) { /* never 0: that is the FastCGI socket */
-		docker_remove_start(c, name);
-		return;
-	}
-	struct warm_removal *r = &wp->removing[i];
-	*r = (struct warm_removal){.fd = fd, .until = now_ms() + REMOVE_MS};
-	memcpy(r->name, name, strnlen(name, sizeof r->name - 1)); /* name is a slot's own */
-}
-
-/* The answers that have come, and the ones that will not come in time
- * (true: some are still awaited). A container left behind is the
- * reaper's, after this master. */
-static bool collect_removals(struct warm_pool *wp, const struct conf *c, int64_t now)
-{
-	bool awaiting = false;
-	for (int i = 0; i < WARM_MAX_SANDBOXES; i++) {
-		struct warm_removal *r = &wp->removing[i];
-		if (r->fd <= 0)
-			continue;
-		struct pollfd p = {.fd = r->fd, .events = POLLIN};
-		bool answered = poll(&p, 1, 0) > 0;
-		if (!answered && now < r->until) {
-			awaiting = true;
-			continue;
-		}
-		bool gone = docker_remove_done(r->fd, answered ? now_ms() + 100 : now);
-		r->fd = 0;
-		if (!gone && !r->retried && (r->fd = docker_remove_send(c, r->name)) > 0) {
-			r->until = now + REMOVE_MS;
-			r->retried = awaiting = true;
-			continue;
-		}
-		if (!gone)
-			log_msg("warm pool: dockerd did not remove %s", r->name);
-		else if (wp->board->own_cgroups)
-			cgroup_own_remove(c, r->name); /* else the reaper's, later */
-		*r = (struct warm_removal){0};
-	}
-	return awaiting;
-}
 
 /* Remove a slot's container in the background and free the slot. The
  * client, if still alive, exits when its container goes. */
@@ -285,7 +233,7 @@ static void retire(struct warm_pool *wp, const struct conf *c, int i)
 {
 	struct warm_own *o = &wp->own[i];
 	if (o->name[0])
-		remove_container(wp, c, o->name);
+		removals_add(&wp->removing, c, o->name);
 	close_fds(o->fds);
 	buf_free(&o->said);
 	o->client = 0;
@@ -513,7 +461,7 @@ int64_t warm_tick(struct warm_pool *wp, const struct conf *c, const struct regis
 		atomic_store(&b->lang[l].ready, ready[l]);
 		atomic_store(&b->lang[l].starting, starting[l]);
 	}
-	bool removing = collect_removals(wp, c, now);
+	bool removing = removals_collect(&wp->removing, now);
 	/* A boot is watched closely, a held refill or a removal soon; else
 	 * refills follow SIGUSR1. */
 	return waiting ? 20 : held_back || removing ? 100 : 1000;
@@ -555,29 +503,14 @@ void warm_destroy(struct warm_pool *wp, const struct conf *c)
 {
 	if (!wp)
 		return;
-	struct strv rm = {0};
-	strv_push(&rm, c->docker);
-	strv_push(&rm, "rm");
-	strv_push(&rm, "--force");
 	for (int i = 0; i < wp->board->n_slots; i++) {
 		if (wp->own[i].name[0])
-			strv_push(&rm, wp->own[i].name);
+			removals_add(&wp->removing, c, wp->own[i].name);
 		close_fds(wp->own[i].fds);
 		buf_free(&wp->own[i].said);
 	}
-	if (rm.n > 3) {
-		struct buf ignored = {0};
-		subproc_capture(rm.v, REAP_REMOVE_MS, &ignored, NULL);
-		buf_free(&ignored);
-	}
-	int64_t until = now_ms() + REMOVE_MS; /* the ones already asked for */
-	for (int i = 0; i < WARM_MAX_SANDBOXES; i++)
-		if (wp->removing[i].fd > 0 && docker_remove_done(wp->removing[i].fd, until) &&
-		    wp->board->own_cgroups)
-			cgroup_own_remove(c, wp->removing[i].name);
-	for (size_t i = 3; wp->board->own_cgroups && i < rm.n; i++)
-		cgroup_own_remove(c, rm.v[i]);
-	strv_free(&rm);
+	removals_collect(&wp->removing, now_ms() + REAP_REMOVE_MS);
+	removals_drop(&wp->removing); /* what is left is the reaper's */
 	for (int l = 0; l < wp->board->n_langs; l++)
 		for (int k = 0; k < 2; k++)
 			if (wp->queue[l][k] >= 0)
@@ -591,10 +524,7 @@ bool warm_holds(const struct warm_pool *wp, const char *name)
 	for (int i = 0; wp && i < wp->board->n_slots; i++)
 		if (!strcmp(wp->own[i].name, name))
 			return true;
-	for (int i = 0; wp && i < WARM_MAX_SANDBOXES; i++)
-		if (wp->removing[i].fd > 0 && !strcmp(wp->removing[i].name, name))
-			return true;
-	return false;
+	return wp && removals_holds(&wp->removing, name);
 }
 
 size_t warm_counts(const struct warm_pool *wp, struct warm_count *out, size_t max)
