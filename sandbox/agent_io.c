@@ -2,7 +2,7 @@
  * agent_io.c: talking to an agent (sandbox/agent/agent.c) over its pipes:
  * wait for it to come up, and one request and its answer (frame.h). Used
  * by sessions (session.c, session_files.c) and by cold runs that return
- * files (outputs.c). A step is supervised by exec.c (exec_session).
+ * files (outputs.c). A step is supervised by supervise.c (exec_session.c).
  */
 #define _GNU_SOURCE
 #include "agent_io.h"

@@ -24,7 +24,7 @@
  * until they are known not to, and given as output then.
  *
  * The decoder is pure: bytes in, events out. It starts nothing, kills
- * nothing and keeps no clock; the supervisor (exec.c) acts on what it
+ * nothing and keeps no clock; the supervisor (supervise.c) acts on what it
  * reports. Nothing here is trusted for time: code that runs during a
  * compile can write a forged record to the entry script's stderr, so the
  * supervisor bounds the sandbox's whole life whatever the decoder says.

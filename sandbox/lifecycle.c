@@ -2,7 +2,7 @@
  * lifecycle.c: a sandbox from creation to removal.
  *
  *	sandbox_create   check that it can run, write the code dir, name it
- *	sandbox_exec     run one program in it (exec.c)
+ *	sandbox_exec     run one program in it (exec_cold.c, supervise.c)
  *	sandbox_destroy  remove the container and the code dir, always
  *
  * A cold run is all three in one `docker run`: the container is created
@@ -15,7 +15,8 @@
 #include "owner.h"
 #include "deadline.h"
 #include "docker.h"
-#include "exec.h"
+#include "exec_cold.h"
+#include "exec_warm.h"
 #include "outputs.h"
 #include "removal.h"
 #include "subproc.h"

@@ -18,7 +18,7 @@
 #include "owner.h"
 #include "agent_io.h"
 #include "deadline.h"
-#include "exec.h"
+#include "exec_session.h"
 #include "session.h"
 #include "subproc.h"
 

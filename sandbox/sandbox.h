@@ -9,7 +9,7 @@
  *
  *	sandbox_create   can it run, the code dir, a name
  *	sandbox_exec     one program in it: stdin, argv, output to a sink,
- *	                 the deadlines, the result flags (exec.c)
+ *	                 the deadlines, the result flags (supervise.c)
  *	sandbox_destroy  kill, remove the container and the code dir, always
  *
  * (lifecycle.h; the layers above call sandbox_run and the session calls.)

@@ -20,7 +20,7 @@
 #include "owner.h"
 #include "agent_io.h"
 #include "docker.h"
-#include "exec.h"
+#include "exec_session.h"
 #include "frame.h"
 #include "session.h"
 #include "session_store.h"

@@ -13,7 +13,7 @@
  *    the three pipe ends (SCM_RIGHTS). The master then closes its copies.
  *  - A worker takes one with a non-blocking recvmsg (the kernel hands each
  *    message to exactly one taker), marks the slot TAKEN in the shared
- *    board, runs the job (exec.c) and marks it DONE. The master removes
+ *    board, runs the job (exec_warm.c) and marks it DONE. The master removes
  *    DONE containers, and the ones of a worker that died holding one.
  *  - The docker clients are the master's children: when one exits, the
  *    master learns that its sandbox ended (a ready one that dies in the

@@ -1,5 +1,5 @@
 /*
- * warm.h: the inside of the warm pool (warm.c), for lifecycle.c and exec.c.
+ * warm.h: the inside of the warm pool (warm.c), for lifecycle.c and exec_warm.c.
  * The face (what the master and a worker call) is in sandbox.h.
  */
 #ifndef ISOBOX_SANDBOX_WARM_H

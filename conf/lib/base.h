@@ -50,7 +50,7 @@ bool process_alive(const char *id);
 
 /* Cleanup attributes: the variable is released when it goes out of scope. */
 static inline void free_ptr(void *p) { free(*(void **)p); }
-static inline void close_fd(int *fd) { if (*fd >= 0) close(*fd); }
+static inline void close_fd(int *fd) { if (*fd >= 0) close(*fd); *fd = -1; }
 #define autofree __attribute__((cleanup(free_ptr)))
 #define autoclose __attribute__((cleanup(close_fd)))
 

@@ -10,7 +10,7 @@
 
 #include <stdlib.h>
 
-/* Feed the decoder as exec.c does, keeping the clock the way it does. */
+/* Feed the decoder as supervise.c does, keeping the clock the way it does. */
 static void say(struct decoder *d, struct exec_clock *t, int64_t now, const char *bytes, size_t n)
 {
 	struct dec_event ev;

@@ -60,7 +60,7 @@ static void describe(struct log *l, const struct dec_event *ev)
 	l->last_fd = ev->fd;
 }
 
-/* Feed p[0..n) the way exec.c does. */
+/* Feed p[0..n) the way supervise.c does. */
 static void feed(struct decoder *d, struct log *l, int fd, const char *p, size_t n)
 {
 	struct dec_event ev;
@@ -100,7 +100,7 @@ static char *run(const struct transcript *t, int cut, size_t at)
 			feed(&d, &l, c->fd, c->bytes, n);
 		}
 	}
-	for (int fd = 1; fd <= 2; fd++) { /* both pipes closed, as exec.c's pump sees */
+	for (int fd = 1; fd <= 2; fd++) { /* both pipes closed, as supervise.c's pump sees */
 		struct dec_event ev;
 		decoder_flush(&d, fd, &ev);
 		describe(&l, &ev);

@@ -1,5 +1,5 @@
 /*
- * The cold run's container through dockerd's API (launch.c): the create
+ * The cold run's container through dockerd's API (launch.c, create_body.c): the create
  * body equals what the docker CLI sends for the same argv, and the
  * attached stream's frames come apart right.
  *
@@ -13,6 +13,8 @@
 #include "tap.h"
 #include "fixtures.h"
 #include "../../sandbox/argv.h"
+#include "../../sandbox/create_body.h"
+#include "../../sandbox/demux.h"
 #include "../../sandbox/launch.h"
 
 #include <stdlib.h>

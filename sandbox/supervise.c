@@ -1,21 +1,20 @@
 /*
- * exec.c: one program run in a sandbox, supervised. Start the container
- * (launch.c: through dockerd's API; the docker client when that cannot be
- * reached), feed stdin, read its output through the decoder (decoder.c) and
- * act on what it reports: keep output under its cap, tell the sink, and
- * stop the container at the deadline (deadline.c), at the output cap, when
- * the caller leaves or the worker stops. Then collect the exit status and
- * the OOM flag. Everything it holds is released before it returns; the
- * container itself is the sandbox's, removed by sandbox_destroy.
+ * supervise.c: one program run in a sandbox, supervised, whichever way it
+ * started (exec_cold.c, exec_warm.c, exec_session.c): feed stdin, read its
+ * output through the decoder (decoder.c) and act on what it reports: keep
+ * output under its cap, tell the sink, and stop the container at the
+ * deadline (deadline.c), at the output cap, when the caller leaves or the
+ * worker stops. Then collect the exit status and the OOM flag. Everything
+ * it holds is released before the mode returns; the container itself is
+ * the sandbox's, removed by sandbox_destroy.
  */
 #define _GNU_SOURCE
-#include "exec.h"
-#include "argv.h"
-#include "owner.h"
+#include "supervise.h"
 #include "deadline.h"
 #include "frame.h"
 #include "decoder.h"
 #include "docker.h"
+#include "demux.h"
 #include "launch.h"
 #include "subproc.h"
 #include "warm.h"
@@ -29,52 +28,6 @@
 #include <sys/wait.h>
 
 volatile sig_atomic_t sandbox_stop_requested;
-
-/* Why the worker stopped the container (first reason wins). STOP_ENDED:
- * the sandbox's own end came (a session's maxLifetimeMs). */
-enum stop_reason { STOP_NONE, STOP_DEADLINE, STOP_ENDED, STOP_OUTPUT_CAP, STOP_CLIENT_GONE, STOP_WORKER,
-		   STOP_GARBLED };
-
-struct exec {
-	const struct conf *c;
-	const struct sandbox *sb;
-	const struct sandbox_job *job;
-	const struct sandbox_sink *sink;
-	struct sandbox_result *res;
-	struct decoder dec;
-	struct exec_clock clock;
-	pid_t client, killer;    /* client: -1 in a warm sandbox (the master's child) */
-	const struct warm_lease *lease; /* a warm sandbox's, else NULL */
-	struct session_link *link;      /* a session step's, else NULL */
-	int in_fd, out_fd, err_fd;
-	/* A cold run through dockerd's API: out_fd is the attached stream
-	 * (stdout and stderr in frames), in_fd a dup of it for stdin, whose
-	 * end is a shutdown of the connection's writing half. */
-	bool api;
-	struct demux demux;
-	int wait_fd;             /* API: dockerd answers here when the container exits */
-	struct buf wait_reply;   /* API: that answer (launch_exit_code reads it) */
-	const char *in_data;     /* what goes down stdin: the program's stdin, or */
-	size_t in_len, in_off;   /* for a warm sandbox the job first (warm.c) */
-	struct buf docker_msg;   /* docker's own stderr, before the sandbox is up */
-	/* The program's stdout that overtook the compile result: the two pipes
-	 * keep no common order, but the sink hears the compile first. */
-	struct buf held;
-	bool compile_told;       /* the sink heard the compile result */
-	bool up_told;            /* the sink heard that the sandbox is up */
-	enum stop_reason stopped;
-	bool agent_ended;        /* a warm agent's end marks came: run.exit_code holds its word */
-	int64_t ended_ms;
-	int64_t last_emit_ms;    /* when the sink last heard from us */
-	time_t spawned_at;       /* wall clock, for `docker events --since` */
-};
-
-static void close_fd_at(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
 
 static bool session_interrupt(struct exec *x);
 
@@ -297,15 +250,15 @@ static void read_wait(struct exec *x)
 		buf_append(&x->wait_reply, chunk, (size_t)n);
 		return;
 	}
-	close_fd_at(&x->wait_fd);
+	close_fd(&x->wait_fd);
 }
 
 /* The program's stdin is all written, or no longer read: it sees its end. */
-static void end_stdin(struct exec *x)
+void supervise_end_stdin(struct exec *x)
 {
 	if (x->api && x->in_fd >= 0)
 		shutdown(x->in_fd, SHUT_WR);
-	close_fd_at(&x->in_fd);
+	close_fd(&x->in_fd);
 }
 
 /* Read what is there on one pipe; close it at end of file. */
@@ -316,7 +269,7 @@ static void pump(struct exec *x, int *fd, int which)
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
-		close_fd_at(fd);
+		close_fd(fd);
 		flush_held(x, which);
 		if (x->api)
 			flush_held(x, 2); /* the stream carried both */
@@ -339,13 +292,13 @@ static void feed_stdin(struct exec *x)
 		if (w < 0 && errno == EAGAIN)
 			return;
 		if (w <= 0) { /* EPIPE: the program stopped reading */
-			end_stdin(x);
+			supervise_end_stdin(x);
 			return;
 		}
 		x->in_off += (size_t)w;
 	}
 	if (!x->link) /* a session's agent reads more requests after this one */
-		end_stdin(x); /* all written: the program sees end of file */
+		supervise_end_stdin(x); /* all written: the program sees end of file */
 }
 
 
@@ -377,7 +330,7 @@ static void timed_out(struct exec *x, int64_t now)
 }
 
 /* Poll the pipes until both close, enforcing the deadlines. */
-static void supervise(struct exec *x)
+void supervise(struct exec *x)
 {
 	int64_t drain_until = 0;
 	feed_stdin(x);
@@ -393,7 +346,7 @@ static void supervise(struct exec *x)
 		if (x->stopped && !drain_until)
 			drain_until = now + DRAIN_AFTER_KILL_MS;
 		if (drain_until && now >= drain_until)
-			break; /* the client lingers; collect() deals with it */
+			break; /* the client lingers; supervise_collect() deals with it */
 		int64_t wait = (x->stopped ? drain_until : deadline) - now;
 		if (wait > 200)
 			wait = 200; /* notice a stop request soon */
@@ -477,7 +430,7 @@ static bool inspect(struct exec *x, int client_status, int64_t deadline)
 }
 
 /* A short, single-line reason from docker's own messages. */
-static const char *docker_reason(struct exec *x)
+const char *supervise_docker_reason(struct exec *x)
 {
 	char *s = x->docker_msg.data ? x->docker_msg.data : "";
 	for (char *p = s; *p; p++)
@@ -488,18 +441,18 @@ static const char *docker_reason(struct exec *x)
 
 static bool start_failed(struct exec *x, struct fault *f)
 {
-	return docker_start_failed(x->c, x->job->lang->name, docker_reason(x), x->stopped == STOP_DEADLINE, f);
+	return docker_start_failed(x->c, x->job->lang->name, supervise_docker_reason(x), x->stopped == STOP_DEADLINE, f);
 }
 
 /* The run is over: wait for the client and the kill, read the status. */
-static bool collect(struct exec *x, struct fault *f)
+bool supervise_collect(struct exec *x, struct fault *f)
 {
 	int64_t deadline = now_ms() + COLLECT_MS;
 	/* Nothing more is read: a client still writing gets EPIPE and exits. */
-	close_fd_at(&x->in_fd);
-	close_fd_at(&x->out_fd);
-	close_fd_at(&x->err_fd);
-	close_fd_at(&x->wait_fd);
+	close_fd(&x->in_fd);
+	close_fd(&x->out_fd);
+	close_fd(&x->err_fd);
+	close_fd(&x->wait_fd);
 	int client_status = -1;
 	if (x->client > 0)
 		client_status = subproc_wait(x->client, deadline - now_ms());
@@ -522,126 +475,4 @@ static bool collect(struct exec *x, struct fault *f)
 	else if (res->has_compile && !x->dec.compile_ended)
 		res->compile.duration_ms = x->ended_ms - x->clock.phase_ms;
 	return true;
-}
-
-bool exec_cold(const struct sandbox *sb, const struct sandbox_job *job,
-	       const struct sandbox_sink *sink, struct sandbox_result *res, struct fault *f)
-{
-	struct exec x = {.c = sb->c, .sb = sb, .job = job, .sink = sink, .res = res, .client = -1,
-			 .in_fd = -1, .out_fd = -1, .err_fd = -1, .wait_fd = -1,
-			 .in_data = job->stdin_data, .in_len = job->stdin_len};
-	struct strv argv = {0};
-	decoder_init(&x.dec, job->lang->compile.n > 0);
-	sandbox_docker_argv(x.c, job, sb->name, sandbox_owner_id(), sb->dir, &argv);
-	x.clock.spawned_ms = now_ms();
-	x.spawned_at = time(NULL);
-	bool unreachable;
-	/* Create, attach, start: by the start deadline (up_ms is 0 yet). */
-	int64_t start_by = exec_deadline(x.c, &job->limits, &x.dec, &x.clock);
-	x.out_fd = launch_start(x.c, argv.v, start_by, &x.docker_msg, &unreachable, &x.wait_fd, &x.wait_reply);
-	if (x.out_fd >= 0) {
-		x.api = true;
-		x.in_fd = fcntl(x.out_fd, F_DUPFD_CLOEXEC, 0);
-	} else if (unreachable) {
-		log_msg("%s: the docker client instead", x.docker_msg.data);
-		buf_free(&x.docker_msg);
-		int *fds[3] = {&x.in_fd, &x.out_fd, &x.err_fd};
-		x.client = subproc_spawn(argv.v, fds);
-	}
-	strv_free(&argv);
-	bool ok;
-	if (x.out_fd < 0 && !unreachable) {
-		ok = docker_start_failed(x.c, job->lang->name, docker_reason(&x), now_ms() >= start_by, f);
-	} else if (x.client < 0 && !x.api) {
-		ok = fail(f, E_SANDBOX_UNAVAILABLE, "cannot start %s: %s", x.c->docker, strerror(errno));
-	} else if (x.api && x.in_fd < 0) { /* the sandbox goes with sandbox_destroy */
-		ok = fail(f, E_SANDBOX_UNAVAILABLE, "cannot hold the sandbox's stdin: %s", strerror(errno));
-		close_fd_at(&x.out_fd);
-		close_fd_at(&x.wait_fd);
-	} else {
-		if (job->stdin_len == 0)
-			end_stdin(&x);
-		supervise(&x);
-		ok = collect(&x, f);
-	}
-	buf_free(&x.docker_msg);
-	buf_free(&x.held);
-	buf_free(&x.wait_reply);
-	return ok;
-}
-
-bool exec_warm(const struct sandbox *sb, struct warm_lease *lease, const struct sandbox_job *job,
-	       const struct sandbox_sink *sink, struct sandbox_result *res, struct fault *f,
-	       bool *go_cold)
-{
-	/* The nonce of the agent's end marks (decoder.h): not the program's to know. */
-	char nonce[2 * 16 + 1];
-	random_hex(nonce, 16);
-	struct exec x = {.c = sb->c, .sb = sb, .job = job, .sink = sink, .res = res, .client = -1, .lease = lease,
-			 .wait_fd = -1,
-			 .in_fd = lease->fds[0], .out_fd = lease->fds[1], .err_fd = lease->fds[2]};
-	lease->fds[0] = lease->fds[1] = lease->fds[2] = -1; /* ours now; collect() closes them */
-	struct buf frame = {0};
-	warm_job_frame(job, nonce, &frame);
-	x.in_data = frame.data;
-	x.in_len = frame.len;
-	decoder_init(&x.dec, false);
-	decoder_expect_end(&x.dec, nonce);
-	/* Up already: the agent must start the program within the start
-	 * allowance, and the whole life is bounded from now (deadline.c). */
-	x.clock.spawned_ms = x.clock.up_ms = x.clock.phase_ms = now_ms();
-	x.spawned_at = time(NULL);
-	supervise(&x);
-	/*
-	 * The agent never started the program: it died in the queue (an OOM,
-	 * dockerd restarted) or hung. Nothing of the job ran, so it may run
-	 * cold, unless the client left or the worker is stopping.
-	 */
-	*go_cold = !x.dec.program_started &&
-		   (x.stopped == STOP_NONE || x.stopped == STOP_DEADLINE || x.stopped == STOP_GARBLED);
-	bool ok;
-	if (*go_cold) {
-		log_msg("warm sandbox %s ended before its program started (%s): running it cold", sb->name,
-			docker_reason(&x));
-		close_fd_at(&x.in_fd);
-		close_fd_at(&x.out_fd);
-		close_fd_at(&x.err_fd);
-		if (x.killer > 0)
-			subproc_wait(x.killer, COLLECT_MS);
-		ok = fail(f, E_SANDBOX_FAILED, "the warm sandbox ended before the program started");
-	} else {
-		ok = collect(&x, f);
-	}
-	buf_free(&frame);
-	buf_free(&x.docker_msg);
-	buf_free(&x.held);
-	return ok;
-}
-
-bool exec_session(const struct sandbox *sb, struct session_link *link, int in_fd, int out_fd,
-		  const struct buf *request, const struct sandbox_job *job, bool kernel,
-		  const struct sandbox_sink *sink, struct sandbox_result *res, struct fault *f)
-{
-	struct exec x = {.c = sb->c, .sb = sb, .job = job, .sink = sink, .res = res, .client = -1,
-			 .wait_fd = -1, .link = link, .in_fd = in_fd, .out_fd = out_fd, .err_fd = -1,
-			 .in_data = request->data, .in_len = request->len};
-	decoder_init(&x.dec, !kernel && job->lang->compile.n > 0);
-	/* Up already, like a warm sandbox: bounded from now (deadline.c),
-	 * and by the session's own end. */
-	x.clock.spawned_ms = x.clock.up_ms = x.clock.phase_ms = now_ms();
-	x.clock.end_by_ms = link->end_by_ms;
-	x.spawned_at = time(NULL);
-	supervise(&x);
-	if (!link->ended && !link->lost) {
-		/* The agent left the step unanswered (it died, or ignored the
-		 * interrupt until the drain ended): the session is over. */
-		log_msg("session sandbox %s did not end its step: removing it", sb->name);
-		link->lost = true;
-		if (x.killer <= 0)
-			x.killer = docker_kill_start(x.c, sb->name);
-	}
-	bool ok = collect(&x, f);
-	buf_free(&x.docker_msg);
-	buf_free(&x.held);
-	return ok;
 }
