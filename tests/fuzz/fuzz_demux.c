@@ -1,6 +1,7 @@
 /* libFuzzer: the attached stream's demultiplexer (sandbox/demux.c).
  * Whatever the bytes, it never points outside them, always makes progress,
  * and says the same fed whole or one byte at a time. */
+#include "../../conf/lib/base.h"
 #include "../../sandbox/demux.h"
 
 #include <stdlib.h>
