@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
 """The layer picture, checked (make check): fcgi -> sandbox -> registry ->
-conf, nothing upward; no include cycle between the modules of a folder (a
-module is foo.c with foo.h); from outside a folder, only its face is
-included (the header named as the folder: sandbox/sandbox.h,
+conf, nothing upward; no include cycle between modules (a module is foo.c
+with foo.h), within a folder or across folders; from outside a folder,
+only its face is included (the header named as the folder: sandbox/sandbox.h,
 conf/conf.h, conf/store/store.h), but for conf/lib, the toolbox whose
 small headers (base, json, fault, yaml_tree) any file may use, and for a
 folder's own parents, whose modules a sub-folder may use (the agent's
 libc-only headers in sandbox/); and every header declares only its own
 module's functions, but for a face, which may declare any of its folder's
-that a file outside the folder calls (what only the folder uses stays in
-its module's header, so that a call into a module is never hidden behind
-the face).
+that a file outside the folder (and its sub-folders) calls (what only the
+folder uses stays in its module's header, so that a call into a module is
+never hidden behind the face).
 
 Prints what breaks and exits 1; prints a summary and exits 0 otherwise."""
 import os
@@ -58,6 +58,11 @@ def may_include(path, target):
     return module_of(target) == face_of(there)
 
 
+def inside(path, folder):
+    """Is path in folder or one of its sub-folders?"""
+    return (os.path.dirname(path) + os.sep).startswith(folder + os.sep)
+
+
 def read(path):
     with open(os.path.join(ROOT, path), encoding="utf-8") as f:
         return f.read()
@@ -82,10 +87,11 @@ def main():
                 problems.append(f"{path}: includes {inc}, inside {os.path.dirname(target)}/: "
                                 f"include its face, {face_of(os.path.dirname(target))}.h")
             tmod = module_of(target)
-            if tmod != mod and os.path.dirname(tmod) == os.path.dirname(mod):
+            if tmod != mod:
                 graph.setdefault(mod, set()).add(tmod)
 
-    # Cycles between the modules of one folder.
+    # Cycles between modules, within a folder or across folders (a
+    # sub-folder may include its parents' headers: conf/store/ and conf/).
     state = {}
 
     def visit(mod, stack):
@@ -126,7 +132,7 @@ def main():
                 problems.append(f"{path}: declares {name}(), which {owner}.c defines")
             if face and not same:
                 if not any(re.search(r"\b%s\(" % re.escape(name), read(f))
-                           for f in files if os.path.dirname(f) != folder):
+                           for f in files if not inside(f, folder)):
                     problems.append(f"{path}: declares {name}(), which nothing outside "
                                     f"{folder}/ calls: declare it in {owner}.h")
     for name, owner in sorted(defined.items()):

@@ -2,8 +2,8 @@
  * backend.h: what a backend of the store gives the face (store.h), and
  * the one struct both see. Only the store's own files include it.
  *
- * Each backend fills one table of operations (sqlite.c: sqlite_ops,
- * redis.c: redis_ops); store_open picks the table from conf and every
+ * Each backend fills one table of operations (sqlite_ops.c: sqlite_ops,
+ * redis_ops.c: redis_ops); store_open picks the table from conf and every
  * public function of store.h is one call through it, after the steps
  * that are the same for both (store.c). An operation takes the store
  * and reaches its own connection through it (s->sqlite or s->redis).

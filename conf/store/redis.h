@@ -1,7 +1,7 @@
 /*
  * redis.h: the store (store.h) in Redis or Valkey, which several hosts
  * share: the connection and what the backend's modules share. The
- * backend's table of operations (redis_ops, backend.h) is in redis.c;
+ * backend's table of operations (redis_ops, backend.h) is in redis_ops.c;
  * callers use store.h.
  *
  * Each operation is one Lua script (EVAL): atomic on the server, one

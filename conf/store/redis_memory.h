@@ -1,6 +1,6 @@
 /*
  * redis_memory.h: the tenants' memory (store.h) in Redis;
- * the backend's table (redis.c) holds them. The keys'
+ * the backend's table (redis_ops.c) holds them. The keys'
  * layout is in redis.h.
  */
 #ifndef ISOBOX_STORE_REDIS_MEMORY_H

@@ -1,6 +1,6 @@
 /*
  * redis_sessions.h: the claims of open sessions (store.h)
- * in Redis; the backend's table (redis.c) holds them.
+ * in Redis; the backend's table (redis_ops.c) holds them.
  * The keys' layout is in redis.h.
  */
 #ifndef ISOBOX_STORE_REDIS_SESSIONS_H

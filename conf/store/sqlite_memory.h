@@ -1,6 +1,6 @@
 /*
  * sqlite_memory.h: the tenants' memory in SQLite, for the backend's
- * table (sqlite.c); store.h says what each does.
+ * table (sqlite_ops.c); store.h says what each does.
  */
 #ifndef ISOBOX_STORE_SQLITE_MEMORY_H
 #define ISOBOX_STORE_SQLITE_MEMORY_H

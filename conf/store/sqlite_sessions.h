@@ -1,6 +1,6 @@
 /*
  * sqlite_sessions.h: the claims of open sessions in SQLite, for the
- * backend's table (sqlite.c); store.h says what each does.
+ * backend's table (sqlite_ops.c); store.h says what each does.
  */
 #ifndef ISOBOX_STORE_SQLITE_SESSIONS_H
 #define ISOBOX_STORE_SQLITE_SESSIONS_H

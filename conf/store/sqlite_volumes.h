@@ -1,6 +1,6 @@
 /*
  * sqlite_volumes.h: the volumes' records in SQLite, for the backend's
- * table (sqlite.c); store.h says what each does.
+ * table (sqlite_ops.c); store.h says what each does.
  */
 #ifndef ISOBOX_STORE_SQLITE_VOLUMES_H
 #define ISOBOX_STORE_SQLITE_VOLUMES_H
