@@ -54,13 +54,15 @@ bool sandbox_exec(struct sandbox *sb, const struct sandbox_job *job, const struc
 /*
  * This worker's removals (removal.h): the answer goes out before `docker
  * rm` (the client need not wait for the clean-up), and sandbox_settle
- * waits for them while the worker still counts as busy.
+ * waits for them while the worker still counts as busy, and ends them all
+ * (an idle worker holds nothing).
  */
-static struct removals removing;
+static struct removals removing; /* zeroed: a worker's queue */
 
 void sandbox_settle(void)
 {
-	removals_collect(&removing, now_ms() + REMOVE_MS);
+	if (removals_collect(&removing, now_ms() + REMOVE_MS))
+		removals_abandon(&removing);
 }
 
 void sandbox_destroy(struct sandbox *sb)

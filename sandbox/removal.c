@@ -17,32 +17,37 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-void removals_init(struct removals *q, removal_gone_fn *gone, void *arg)
+void removals_init(struct removals *q, removal_gone_fn *gone, void *arg, bool master)
 {
-	*q = (struct removals){.gone = gone, .arg = arg};
+	*q = (struct removals){.gone = gone, .arg = arg, .master = master};
 }
 
-/* Ask dockerd; false when neither the API nor a process could be had. */
-static bool ask(struct removal *e, int64_t now)
+/* Ask dockerd; false when the queue holds nothing more of it: neither the
+ * API nor a process could be had, or the process is the master's reaper's. */
+static bool ask(const struct removals *q, struct removal *e, int64_t now)
 {
 	e->fd = docker_remove_send(e->c, e->name);
 	e->pid = e->fd >= 0 ? -1 : docker_remove_start(e->c, e->name);
 	e->until = now + REMOVE_MS;
+	if (q->master && e->pid >= 0)
+		e->pid = -1; /* its reaper collects it; a wait here would race it */
 	return e->fd >= 0 || e->pid >= 0;
 }
 
 void removals_add(struct removals *q, const struct conf *c, const char *name)
 {
-	if (q->n == REMOVALS_MAX) /* never more than a few at once */
-		removals_collect(q, now_ms() + REMOVE_MS);
-	if (q->n == REMOVALS_MAX) {
-		log_msg("docker rm %s: too many removals under way; the reaper removes it", name);
+	if (q->n == REMOVALS_MAX && q->master) { /* never blocks the master */
+		docker_remove_start(c, name);
 		return;
+	}
+	if (q->n == REMOVALS_MAX) { /* never more than a few at once */
+		removals_collect(q, now_ms() + REMOVE_MS);
+		removals_abandon(q);
 	}
 	struct removal *e = &q->r[q->n];
 	*e = (struct removal){.c = c};
 	snprintf(e->name, sizeof e->name, "%s", name);
-	if (ask(e, now_ms()))
+	if (ask(q, e, now_ms()))
 		q->n++;
 }
 
@@ -55,7 +60,9 @@ static bool answered(struct removal *e, int64_t now, bool *gone)
 		bool in = poll(&p, 1, 0) > 0;
 		if (!in && now < e->until)
 			return false;
-		*gone = docker_remove_done(e->fd, in ? now + 100 : now); /* closes it */
+		/* A fresh clock: a pass may have taken a while, and read_by
+		 * reads nothing once its deadline is behind it. */
+		*gone = docker_remove_done(e->fd, in ? now_ms() + 100 : now); /* closes it */
 		e->fd = -1;
 		return true;
 	}
@@ -68,8 +75,8 @@ static bool answered(struct removal *e, int64_t now, bool *gone)
 		while (waitpid(e->pid, &status, 0) < 0 && errno == EINTR)
 			;
 	}
-	/* r < 0: the master's own reaper took it first; its answer is lost,
-	 * and the second try finds out (404 counts as removed). */
+	/* r < 0: not ours to wait for (never in the master, which tracks no
+	 * process); the second try finds out (404 counts as removed). */
 	*gone = r == e->pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 	e->pid = -1;
 	return true;
@@ -83,7 +90,7 @@ static bool over(struct removals *q, struct removal *e, int64_t now)
 		if (now < e->retry_at)
 			return false;
 		e->retry_at = 0;
-		return !ask(e, now);
+		return !ask(q, e, now);
 	}
 	if (!answered(e, now, &gone))
 		return false;
@@ -145,6 +152,18 @@ bool removals_holds(const struct removals *q, const char *name)
 	return false;
 }
 
+void removals_abandon(struct removals *q)
+{
+	for (size_t i = 0; i < q->n; i++) {
+		struct removal *e = &q->r[i];
+		log_msg("docker rm %s: no answer in time; the reaper removes it once its owner is gone", e->name);
+		close_fd(&e->fd);
+		if (e->pid >= 0)
+			subproc_wait(e->pid, 0); /* killed and reaped */
+	}
+	q->n = 0;
+}
+
 void removals_drop(struct removals *q)
 {
 	for (size_t i = 0; i < q->n; i++)
@@ -163,14 +182,9 @@ bool removal_now(const struct conf *c, const char *name, int64_t deadline)
 {
 	bool gone = false;
 	struct removals one;
-	removals_init(&one, was_removed, &gone);
+	removals_init(&one, was_removed, &gone, false);
 	removals_add(&one, c, name);
-	if (removals_collect(&one, deadline)) { /* out of time: let it go */
-		struct removal *e = &one.r[0];
-		if (e->fd >= 0)
-			close(e->fd);
-		if (e->pid >= 0 && subproc_wait(e->pid, 0) < 0)
-			log_msg("docker rm %s: lost its process", name);
-	}
+	if (removals_collect(&one, deadline))
+		removals_abandon(&one);
 	return gone;
 }

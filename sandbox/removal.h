@@ -9,7 +9,9 @@
  * Each removal is asked of dockerd's API, its connection kept until the
  * answer: a `docker rm` process costs as much CPU as a tenth of a hello's
  * run. When the API cannot be reached, a `docker rm --force` process is
- * started instead, and waited for as the answer. A removal that fails is
+ * started instead: waited for as the answer in a worker; in the pool's
+ * master, whose own reaper collects every child it has (waitpid(-1)),
+ * started and left to that reaper, as when the master's queue is full. A removal that fails is
  * asked once more, REMOVE_RETRY_MS later: dockerd can fail one that races
  * the container's exit ("unable to remove filesystem ... directory not
  * empty") and leave it "dead", which a second removal clears. One still
@@ -45,17 +47,22 @@ typedef void removal_gone_fn(void *arg, const struct conf *c, const char *name);
 struct removals {
 	removal_gone_fn *gone; /* NULL: no one to tell */
 	void *arg;
+	bool master;           /* the process reaps its children itself: never wait on one */
 	size_t n;              /* r[0] to r[n - 1] are under way */
 	struct removal r[REMOVALS_MAX];
 };
 
-void removals_init(struct removals *q, removal_gone_fn *gone, void *arg);
-/* Ask for name's removal. A full queue is waited on first. */
+void removals_init(struct removals *q, removal_gone_fn *gone, void *arg, bool master);
+/* Ask for name's removal. A full queue is waited on first (in a worker;
+ * the master starts a docker rm process instead: it must not block). */
 void removals_add(struct removals *q, const struct conf *c, const char *name);
 /* Take the answers that come by deadline (now or before: only those
  * already in), and ask again those that failed once. true: some are still
  * awaited. */
 bool removals_collect(struct removals *q, int64_t deadline);
+/* Give up on what is still under way, logged: the connections closed, the
+ * processes killed and reaped (a worker's). What stays is the reaper's. */
+void removals_abandon(struct removals *q);
 bool removals_holds(const struct removals *q, const char *name);
 /* Let them go: the connections closed, the processes left to whoever
  * reaps this process's children; the queue empty. In a child after fork

@@ -203,7 +203,7 @@ struct warm_pool *warm_create(const struct conf *c, const struct registry *reg)
 	wp->board->n_slots = (int)c->warm.total;
 	for (int i = 0; i < WARM_MAX_SANDBOXES; i++)
 		wp->own[i].fds[0] = wp->own[i].fds[1] = wp->own[i].fds[2] = -1;
-	removals_init(&wp->removing, removed, wp);
+	removals_init(&wp->removing, removed, wp, true);
 	log_msg("warm pool: %d sandbox(es) in all, memory budget %lld MiB, replaced after %lld s",
 		wp->board->n_slots, (long long)(c->warm.memory_budget_bytes >> 20),
 		(long long)(c->warm.max_age_ms / 1000));

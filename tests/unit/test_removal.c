@@ -91,7 +91,7 @@ UNIT_TEST(test_removal)
 	struct conf c = {.docker = "/bin/false", .docker_socket = sock};
 	struct told told = {0};
 	struct removals q;
-	removals_init(&q, gone, &told);
+	removals_init(&q, gone, &told, false);
 	removals_add(&q, &c, "gone-one");
 	removals_add(&q, &c, "flaky");
 	removals_add(&q, &c, "stuck");
@@ -122,6 +122,13 @@ UNIT_TEST(test_removal)
 	ok(removal_now(&(struct conf){.docker = "/bin/true", .docker_socket = sock}, "by-cli", now_ms() + 5000),
 	   "removal: without the API, a docker rm that exits 0 removed it");
 	ok(!removal_now(&c, "by-cli", now_ms() + 5000), "removal: one that fails (twice) did not");
+	/* The pool's master reaps its own children: a process is left to it. */
+	struct removals master;
+	removals_init(&master, gone, &told, true);
+	removals_add(&master, &(struct conf){.docker = "/bin/true", .docker_socket = sock}, "by-master");
+	int st = -1;
+	ok(master.n == 0 && waitpid(-1, &st, 0) > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	   "removal: the master's docker rm process is not waited on by the queue, but by its reaper");
 	struct removals none = {0};
 	ok(!removals_collect(&none, now_ms()) && !removals_holds(&none, "x"), "removal: a zeroed queue is empty");
 	rmdir(dir);
