@@ -72,10 +72,11 @@ CLUSTER_PACKAGES="redis-server gettext-base"
 #   prometheus     promtool, which checks /metrics
 #   clang libclang-rt-14-dev  the fuzzers and the sanitizer builds
 #   node-typescript  the TypeScript client's type check (nodejs, npm: below)
+#   python3-mypy   the Python client's type check
 #   python3-matplotlib  bench/'s plots
 TEST_PACKAGES="$CLUSTER_PACKAGES python3-pytest python3-jsonschema python3-venv apache2 nginx-light lighttpd
  lighttpd-modules-lua libfcgi-bin systemd chromium prometheus clang libclang-rt-14-dev
- node-typescript python3-matplotlib"
+ node-typescript python3-mypy python3-matplotlib"
 # The services those packages would start: stopped and disabled when
 # setup.sh installed them (a host's own are left alone).
 PACKAGED_SERVICES="apache2:apache2 nginx-light:nginx lighttpd:lighttpd redis-server:redis-server

@@ -191,6 +191,53 @@ export interface FileEntry {
   mtime: string;
 }
 
+/** A value's record in the tenant's memory (/v1/memory). */
+export interface MemoryItem {
+  key: string;
+  size: number;
+  contentType: string;
+  etag: string;
+  updatedAt: string;
+  /** null: kept until deleted */
+  expiresAt: string | null;
+}
+
+/** What Memory.get resolves to: the value's bytes and what the server said of them. */
+export interface MemoryValue {
+  key: string;
+  value: Uint8Array;
+  contentType: string;
+  etag: string;
+}
+
+export interface MemoryPage {
+  keys: MemoryItem[];
+  /** the last key of the page when more follow; null on the last page */
+  cursor: string | null;
+}
+
+export interface MemoryPutOptions {
+  /** default: text/plain for a string, application/octet-stream for bytes, application/json otherwise */
+  contentType?: string;
+  /** the key expires this many seconds after the write (1 to 315360000) */
+  ttlSeconds?: number;
+  /** write only if the value is still the one with this etag ('*': only over a key that is there) */
+  ifMatch?: string;
+  /** true: only create a key that is not there */
+  ifNoneMatch?: boolean;
+}
+
+/** A volume's record (/v1/volumes). */
+export interface VolumeInfo {
+  name: string;
+  sizeBytes: number;
+  state: 'creating' | 'ready' | 'deleting';
+  createdAt: string;
+  host: string;
+  /** what its files take, read now (GET /v1/volumes/{name} only; null when it cannot be read) */
+  usedBytes?: number | null;
+}
+
 /**
  * The server refused the request (status, code, message as it said them;
  * retryAfter: the seconds of its Retry-After, else null), or could not be
@@ -233,6 +280,41 @@ export class Isobox {
 
   attach(id: string): Promise<Session>;
   sessions(): Promise<SessionInfo[]>;
+
+  /** The tenant's key-value memory. */
+  readonly memory: Memory;
+  createVolume(name: string, sizeBytes: number): Promise<Volume>;
+  volume(name: string): Promise<Volume>;
+  volumes(): Promise<VolumeInfo[]>;
+
+  /** A copy of this client with other options, for one call or a few. */
+  withOptions(options: ClientOptions): Isobox;
+}
+
+export class Memory {
+  constructor(box: Isobox);
+  get(key: string): Promise<MemoryValue>;
+  /** a string is sent as UTF-8 text, bytes as they are, anything else as JSON */
+  put(key: string, value: Uint8Array | ArrayBuffer | string | unknown, options?: MemoryPutOptions): Promise<MemoryItem>;
+  delete(key: string, options?: { ifMatch?: string }): Promise<void>;
+  list(prefix?: string, options?: { limit?: number; cursor?: string }): Promise<MemoryPage>;
+  keys(prefix?: string): AsyncGenerator<MemoryItem, void, undefined>;
+}
+
+export class Volume {
+  constructor(box: Isobox, info: VolumeInfo);
+  readonly box: Isobox;
+  readonly name: string;
+  readonly path: string;
+  info: VolumeInfo;
+
+  /** Files in the volume. */
+  upload(path: string, data: Uint8Array | ArrayBuffer | string): Promise<{ path: string; size: number }>;
+  download(path: string): Promise<Uint8Array>;
+  files(path?: string): Promise<FileEntry[]>;
+  remove(path: string): Promise<void>;
+  refresh(): Promise<VolumeInfo>;
+  delete(): Promise<void>;
 }
 
 export class Session {
@@ -248,6 +330,7 @@ export class Session {
   stream(code: string, options?: Omit<StepOptions, 'code'>): AsyncGenerator<StreamEvent, void, undefined>;
   stream(options: StepOptions): AsyncGenerator<StreamEvent, void, undefined>;
 
+  /** Files under /workspace. */
   upload(path: string, data: Uint8Array | ArrayBuffer | string): Promise<{ path: string; size: number }>;
   download(path: string): Promise<Uint8Array>;
   files(path?: string): Promise<FileEntry[]>;

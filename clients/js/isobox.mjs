@@ -259,14 +259,14 @@ class Answer {
 // One request; resolves to the Answer of a 2xx, sent again on a refusal the
 // retry rule allows, else rejects with IsoboxError.
 // json: a value sent as JSON; bytes: a raw body (Uint8Array or string).
-async function request(box, method, path, { json, bytes, accept = 'application/json' } = {}) {
-  const headers = { Accept: accept };
+async function request(box, method, path, { json, bytes, accept = 'application/json', contentType, headers: extra } = {}) {
+  const headers = { Accept: accept, ...extra };
   let body;
   if (json !== undefined) {
     headers['Content-Type'] = 'application/json';
     body = JSON.stringify(json);
   } else if (bytes !== undefined) {
-    headers['Content-Type'] = 'application/octet-stream';
+    headers['Content-Type'] = contentType ?? 'application/octet-stream';
     body = bytes;
   }
   if (box.apiKey) headers.Authorization = `Bearer ${box.apiKey}`;
@@ -386,14 +386,179 @@ export class Isobox {
   async sessions() {
     return (await (await request(this, 'GET', '/v1/sessions')).json()).sessions;
   }
+
+  /** The tenant's key-value memory (/v1/memory): get, put, delete, list, keys. */
+  get memory() {
+    return new Memory(this);
+  }
+
+  /** Make a volume (POST /v1/volumes); resolves to a Volume. */
+  async createVolume(name, sizeBytes) {
+    return new Volume(this, await (await request(this, 'POST', '/v1/volumes', { json: { name, sizeBytes } })).json());
+  }
+
+  /** The Volume of an existing volume (GET /v1/volumes/{name}, with usedBytes). */
+  async volume(name) {
+    return new Volume(this, await (await request(this, 'GET', volumePath(name))).json());
+  }
+
+  /** The tenant's volumes, as the API's JSON, by name. */
+  async volumes() {
+    return (await (await request(this, 'GET', '/v1/volumes')).json()).volumes;
+  }
+
+  /**
+   * A copy of this client with other options (apiKey, timeoutMs, retries,
+   * maxRetryWaitMs), for one call or a few: box.withOptions({ timeoutMs: 600000 }).execute(...).
+   */
+  withOptions(options) {
+    const opts = checked('withOptions()', CLIENT_OPTIONS, options);
+    return new Isobox(this.url, { apiKey: this.apiKey, timeoutMs: this.timeoutMs, retries: this.retries,
+      maxRetryWaitMs: this.maxRetryWaitMs, ...opts });
+  }
+}
+
+function volumePath(name) {
+  if (typeof name !== 'string' || !name) throw new TypeError('a volume name is a non-empty string');
+  return `/v1/volumes/${encodeURIComponent(name)}`;
+}
+
+function memoryPath(key) {
+  if (typeof key !== 'string' || !key) throw new TypeError('a memory key is a non-empty string');
+  return `/v1/memory/${quotePath(key)}`;
+}
+
+// An etag as items carry it, or quoted as ETag headers do: quoted.
+const quoteEtag = (etag) => (etag.startsWith('"') ? etag : `"${etag}"`);
+
+const PUT_OPTIONS = ['contentType', 'ttlSeconds', 'ifMatch', 'ifNoneMatch'];
+
+/** The tenant's memory (/v1/memory): values under keys, kept across runs. Made by Isobox.memory. */
+export class Memory {
+  constructor(box) {
+    this.box = box;
+  }
+
+  /** { key, value: Uint8Array, contentType, etag }; IsoboxError 404 key_not_found when absent. */
+  async get(key) {
+    const answer = await request(this.box, 'GET', memoryPath(key), { accept: '*/*' });
+    const value = await answer.bytes();
+    const h = answer.resp.headers;
+    return { key, value, contentType: h.get('content-type') ?? 'application/octet-stream',
+      etag: (h.get('etag') ?? '').replace(/"/g, '') };
+  }
+
+  /**
+   * Store value (Uint8Array, ArrayBuffer; a string as UTF-8 text/plain; else
+   * JSON) under key; resolves to the item { key, size, contentType, etag,
+   * updatedAt, expiresAt }. options: contentType, ttlSeconds, ifMatch (an
+   * etag read before, or '*'), ifNoneMatch (true: only a new key).
+   */
+  async put(key, value, options) {
+    const { contentType, ttlSeconds, ifMatch, ifNoneMatch } = checked('memory.put()', PUT_OPTIONS, options);
+    let bytes;
+    let kind;
+    if (typeof value === 'string') [bytes, kind] = [new TextEncoder().encode(value), 'text/plain; charset=utf-8'];
+    else if (value instanceof Uint8Array) [bytes, kind] = [value, 'application/octet-stream'];
+    else if (value instanceof ArrayBuffer) [bytes, kind] = [new Uint8Array(value), 'application/octet-stream'];
+    else [bytes, kind] = [new TextEncoder().encode(JSON.stringify(value)), 'application/json'];
+    const headers = {};
+    if (!absent(ifMatch)) headers['If-Match'] = ifMatch === '*' ? '*' : quoteEtag(ifMatch);
+    if (ifNoneMatch) headers['If-None-Match'] = '*';
+    const query = absent(ttlSeconds) ? '' : `?ttlSeconds=${encodeURIComponent(ttlSeconds)}`;
+    return (await request(this.box, 'PUT', memoryPath(key) + query,
+      { bytes, contentType: contentType ?? kind, headers })).json();
+  }
+
+  /** Delete key; options: ifMatch. */
+  async delete(key, options) {
+    const { ifMatch } = checked('memory.delete()', ['ifMatch'], options);
+    const headers = absent(ifMatch) ? {} : { 'If-Match': quoteEtag(ifMatch) };
+    await (await request(this.box, 'DELETE', memoryPath(key), { headers })).bytes();
+  }
+
+  /** One page of the keys that start with prefix: { keys: [item, ...], cursor } (cursor null on the last page). */
+  async list(prefix, options) {
+    const { limit, cursor } = checked('memory.list()', ['limit', 'cursor'], options);
+    const query = new URLSearchParams(pick(['prefix', 'limit', 'cursor'], { prefix, limit, cursor }));
+    return (await request(this.box, 'GET', `/v1/memory?${query}`)).json();
+  }
+
+  /** Every item whose key starts with prefix, page after page. */
+  async *keys(prefix) {
+    let cursor;
+    do {
+      const page = await this.list(prefix, { cursor });
+      yield* page.keys;
+      cursor = page.cursor;
+    } while (cursor);
+  }
+}
+
+// What has files on the server (a session's /workspace, a volume): this.path's files.
+class Place {
+  /** Write a file (Uint8Array, ArrayBuffer, or string as UTF-8), making its directories; resolves to { path, size }. */
+  async upload(path, data) {
+    const bytes = typeof data === 'string' ? new TextEncoder().encode(data) :
+      data instanceof ArrayBuffer ? new Uint8Array(data) : data;
+    return (await request(this.box, 'PUT', this.#file(path), { bytes })).json();
+  }
+
+  /** The bytes of a file, as a Uint8Array. */
+  async download(path) {
+    return (await request(this.box, 'GET', this.#file(path), { accept: 'application/octet-stream' })).bytes();
+  }
+
+  /** The entries of a directory (default: the top): [{ name, type, size, mtime }]. */
+  async files(path) {
+    const query = absent(path) ? '' : `?path=${encodeURIComponent(path)}`;
+    return (await (await request(this.box, 'GET', `${this.path}/files${query}`)).json()).entries;
+  }
+
+  /** Delete a file, a link, or a directory with all it holds. */
+  async remove(path) {
+    await (await request(this.box, 'DELETE', this.#file(path))).bytes();
+  }
+
+  /** Fetch the record again; resolves to (and keeps) this.info. */
+  async refresh() {
+    this.info = await (await request(this.box, 'GET', this.path)).json();
+    return this.info;
+  }
+
+  #file(path) {
+    return `${this.path}/files/${quotePath(path)}`;
+  }
+}
+
+/**
+ * A volume on the server: a filesystem of the tenant's that outlives runs;
+ * a run or a session given { volume: its name } finds it at /memory. Made
+ * by Isobox.createVolume() or Isobox.volume(); files under its top.
+ */
+export class Volume extends Place {
+  constructor(box, info) {
+    super();
+    this.box = box;
+    this.info = info;
+    this.name = info.name;
+    this.path = volumePath(info.name);
+  }
+
+  /** Delete the volume and every file in it (IsoboxError 409 volume_busy while something uses it). */
+  async delete() {
+    await (await request(this.box, 'DELETE', this.path)).bytes();
+  }
 }
 
 /**
  * A session on the server: one sandbox kept between steps. Made by
- * Isobox.session(); close() (or `await using`) deletes it.
+ * Isobox.session(); close() (or `await using`) deletes it. Its files
+ * (upload, download, files, remove) are under /workspace.
  */
-export class Session {
+export class Session extends Place {
   constructor(box, info) {
+    super();
     this.box = box;
     this.info = info;
     this.id = info.id;
@@ -417,35 +582,6 @@ export class Session {
     yield* answer.events();
   }
 
-  /** Write a file (Uint8Array, ArrayBuffer, or string as UTF-8) under /workspace; resolves to { path, size }. */
-  async upload(path, data) {
-    const bytes = typeof data === 'string' ? new TextEncoder().encode(data) :
-      data instanceof ArrayBuffer ? new Uint8Array(data) : data;
-    return (await request(this.box, 'PUT', this.#file(path), { bytes })).json();
-  }
-
-  /** The bytes of a file under /workspace, as a Uint8Array. */
-  async download(path) {
-    return (await request(this.box, 'GET', this.#file(path), { accept: 'application/octet-stream' })).bytes();
-  }
-
-  /** The entries of a directory under /workspace (default: itself): [{ name, type, size, mtime }]. */
-  async files(path) {
-    const query = absent(path) ? '' : `?path=${encodeURIComponent(path)}`;
-    return (await (await request(this.box, 'GET', `${this.path}/files${query}`)).json()).entries;
-  }
-
-  /** Delete a file, a link, or a directory with all it holds. */
-  async remove(path) {
-    await (await request(this.box, 'DELETE', this.#file(path))).bytes();
-  }
-
-  /** Fetch the session's state again; resolves to (and keeps) this.info. */
-  async refresh() {
-    this.info = await (await request(this.box, 'GET', this.path)).json();
-    return this.info;
-  }
-
   /**
    * Delete the session and its sandbox; a session already gone (404, 410) is
    * fine. A passing failure (no answer, 502, 503, 504) is tried again twice.
@@ -466,9 +602,5 @@ export class Session {
 
   [asyncDispose]() {
     return this.close();
-  }
-
-  #file(path) {
-    return `${this.path}/files/${quotePath(path)}`;
   }
 }

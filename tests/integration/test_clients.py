@@ -14,13 +14,14 @@ import email.utils
 import json
 import os
 import re
+import shutil
 import subprocess
 import threading
 import time
 
 import pytest
 
-from clients_util import (JS_CLIENT, PY_CLIENT, RESULT, FakeServer, answer, call, error,
+from clients_util import (JS_CLIENT, JS_SCRIPTS, PY_CLIENT, RESULT, FakeServer, answer, call, error,
                           forget_installed, free_port, import_installed, make_venv, node,
                           npm_env, npm_project, pip_install, run, site_of, sse)
 from conftest import URL, request
@@ -129,6 +130,23 @@ def test_js_types_check_with_tsc(js_project):
     bad = subprocess.run([tsc, *flags, "ts_misuse.mts"], cwd=js_project, capture_output=True, text=True,
                          timeout=120)
     lines = sorted({int(n) for n in re.findall(r"^ts_misuse\.mts\((\d+),\d+\): error", bad.stdout, re.M)})
+    assert lines == [6, 7, 8, 9, 10], bad.stdout
+
+
+def test_python_types_check_with_mypy(venv_python, tmp_path):
+    """The installed package is typed (py.typed, TypedDict results): the
+    documented uses check clean under mypy --strict, and each misuse in
+    py_misuse.py is an error."""
+    for name in ("py_uses.py", "py_misuse.py"):
+        shutil.copy(os.path.join(JS_SCRIPTS, name), tmp_path)
+    mypy = ["/usr/bin/python3", "-m", "mypy", "--strict", "--python-executable", str(venv_python),
+            "--cache-dir", str(tmp_path / "cache")]
+    assert subprocess.run(["/usr/bin/python3", "-c", "import mypy"]).returncode == 0, \
+        "no mypy: apt-get install python3-mypy (deploy/setup.sh --test)"
+    good = subprocess.run([*mypy, "py_uses.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert good.returncode == 0, good.stdout + good.stderr
+    bad = subprocess.run([*mypy, "py_misuse.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    lines = sorted({int(n) for n in re.findall(r"^py_misuse\.py:(\d+): error", bad.stdout, re.M)})
     assert lines == [6, 7, 8, 9, 10], bad.stdout
 
 
@@ -430,6 +448,133 @@ def test_async_sessions(isobox):
             await s.exec("print(1)")
         assert err.value.status == 404 and err.value.code == "session_not_found"
     asyncio.run(go())
+
+
+# -- memory and volumes ---------------------------------------------------------------------
+
+def test_python_memory(isobox):
+    """/v1/memory through the client: values of each kind, etags and their
+    conditions, expiry, pages of keys; the same with asyncio."""
+    box = isobox.Isobox(URL)
+    prefix = f"clients-{os.getpid()}-{time.monotonic_ns()}/"
+    try:
+        item = box.memory.put(prefix + "plan", {"step": 2})
+        assert item["key"] == prefix + "plan" and item["contentType"] == "application/json"
+        got = box.memory.get(prefix + "plan")
+        assert json.loads(got["value"]) == {"step": 2} and got["etag"] == item["etag"]
+        assert box.memory.put(prefix + "raw", b"\x00\xff")["size"] == 2
+        assert box.memory.get(prefix + "raw")["value"] == b"\x00\xff"
+        text = box.memory.put(prefix + "text", "é", content_type="text/markdown")
+        assert box.memory.get(prefix + "text") == {"key": prefix + "text", "value": "é".encode(),
+                                                   "contentType": "text/markdown", "etag": text["etag"]}
+        # Conditions: the etag read is good once; a new key only once.
+        box.memory.put(prefix + "plan", {"step": 3}, if_match=got["etag"])
+        with pytest.raises(isobox.IsoboxError) as err:
+            box.memory.put(prefix + "plan", {"step": 4}, if_match=got["etag"])
+        assert err.value.status == 412 and err.value.code == "precondition_failed"
+        with pytest.raises(isobox.IsoboxError) as err:
+            box.memory.put(prefix + "plan", 5, if_none_match=True)
+        assert err.value.status == 412
+        assert json.loads(box.memory.get(prefix + "plan")["value"]) == {"step": 3}
+        assert box.memory.put(prefix + "brief", "soon", ttl_seconds=60)["expiresAt"] is not None
+        # Pages: two at a time, every key once, in order.
+        page = box.memory.list(prefix, limit=2)
+        assert len(page["keys"]) == 2 and page["cursor"] == page["keys"][1]["key"]
+        assert [i["key"] for i in box.memory.keys(prefix)] == \
+            [prefix + k for k in ("brief", "plan", "raw", "text")]
+        box.memory.delete(prefix + "raw")
+        with pytest.raises(isobox.IsoboxError) as err:
+            box.memory.get(prefix + "raw")
+        assert err.value.status == 404 and err.value.code == "key_not_found"
+
+        async def go():
+            mem = isobox.AsyncIsobox(URL).memory
+            item = await mem.put(prefix + "async", [1, 2])
+            got = await mem.get(prefix + "async")
+            assert json.loads(got["value"]) == [1, 2] and got["etag"] == item["etag"]
+            await mem.delete(prefix + "async", if_match=item["etag"])
+            return [i["key"] async for i in mem.keys(prefix)]
+        assert asyncio.run(go()) == [prefix + k for k in ("brief", "plan", "text")]
+    finally:
+        for item in box.memory.keys(prefix):
+            box.memory.delete(item["key"])
+    assert box.memory.list(prefix)["keys"] == []
+
+
+def test_python_volumes(isobox):
+    """/v1/volumes through the client: made, files put and listed, used by
+    a run at /memory, deleted; with asyncio too."""
+    box = isobox.Isobox(URL)
+    name = f"clients-{os.getpid()}"
+    vol = box.create_volume(name, 16 << 20)
+    try:
+        assert isinstance(vol, isobox.Volume) and vol.info["state"] == "ready" and vol.name == name
+        assert vol.upload("in/data.csv", "a,b\n1,2\n") == {"path": "in/data.csv", "size": 8}
+        assert [(e["name"], e["type"]) for e in vol.files()] == [("in", "directory")]
+        r = box.execute("python", "print(open('/memory/in/data.csv').read().split()[1])", volume=name)
+        assert r["run"]["stdout"] == "1,2\n"
+        assert vol.download("in/data.csv") == b"a,b\n1,2\n"
+        assert name in {v["name"] for v in box.volumes()}
+        assert box.volume(name).info["usedBytes"] > 0 and vol.refresh()["sizeBytes"] == 16 << 20
+        vol.remove("in")
+        assert vol.files() == []
+
+        async def go():
+            abox = isobox.AsyncIsobox(URL)
+            avol = await abox.volume(name)
+            assert isinstance(avol, isobox.AsyncVolume)
+            await avol.upload("x.bin", bytes(range(256)))
+            assert await avol.download("x.bin") == bytes(range(256))
+            assert [e["name"] for e in await avol.files()] == ["x.bin"]
+            await avol.remove("x.bin")
+            assert name in {v["name"] for v in await abox.volumes()}
+        asyncio.run(go())
+    finally:
+        vol.delete()
+    with pytest.raises(isobox.IsoboxError) as err:
+        box.volume(name)
+    assert err.value.status == 404 and err.value.code == "volume_not_found"
+
+
+def test_js_memory_volumes_and_options(js_project):
+    prefix, name = f"clients-js-{os.getpid()}/", f"clients-js-{os.getpid()}"
+    try:
+        proc = subprocess.run(["node", "js_store.mjs", URL, prefix, name], cwd=js_project,
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        got = json.loads(proc.stdout)
+        assert got["isMemory"] and got["json"] == ["application/json", {"step": 2}, True]
+        assert got["raw"] == [0, 255] and got["text"] == ["é", "text/markdown", True]
+        assert got["stale"] == [412, "precondition_failed"] and got["created"] == [412, "precondition_failed"]
+        assert got["badOption"].startswith("TypeError: memory.put(): unknown option")
+        assert got["page"] == [2, True] and got["keys"] == ["plan", "raw", "text"]
+        assert got["missing"] == [404, "key_not_found"]
+        assert got["isVolume"] == [True, True, "ready"]
+        assert got["upload"] == {"path": "in/data.csv", "size": 8} and got["top"] == [["in", "directory"]]
+        assert got["run"] == "1,2\n" and got["download"] == "a,b\n1,2\n"
+        assert got["listed"] and got["used"] and got["refresh"] == 16 << 20
+        assert got["empty"] == [] and got["gone"] == [404, "volume_not_found"]
+        assert got["options"] == [500, 0, 120000, 3] and got["timeout"] == [0, "timeout"]
+        assert got["badWith"].startswith("TypeError: withOptions(): unknown option")
+    finally:
+        request("DELETE", f"/v1/volumes/{name}")
+        status, _, body = request("GET", "/v1/memory?prefix=" + prefix)
+        for item in body["keys"] if status == 200 else []:
+            request("DELETE", "/v1/memory/" + item["key"])
+
+
+def test_python_with_options_is_a_copy_for_one_call(isobox):
+    box = isobox.Isobox(URL, timeout=30)
+    quick = box.with_options(timeout=0.5, retries=0)
+    assert (quick.timeout, quick.retries, box.timeout, box.retries) == (0.5, 0, 30, 3)
+    with pytest.raises(isobox.IsoboxError) as err:
+        quick.execute("python", "import time\ntime.sleep(3)")
+    assert err.value.status == 0 and err.value.code == "timeout"
+    assert box.execute("python", "print(1)")["run"]["stdout"] == "1\n"
+    with pytest.raises(ValueError):
+        box.with_options(timeout=0)
+    assert asyncio.run(isobox.AsyncIsobox(URL).with_options(timeout=60).execute(
+        "python", "print(2)"))["run"]["stdout"] == "2\n"
 
 
 # -- succeeded() ------------------------------------------------------------------------------

@@ -19,6 +19,21 @@ session (python) a live interpreter whose variables survive:
         s.upload("data/in.bin", b"\\x00\\xff")
         print(s.download("data/in.bin"), s.files("data"))
 
+The tenant's memory (values under keys, across runs) and volumes
+(filesystems that outlive runs, mounted at /memory):
+
+    box.memory.put("notes/plan", {"step": 2})
+    print(box.memory.get("notes/plan")["value"])                       # b'{"step": 2}'
+    vol = box.create_volume("data", 16 << 20)
+    vol.upload("in.csv", "a,b\n1,2\n")
+    box.execute("python", "print(open('/memory/in.csv').read())", volume="data")
+    vol.delete()
+
+One call with other options: box.with_options(timeout=600).execute(...).
+
+Typed (py.typed): results are TypedDicts (Result, SessionInfo, MemoryItem,
+VolumeInfo, ...), plain dicts at run time that a type checker follows.
+
 AsyncIsobox has the same methods as coroutines (asyncio, no dependency).
 
 Errors raise IsoboxError with .status, .code, .message and .retry_after:
@@ -28,9 +43,17 @@ when the server could not be reached. A request refused before it ran (429,
 503 busy) is sent again after the server's Retry-After, a bounded number of
 times (retries=, max_retry_wait=; retries=0 turns it off).
 """
-from ._async import AsyncIsobox, AsyncSession
+from ._async import AsyncIsobox, AsyncMemory, AsyncSession, AsyncVolume
 from ._core import IsoboxError, succeeded
-from ._sync import Isobox, Session
+from ._sync import Isobox, Memory, Session, Volume
+from ._types import (AppliedLimits, FileEntry, FileWritten, KernelResult, MemoryItem, MemoryPage,
+                     MemoryValue, OutputFile, Phase, Result, Runtime, Runtimes, SessionInfo,
+                     StreamEvent, VolumeInfo)
 
 __version__ = "0.1.0"
-__all__ = ["Isobox", "Session", "AsyncIsobox", "AsyncSession", "IsoboxError", "succeeded"]
+__all__ = ["Isobox", "Session", "Memory", "Volume", "AsyncIsobox", "AsyncSession", "AsyncMemory",
+           "AsyncVolume", "IsoboxError", "succeeded",
+           # the answers' shapes (TypedDicts: plain dicts at run time)
+           "AppliedLimits", "FileEntry", "FileWritten", "KernelResult", "MemoryItem", "MemoryPage",
+           "MemoryValue", "OutputFile", "Phase", "Result", "Runtime", "Runtimes", "SessionInfo",
+           "StreamEvent", "VolumeInfo"]

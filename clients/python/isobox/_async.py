@@ -4,11 +4,15 @@ import asyncio
 import json
 import ssl
 import urllib.parse
+from typing import Any, AsyncIterator, Dict, List, Optional
 
 from ._core import (DEFAULT_MAX_RETRY_WAIT, DEFAULT_RETRIES, DEFAULT_TIMEOUT, IsoboxError,
                     CLOSE_BACKOFF, CLOSE_TRIES, ClientBase, RetryBudget, SessionBase, SSEParser,
-                    close_is_done, error_from_answer, execute_body, quote, request_parts,
-                    session_body, step_body)
+                    VolumeBase, close_is_done, error_from_answer, execute_body, memory_list_path,
+                    memory_path, memory_put_parts, memory_value, quote, quote_etag,
+                    request_parts, session_body, step_body, volume_path)
+from ._types import (Data, FileEntry, FileWritten, MemoryItem, MemoryPage, MemoryValue, Result,
+                     Runtimes, SessionInfo, StreamEvent, VolumeInfo)
 
 _LINE_LIMIT = 1 << 20   # a header line at most (asyncio's default is 64 KiB)
 
@@ -27,8 +31,9 @@ class AsyncIsobox(ClientBase):
     http:// and https:// URLs (TLS with the system's certificates, or the
     ssl.SSLContext given as ssl_context); no HTTP proxy."""
 
-    def __init__(self, url, api_key=None, timeout=DEFAULT_TIMEOUT, retries=DEFAULT_RETRIES,
-                 max_retry_wait=DEFAULT_MAX_RETRY_WAIT, ssl_context=None):
+    def __init__(self, url: str, api_key: Optional[str] = None, timeout: float = DEFAULT_TIMEOUT,
+                 retries: int = DEFAULT_RETRIES, max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,
+                 ssl_context: Optional[ssl.SSLContext] = None) -> None:
         super().__init__(url, api_key, timeout, retries, max_retry_wait)
         parts = urllib.parse.urlsplit(self.url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -42,28 +47,38 @@ class AsyncIsobox(ClientBase):
 
     # -- public API ---------------------------------------------------------
 
-    async def execute(self, language, code=None, *, files=None, stdin=None, args=None,
-                      limits=None, network=None, version=None, outputs=None, volume=None,
-                      volume_read_only=None):
+    async def execute(self, language: str, code: Optional[str] = None, *,
+                      files: Optional[List[Dict[str, Any]]] = None, stdin: Optional[str] = None,
+                      args: Optional[List[str]] = None, limits: Optional[Dict[str, Any]] = None,
+                      network: Optional[bool] = None, version: Optional[str] = None,
+                      outputs: Optional[List[str]] = None, volume: Optional[str] = None,
+                      volume_read_only: Optional[bool] = None) -> Result:
         """Run code (or files); the result dict ({"run": {...}, ...})."""
         return await self._json("POST", "/execute", execute_body(
             language, code, files, stdin, args, limits, network, version, outputs, volume,
             volume_read_only))
 
-    def stream(self, language, code=None, *, files=None, stdin=None, args=None, limits=None,
-               network=None, version=None, outputs=None, volume=None, volume_read_only=None):
+    def stream(self, language: str, code: Optional[str] = None, *,
+               files: Optional[List[Dict[str, Any]]] = None, stdin: Optional[str] = None,
+               args: Optional[List[str]] = None, limits: Optional[Dict[str, Any]] = None,
+               network: Optional[bool] = None, version: Optional[str] = None,
+               outputs: Optional[List[str]] = None, volume: Optional[str] = None,
+               volume_read_only: Optional[bool] = None) -> AsyncIterator[StreamEvent]:
         """Run code; an async generator of events as they happen, as
         Isobox.stream yields them."""
         return self._stream("/execute", execute_body(
             language, code, files, stdin, args, limits, network, version, outputs, volume,
             volume_read_only))
 
-    async def runtimes(self):
+    async def runtimes(self) -> Runtimes:
         """The languages, versions and aliases the server offers."""
         return await self._json("GET", "/runtimes")
 
-    def session(self, language, type="shell", *, version=None, limits=None, network=None,
-                idle_timeout_ms=None, max_lifetime_ms=None, volume=None, volume_read_only=None):
+    def session(self, language: str, type: str = "shell", *, version: Optional[str] = None,
+                limits: Optional[Dict[str, Any]] = None, network: Optional[bool] = None,
+                idle_timeout_ms: Optional[int] = None, max_lifetime_ms: Optional[int] = None,
+                volume: Optional[str] = None,
+                volume_read_only: Optional[bool] = None) -> "_SessionStart":
         """Create a session: `await box.session(...)` gives an AsyncSession,
         and `async with box.session(...) as s:` deletes it at the end."""
         body = session_body(language, type, version, limits, network, idle_timeout_ms,
@@ -73,24 +88,42 @@ class AsyncIsobox(ClientBase):
             return AsyncSession(self, await self._json("POST", "/v1/sessions", body))
         return _SessionStart(start())
 
-    async def attach(self, session_id):
+    async def attach(self, session_id: str) -> "AsyncSession":
         """The AsyncSession of an existing session id."""
         return AsyncSession(self, await self._json("GET", "/v1/sessions/" + quote(session_id)))
 
-    async def sessions(self):
+    async def sessions(self) -> List[SessionInfo]:
         """The live sessions, as Session JSON dicts."""
         return (await self._json("GET", "/v1/sessions"))["sessions"]
 
+    @property
+    def memory(self) -> "AsyncMemory":
+        """The tenant's memory (/v1/memory), as Isobox.memory, with coroutines."""
+        return AsyncMemory(self)
+
+    async def create_volume(self, name: str, size_bytes: int) -> "AsyncVolume":
+        """Make a volume (POST /v1/volumes); an AsyncVolume."""
+        return AsyncVolume(self, await self._json("POST", "/v1/volumes",
+                                                  {"name": name, "sizeBytes": size_bytes}))
+
+    async def volume(self, name: str) -> "AsyncVolume":
+        """The AsyncVolume of an existing volume (GET /v1/volumes/{name})."""
+        return AsyncVolume(self, await self._json("GET", volume_path(name)))
+
+    async def volumes(self) -> List[VolumeInfo]:
+        """The tenant's volumes, as JSON dicts, by name."""
+        return (await self._json("GET", "/v1/volumes"))["volumes"]
+
     # -- plumbing -------------------------------------------------------------
 
-    async def _json(self, method, path, body=None):
-        return json.loads(await self._call(method, path, body))
+    async def _json(self, method, path, body=None, *, headers=None):
+        return json.loads(await self._call(method, path, body, headers=headers))
 
     async def _call(self, method, path, body=None, *, data=None, content_type=None,
-                    accept="application/json"):
+                    accept="application/json", headers=None):
         """The body of a 2xx answer, as bytes; else IsoboxError."""
         answer = await self._open(method, path, body, data=data, content_type=content_type,
-                                  accept=accept)
+                                  accept=accept, headers=headers)
         try:
             return b"".join([chunk async for chunk in answer.chunks()])
         finally:
@@ -119,10 +152,10 @@ class AsyncIsobox(ClientBase):
             await answer.close()
 
     async def _open(self, method, path, body=None, *, data=None, content_type=None,
-                    accept="application/json"):
+                    accept="application/json", headers=None):
         """The _Answer of a 2xx answer (sent again on a refusal the retry rule
         allows); else IsoboxError. body: JSON to send; data: raw bytes."""
-        data, headers = request_parts(self.api_key, body, data, content_type, accept)
+        data, headers = request_parts(self.api_key, body, data, content_type, accept, headers)
         budget = RetryBudget(self.retries, self.max_retry_wait)
         while True:
             answer = await self._exchange(method, path, data, headers)
@@ -294,40 +327,45 @@ class AsyncSession(SessionBase):
     async def __aexit__(self, *exc):
         await self.close()
 
-    async def exec(self, code=None, *, files=None, stdin=None, args=None, limits=None):
+    async def exec(self, code: Optional[str] = None, *,
+                   files: Optional[List[Dict[str, Any]]] = None, stdin: Optional[str] = None,
+                   args: Optional[List[str]] = None,
+                   limits: Optional[Dict[str, Any]] = None) -> Result:
         """Run one step; the result dict (as Session.exec)."""
         return await self._client._json("POST", self._path + "/exec",
                                         step_body(code, files, stdin, args, limits))
 
-    def stream(self, code=None, *, files=None, stdin=None, args=None, limits=None):
+    def stream(self, code: Optional[str] = None, *, files: Optional[List[Dict[str, Any]]] = None,
+               stdin: Optional[str] = None, args: Optional[List[str]] = None,
+               limits: Optional[Dict[str, Any]] = None) -> AsyncIterator[StreamEvent]:
         """Run one step; an async generator of its events."""
         return self._client._stream(self._path + "/exec", step_body(code, files, stdin, args, limits))
 
-    async def upload(self, path, data):
+    async def upload(self, path: str, data: Data) -> FileWritten:
         """Write a file (bytes, or str as UTF-8) under /workspace; {"path", "size"}."""
         if isinstance(data, str):
             data = data.encode()
         return json.loads(await self._client._call("PUT", self._file(path), data=bytes(data),
                                                    content_type="application/octet-stream"))
 
-    async def download(self, path):
+    async def download(self, path: str) -> bytes:
         """The bytes of the file at path under /workspace."""
         return await self._client._call("GET", self._file(path), accept="application/octet-stream")
 
-    async def files(self, path=None):
+    async def files(self, path: Optional[str] = None) -> List[FileEntry]:
         """The entries of a directory under /workspace (default: itself)."""
         return (await self._client._json("GET", self._listing(path)))["entries"]
 
-    async def remove(self, path):
+    async def remove(self, path: str) -> None:
         """Delete a file, a link, or a directory with all it holds."""
         await self._client._call("DELETE", self._file(path))
 
-    async def refresh(self):
+    async def refresh(self) -> SessionInfo:
         """Fetch the session's state again; returns and keeps .info."""
         self.info = await self._client._json("GET", self._path)
         return self.info
 
-    async def close(self):
+    async def close(self) -> None:
         """Delete the session (as Session.close: 404 and 410 are fine, a
         passing failure is tried again twice)."""
         for attempt in range(CLOSE_TRIES):
@@ -338,3 +376,87 @@ class AsyncSession(SessionBase):
                 if close_is_done(err, attempt):
                     return
             await asyncio.sleep(CLOSE_BACKOFF * (attempt + 1))
+
+
+class AsyncMemory:
+    """The tenant's memory, for the asyncio client: Memory's methods as
+    coroutines (keys: an async generator)."""
+
+    def __init__(self, client):
+        self._client = client
+
+    async def get(self, key: str) -> MemoryValue:
+        """{"key", "value": bytes, "contentType", "etag"} (as Memory.get)."""
+        answer = await self._client._open("GET", memory_path(key), accept="*/*")
+        try:
+            data = b"".join([chunk async for chunk in answer.chunks()])
+        finally:
+            await answer.close()
+        return memory_value(key, data, answer.headers)
+
+    async def put(self, key: str, value: Any, *, content_type: Optional[str] = None,
+                  ttl_seconds: Optional[int] = None, if_match: Optional[str] = None,
+                  if_none_match: bool = False) -> MemoryItem:
+        """Store value under key; the item (as Memory.put)."""
+        if isinstance(value, str):
+            data, kind = value.encode(), "text/plain; charset=utf-8"
+        elif isinstance(value, (bytes, bytearray, memoryview)):
+            data, kind = bytes(value), "application/octet-stream"
+        else:
+            data, kind = json.dumps(value).encode(), "application/json"
+        path, headers = memory_put_parts(key, ttl_seconds, if_match, if_none_match)
+        return json.loads(await self._client._call("PUT", path, data=data,
+                                                   content_type=content_type or kind, headers=headers))
+
+    async def delete(self, key: str, *, if_match: Optional[str] = None) -> None:
+        """Delete key (as Memory.delete)."""
+        headers = {"If-Match": quote_etag(if_match)} if if_match else None
+        await self._client._call("DELETE", memory_path(key), headers=headers)
+
+    async def list(self, prefix: Optional[str] = None, *, limit: Optional[int] = None,
+                   cursor: Optional[str] = None) -> MemoryPage:
+        """One page of keys: {"keys", "cursor"} (as Memory.list)."""
+        return await self._client._json("GET", memory_list_path(prefix, limit, cursor))
+
+    async def keys(self, prefix: Optional[str] = None) -> AsyncIterator[MemoryItem]:
+        """Every item whose key starts with prefix, page after page."""
+        cursor = None
+        while True:
+            page = await self.list(prefix, cursor=cursor)
+            for item in page["keys"]:
+                yield item
+            cursor = page.get("cursor")
+            if not cursor:
+                return
+
+
+class AsyncVolume(VolumeBase):
+    """A volume, for the asyncio client: Volume's methods as coroutines."""
+
+    async def upload(self, path: str, data: Data) -> FileWritten:
+        """Write a file (bytes, or str as UTF-8) in the volume; {"path", "size"}."""
+        if isinstance(data, str):
+            data = data.encode()
+        return json.loads(await self._client._call("PUT", self._file(path), data=bytes(data),
+                                                   content_type="application/octet-stream"))
+
+    async def download(self, path: str) -> bytes:
+        """The bytes of the file at path in the volume."""
+        return await self._client._call("GET", self._file(path), accept="application/octet-stream")
+
+    async def files(self, path: Optional[str] = None) -> List[FileEntry]:
+        """The entries of a directory of the volume (default: its root)."""
+        return (await self._client._json("GET", self._listing(path)))["entries"]
+
+    async def remove(self, path: str) -> None:
+        """Delete a file, or a directory with all it holds."""
+        await self._client._call("DELETE", self._file(path))
+
+    async def refresh(self) -> VolumeInfo:
+        """Fetch the volume's record again; returns and keeps .info."""
+        self.info = await self._client._json("GET", self._path)
+        return self.info
+
+    async def delete(self) -> None:
+        """Delete the volume and every file in it (as Volume.delete)."""
+        await self._client._call("DELETE", self._path)

@@ -1,10 +1,14 @@
 """What the blocking and the asyncio clients share: the error type, request
 bodies, the retry rule, Server-Sent Events, and succeeded()."""
 import base64
+import copy
 import email.utils
 import json
 import time
 import urllib.parse
+from typing import Any, Optional, TypeVar
+
+Client = TypeVar("Client", bound="ClientBase")
 
 DEFAULT_TIMEOUT = 120.0        # seconds without an answer (or a stream event)
 DEFAULT_RETRIES = 3            # retries of a refused request, at most
@@ -22,7 +26,7 @@ class IsoboxError(Exception):
     "connection_failed" (refused, reset, no such host, TLS, a stream cut
     short) or "timeout" (no answer within the client's timeout)."""
 
-    def __init__(self, status, code, message, retry_after=None):
+    def __init__(self, status: int, code: str, message: str, retry_after: Optional[float] = None) -> None:
         super().__init__(f"{status} {code}: {message}" if status else f"{code}: {message}")
         self.status = status
         self.code = code
@@ -30,7 +34,7 @@ class IsoboxError(Exception):
         self.retry_after = retry_after
 
 
-def succeeded(result):
+def succeeded(result: Any) -> bool:
     """Whether a result (of execute(), a session step, or the data of a
     stream's "result" event) is a run that went well: the program ran (so a
     compile, if any, succeeded), exited 0, and was not stopped at a limit
@@ -73,6 +77,50 @@ def step_body(code, files, stdin, args, limits):
     return fields(code=code, files=files, stdin=stdin, args=args, limits=limits)
 
 
+def memory_path(key):
+    """/v1/memory/{key}: the key's bytes percent-encoded, its slashes kept."""
+    if not isinstance(key, str) or not key:
+        raise ValueError(f"a memory key is a non-empty string, not {key!r}")
+    return "/v1/memory/" + urllib.parse.quote(key, safe="/")
+
+
+def memory_put_parts(key, ttl_seconds, if_match, if_none_match):
+    """(path, headers) of a PUT /v1/memory/{key}."""
+    path = memory_path(key)
+    if ttl_seconds is not None:
+        path += "?" + urllib.parse.urlencode({"ttlSeconds": int(ttl_seconds)})
+    headers = {}
+    if if_match is not None:
+        headers["If-Match"] = if_match if if_match == "*" else quote_etag(if_match)
+    if if_none_match:
+        headers["If-None-Match"] = "*"
+    return path, headers
+
+
+def quote_etag(etag):
+    """An etag as the items carry it ("5f0c...") or as ETag headers do
+    (quoted): quoted, as If-Match wants it."""
+    return etag if etag.startswith('"') else f'"{etag}"'
+
+
+def memory_list_path(prefix, limit, cursor):
+    return "/v1/memory?" + urllib.parse.urlencode(fields(prefix=prefix, limit=limit, cursor=cursor))
+
+
+def memory_value(key, data, headers):
+    """What get() returns: the bytes and what the server said of them."""
+    etag = headers.get("etag") or ""
+    return {"key": key, "value": data,
+            "contentType": headers.get("content-type") or "application/octet-stream",
+            "etag": etag.strip('"')}
+
+
+def volume_path(name):
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"a volume name is a non-empty string, not {name!r}")
+    return "/v1/volumes/" + quote(name)
+
+
 class ClientBase:
     """What both clients keep: the server, the key and the retry settings
     (checked here once)."""
@@ -88,8 +136,33 @@ class ClientBase:
     def __repr__(self):
         return f"<isobox.{type(self).__name__} {self.url}>"
 
+    def with_options(self: Client, *, timeout: Optional[float] = None, retries: Optional[int] = None,
+                     max_retry_wait: Optional[float] = None) -> Client:
+        """A copy of this client with other options, for one call or a few:
+        box.with_options(timeout=600).execute(...). The original is unchanged."""
+        other = copy.copy(self)
+        other.timeout = self.timeout if timeout is None else timeout
+        other.retries = self.retries if retries is None else retries
+        other.max_retry_wait = self.max_retry_wait if max_retry_wait is None else max_retry_wait
+        check_options(other.timeout, other.retries, other.max_retry_wait)
+        return other
 
-class SessionBase:
+
+class PlaceBase:
+    """What has files on the server (a session's /workspace, a volume):
+    the paths of its files and listings."""
+
+    _path = ""
+
+    def _file(self, path):
+        return self._path + "/files/" + quote(path)
+
+    def _listing(self, path):
+        query = "" if path is None else "?" + urllib.parse.urlencode({"path": path})
+        return self._path + "/files" + query
+
+
+class SessionBase(PlaceBase):
     """What both clients' sessions keep: the server's record and the paths."""
 
     def __init__(self, client, info):
@@ -101,12 +174,18 @@ class SessionBase:
     def __repr__(self):
         return f"<isobox.{type(self).__name__} {self.id} {self.info.get('language')} {self.info.get('type')}>"
 
-    def _file(self, path):
-        return self._path + "/files/" + quote(path)
 
-    def _listing(self, path):
-        query = "" if path is None else "?" + urllib.parse.urlencode({"path": path})
-        return self._path + "/files" + query
+class VolumeBase(PlaceBase):
+    """What both clients' volumes keep: the server's record and the paths."""
+
+    def __init__(self, client, info):
+        self._client = client
+        self.info = info
+        self.name = info["name"]
+        self._path = volume_path(self.name)
+
+    def __repr__(self):
+        return f"<isobox.{type(self).__name__} {self.name} {self.info.get('sizeBytes')} bytes>"
 
 
 # Closing a session: a passing failure (no answer, 502, 503, 504) is tried
@@ -127,10 +206,10 @@ def close_is_done(err, attempt):
     return False
 
 
-def request_parts(api_key, body, data, content_type, accept):
+def request_parts(api_key, body, data, content_type, accept, extra=None):
     """(bytes to send, headers) of one request. body: JSON to send; data:
-    raw bytes."""
-    headers = {"Accept": accept}
+    raw bytes; extra: more headers (If-Match)."""
+    headers = {"Accept": accept, **(extra or {})}
     if body is not None:
         data = json.dumps(body).encode()
         content_type = "application/json"

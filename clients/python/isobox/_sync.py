@@ -5,11 +5,15 @@ import socket
 import time
 import urllib.error
 import urllib.request
+from typing import Any, Dict, Iterator, List, Optional
 
 from ._core import (DEFAULT_MAX_RETRY_WAIT, DEFAULT_RETRIES, DEFAULT_TIMEOUT, IsoboxError,
                     CLOSE_BACKOFF, CLOSE_TRIES, ClientBase, RetryBudget, SessionBase, SSEParser,
-                    close_is_done, error_from_answer, execute_body, quote, request_parts,
-                    session_body, step_body)
+                    VolumeBase, close_is_done, error_from_answer, execute_body, memory_list_path,
+                    memory_path, memory_put_parts, memory_value, quote, quote_etag,
+                    request_parts, session_body, step_body, volume_path)
+from ._types import (Data, FileEntry, FileWritten, MemoryItem, MemoryPage, MemoryValue, Result,
+                     Runtimes, SessionInfo, StreamEvent, VolumeInfo)
 
 
 class Isobox(ClientBase):
@@ -26,22 +30,30 @@ class Isobox(ClientBase):
     server asks for longer than is left, the refusal raises. retries=0:
     never."""
 
-    def __init__(self, url, api_key=None, timeout=DEFAULT_TIMEOUT, retries=DEFAULT_RETRIES,
-                 max_retry_wait=DEFAULT_MAX_RETRY_WAIT):
+    def __init__(self, url: str, api_key: Optional[str] = None, timeout: float = DEFAULT_TIMEOUT,
+                 retries: int = DEFAULT_RETRIES, max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT) -> None:
         super().__init__(url, api_key, timeout, retries, max_retry_wait)
 
     # -- public API ---------------------------------------------------------
 
-    def execute(self, language, code=None, *, files=None, stdin=None, args=None, limits=None,
-                network=None, version=None, outputs=None, volume=None, volume_read_only=None):
+    def execute(self, language: str, code: Optional[str] = None, *,
+                files: Optional[List[Dict[str, Any]]] = None, stdin: Optional[str] = None,
+                args: Optional[List[str]] = None, limits: Optional[Dict[str, Any]] = None,
+                network: Optional[bool] = None, version: Optional[str] = None,
+                outputs: Optional[List[str]] = None, volume: Optional[str] = None,
+                volume_read_only: Optional[bool] = None) -> Result:
         """Run code (or files) and return the result dict ({"run": {...}, ...});
         succeeded(result) says whether the run went well."""
         return self._json("POST", "/execute", execute_body(
             language, code, files, stdin, args, limits, network, version, outputs, volume,
             volume_read_only))
 
-    def stream(self, language, code=None, *, files=None, stdin=None, args=None, limits=None,
-               network=None, version=None, outputs=None, volume=None, volume_read_only=None):
+    def stream(self, language: str, code: Optional[str] = None, *,
+               files: Optional[List[Dict[str, Any]]] = None, stdin: Optional[str] = None,
+               args: Optional[List[str]] = None, limits: Optional[Dict[str, Any]] = None,
+               network: Optional[bool] = None, version: Optional[str] = None,
+               outputs: Optional[List[str]] = None, volume: Optional[str] = None,
+               volume_read_only: Optional[bool] = None) -> Iterator[StreamEvent]:
         """Run code, yielding events as they happen:
         {"event": "stdout" | "stderr", "data": bytes},
         {"event": "compile", "data": {...}}, and last
@@ -50,12 +62,14 @@ class Isobox(ClientBase):
             language, code, files, stdin, args, limits, network, version, outputs, volume,
             volume_read_only))
 
-    def runtimes(self):
+    def runtimes(self) -> Runtimes:
         """The languages, versions and aliases the server offers."""
         return self._json("GET", "/runtimes")
 
-    def session(self, language, type="shell", *, version=None, limits=None, network=None,
-                idle_timeout_ms=None, max_lifetime_ms=None, volume=None, volume_read_only=None):
+    def session(self, language: str, type: str = "shell", *, version: Optional[str] = None,
+                limits: Optional[Dict[str, Any]] = None, network: Optional[bool] = None,
+                idle_timeout_ms: Optional[int] = None, max_lifetime_ms: Optional[int] = None,
+                volume: Optional[str] = None, volume_read_only: Optional[bool] = None) -> "Session":
         """Create a session (POST /v1/sessions) and return it as a Session.
         type "kernel" (python only) keeps a live interpreter between steps;
         "shell" runs each step as a new program in the same /workspace.
@@ -64,23 +78,42 @@ class Isobox(ClientBase):
             language, type, version, limits, network, idle_timeout_ms, max_lifetime_ms, volume,
             volume_read_only)))
 
-    def attach(self, session_id):
+    def attach(self, session_id: str) -> "Session":
         """The Session of an existing session id (GET /v1/sessions/{id})."""
         return Session(self, self._json("GET", "/v1/sessions/" + quote(session_id)))
 
-    def sessions(self):
+    def sessions(self) -> List[SessionInfo]:
         """The live sessions, as Session JSON dicts."""
         return self._json("GET", "/v1/sessions")["sessions"]
 
+    @property
+    def memory(self) -> "Memory":
+        """The tenant's key-value memory (/v1/memory): get, put, delete,
+        list, keys."""
+        return Memory(self)
+
+    def create_volume(self, name: str, size_bytes: int) -> "Volume":
+        """Make a volume (POST /v1/volumes) and return it as a Volume."""
+        return Volume(self, self._json("POST", "/v1/volumes", {"name": name, "sizeBytes": size_bytes}))
+
+    def volume(self, name: str) -> "Volume":
+        """The Volume of an existing volume (GET /v1/volumes/{name}, with usedBytes)."""
+        return Volume(self, self._json("GET", volume_path(name)))
+
+    def volumes(self) -> List[VolumeInfo]:
+        """The tenant's volumes, as JSON dicts, by name."""
+        return self._json("GET", "/v1/volumes")["volumes"]
+
     # -- plumbing -------------------------------------------------------------
 
-    def _json(self, method, path, body=None):
-        return json.loads(self._call(method, path, body))
+    def _json(self, method, path, body=None, *, headers=None):
+        return json.loads(self._call(method, path, body, headers=headers))
 
     def _call(self, method, path, body=None, *, data=None, content_type=None,
-              accept="application/json"):
+              accept="application/json", headers=None):
         """The body of a 2xx answer, as bytes; else IsoboxError."""
-        resp = self._open(method, path, body, data=data, content_type=content_type, accept=accept)
+        resp = self._open(method, path, body, data=data, content_type=content_type, accept=accept,
+                          headers=headers)
         with resp:
             try:
                 return resp.read()
@@ -106,10 +139,10 @@ class Isobox(ClientBase):
                                   "the stream: it ended before its result")
 
     def _open(self, method, path, body=None, *, data=None, content_type=None,
-              accept="application/json"):
+              accept="application/json", headers=None):
         """The response of a 2xx answer (sent again on a refusal the retry
         rule allows); else IsoboxError. body: JSON to send; data: raw bytes."""
-        data, headers = request_parts(self.api_key, body, data, content_type, accept)
+        data, headers = request_parts(self.api_key, body, data, content_type, accept, headers)
         budget = RetryBudget(self.retries, self.max_retry_wait)
         while True:
             req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
@@ -151,18 +184,22 @@ class Session(SessionBase):
     def __exit__(self, *exc):
         self.close()
 
-    def exec(self, code=None, *, files=None, stdin=None, args=None, limits=None):
+    def exec(self, code: Optional[str] = None, *, files: Optional[List[Dict[str, Any]]] = None,
+             stdin: Optional[str] = None, args: Optional[List[str]] = None,
+             limits: Optional[Dict[str, Any]] = None) -> Result:
         """Run one step; return the result dict ({"run", "session", and for a
         kernel "kernel": {"value", "error", "images", "outputs", "restarted"}}).
         limits: wallTimeMs, outputBytes. A kernel step takes code only."""
         return self._client._json("POST", self._path + "/exec",
                                   step_body(code, files, stdin, args, limits))
 
-    def stream(self, code=None, *, files=None, stdin=None, args=None, limits=None):
+    def stream(self, code: Optional[str] = None, *, files: Optional[List[Dict[str, Any]]] = None,
+               stdin: Optional[str] = None, args: Optional[List[str]] = None,
+               limits: Optional[Dict[str, Any]] = None) -> Iterator[StreamEvent]:
         """Run one step, yielding events as Isobox.stream does."""
         return self._client._stream(self._path + "/exec", step_body(code, files, stdin, args, limits))
 
-    def upload(self, path, data):
+    def upload(self, path: str, data: Data) -> FileWritten:
         """Write a file (bytes, or str as UTF-8) at path under /workspace,
         making its directories; returns {"path", "size"}."""
         if isinstance(data, str):
@@ -170,25 +207,25 @@ class Session(SessionBase):
         return json.loads(self._client._call("PUT", self._file(path), data=bytes(data),
                                              content_type="application/octet-stream"))
 
-    def download(self, path):
+    def download(self, path: str) -> bytes:
         """The bytes of the file at path under /workspace."""
         return self._client._call("GET", self._file(path), accept="application/octet-stream")
 
-    def files(self, path=None):
+    def files(self, path: Optional[str] = None) -> List[FileEntry]:
         """The entries of a directory under /workspace (default: itself):
         [{"name", "type": "file"|"directory"|"link"|"other", "size", "mtime"}]."""
         return self._client._json("GET", self._listing(path))["entries"]
 
-    def remove(self, path):
+    def remove(self, path: str) -> None:
         """Delete a file, a link, or a directory with all it holds."""
         self._client._call("DELETE", self._file(path))
 
-    def refresh(self):
+    def refresh(self) -> SessionInfo:
         """Fetch the session's state again (GET); returns and keeps .info."""
         self.info = self._client._json("GET", self._path)
         return self.info
 
-    def close(self):
+    def close(self) -> None:
         """Delete the session and its sandbox. A session already gone (404,
         410) is not an error: closing twice is fine. A passing failure (no
         answer, 502, 503, 504) is tried again twice before it raises."""
@@ -200,3 +237,97 @@ class Session(SessionBase):
                 if close_is_done(err, attempt):
                     return
             time.sleep(CLOSE_BACKOFF * (attempt + 1))
+
+
+class Memory:
+    """The tenant's memory (/v1/memory): values (bytes) under keys, kept
+    across runs, sessions and restarts. Made by Isobox.memory."""
+
+    def __init__(self, client):
+        self._client = client
+
+    def get(self, key: str) -> MemoryValue:
+        """{"key", "value": bytes, "contentType", "etag"}; IsoboxError 404
+        key_not_found when it is not there (or expired)."""
+        resp = self._client._open("GET", memory_path(key), accept="*/*")
+        with resp:
+            try:
+                data = resp.read()
+            except Exception as err:
+                raise self._client._unreachable(err, "while reading the answer") from err
+            return memory_value(key, data, {k.lower(): v for k, v in resp.headers.items()})
+
+    def put(self, key: str, value: Any, *, content_type: Optional[str] = None,
+            ttl_seconds: Optional[int] = None, if_match: Optional[str] = None,
+            if_none_match: bool = False) -> MemoryItem:
+        """Store value (bytes; str as UTF-8 text/plain; anything else as
+        JSON) under key; the item {"key", "size", "contentType", "etag",
+        "updatedAt", "expiresAt"}. if_match: an etag read before (or "*":
+        only over a key that is there); if_none_match=True: only a new key.
+        A condition that does not hold is IsoboxError 412 precondition_failed."""
+        if isinstance(value, str):
+            data, kind = value.encode(), "text/plain; charset=utf-8"
+        elif isinstance(value, (bytes, bytearray, memoryview)):
+            data, kind = bytes(value), "application/octet-stream"
+        else:
+            data, kind = json.dumps(value).encode(), "application/json"
+        path, headers = memory_put_parts(key, ttl_seconds, if_match, if_none_match)
+        return json.loads(self._client._call("PUT", path, data=data, content_type=content_type or kind,
+                                             headers=headers))
+
+    def delete(self, key: str, *, if_match: Optional[str] = None) -> None:
+        """Delete key (IsoboxError 404 key_not_found if it is not there)."""
+        headers = {"If-Match": quote_etag(if_match)} if if_match else None
+        self._client._call("DELETE", memory_path(key), headers=headers)
+
+    def list(self, prefix: Optional[str] = None, *, limit: Optional[int] = None,
+             cursor: Optional[str] = None) -> MemoryPage:
+        """One page of the keys that start with prefix, in byte order:
+        {"keys": [item, ...], "cursor": the last key, or None on the last page}."""
+        return self._client._json("GET", memory_list_path(prefix, limit, cursor))
+
+    def keys(self, prefix: Optional[str] = None) -> Iterator[MemoryItem]:
+        """Every item whose key starts with prefix, page after page."""
+        cursor = None
+        while True:
+            page = self.list(prefix, cursor=cursor)
+            yield from page["keys"]
+            cursor = page.get("cursor")
+            if not cursor:
+                return
+
+
+class Volume(VolumeBase):
+    """A volume on the server: a filesystem of the tenant's that outlives
+    runs; a run or a session given volume=its name finds it at /memory.
+    Made by Isobox.create_volume() or Isobox.volume()."""
+
+    def upload(self, path: str, data: Data) -> FileWritten:
+        """Write a file (bytes, or str as UTF-8) at path in the volume,
+        making its directories; returns {"path", "size"}."""
+        if isinstance(data, str):
+            data = data.encode()
+        return json.loads(self._client._call("PUT", self._file(path), data=bytes(data),
+                                             content_type="application/octet-stream"))
+
+    def download(self, path: str) -> bytes:
+        """The bytes of the file at path in the volume."""
+        return self._client._call("GET", self._file(path), accept="application/octet-stream")
+
+    def files(self, path: Optional[str] = None) -> List[FileEntry]:
+        """The entries of a directory of the volume (default: its root)."""
+        return self._client._json("GET", self._listing(path))["entries"]
+
+    def remove(self, path: str) -> None:
+        """Delete a file, or a directory with all it holds."""
+        self._client._call("DELETE", self._file(path))
+
+    def refresh(self) -> VolumeInfo:
+        """Fetch the volume's record again (with usedBytes); returns and keeps .info."""
+        self.info = self._client._json("GET", self._path)
+        return self.info
+
+    def delete(self) -> None:
+        """Delete the volume and every file in it (IsoboxError 409
+        volume_busy while a run, a session or a files call uses it)."""
+        self._client._call("DELETE", self._path)

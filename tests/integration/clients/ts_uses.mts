@@ -1,7 +1,7 @@
 // Type-checked (tsc --strict, not run) by test_clients.py against the
 // installed package's isobox.d.ts: the documented uses must compile.
-import { Isobox, IsoboxError, Session, succeeded } from 'isobox';
-import type { Result, StreamEvent, SessionInfo, FileEntry, Runtimes } from 'isobox';
+import { Isobox, IsoboxError, Memory, Session, Volume, succeeded } from 'isobox';
+import type { Result, StreamEvent, SessionInfo, FileEntry, Runtimes, MemoryItem, MemoryValue, MemoryPage, VolumeInfo } from 'isobox';
 
 export async function uses(url: string): Promise<void> {
   const box = new Isobox(url, { apiKey: 'ibx_x', timeoutMs: 5000, retries: 0, maxRetryWaitMs: 1000 });
@@ -35,6 +35,27 @@ export async function uses(url: string): Promise<void> {
   const again: Session = await box.attach(s.id);
   await s.remove('a.bin');
   await s.close();
+  const mem: Memory = box.memory;
+  const item: MemoryItem = await mem.put('notes/plan', { step: 2 }, { ttlSeconds: 60, ifNoneMatch: true });
+  const got: MemoryValue = await mem.get('notes/plan');
+  const bytes: Uint8Array = got.value;
+  await mem.put('notes/plan', 'text', { ifMatch: got.etag, contentType: 'text/plain' });
+  const page: MemoryPage = await mem.list('notes/', { limit: 10 });
+  const cursor: string | null = page.cursor;
+  for await (const i of mem.keys('notes/')) {
+    const expires: string | null = i.expiresAt;
+  }
+  await mem.delete('notes/plan', { ifMatch: item.etag });
+  const vol: Volume = await box.createVolume('data', 1 << 24);
+  const vinfo: VolumeInfo = await vol.refresh();
+  const used: number | null | undefined = (await box.volume('data')).info.usedBytes;
+  const vols: VolumeInfo[] = await box.volumes();
+  await vol.upload('a.csv', 'a,b');
+  const vbytes: Uint8Array = await vol.download('a.csv');
+  const ventries: FileEntry[] = await vol.files();
+  await vol.remove('a.csv');
+  await vol.delete();
+  const slow: Isobox = box.withOptions({ timeoutMs: 600000 });
   try {
     await box.runtimes();
   } catch (e) {
