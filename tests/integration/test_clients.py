@@ -111,7 +111,7 @@ def test_js_package_installs_by_name(tmp_path, js_project):
     out = run(["node", "--input-type=module", "-e",
                "import * as m from 'isobox'; console.log(JSON.stringify(Object.keys(m).sort()))"],
               cwd=str(tmp_path))
-    assert json.loads(out.stdout) == ["Isobox", "IsoboxError", "Session", "succeeded"]
+    assert json.loads(out.stdout) == ["Isobox", "IsoboxError", "Memory", "Session", "Volume", "succeeded"]
     installed = os.path.join(js_project, "node_modules", "isobox")
     assert not os.path.islink(installed)
     assert sorted(os.listdir(installed)) == ["README.md", "isobox.d.ts", "isobox.mjs", "package.json"]
