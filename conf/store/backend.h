@@ -8,7 +8,8 @@
  * that are the same for both (store.c). An operation takes the store
  * and reaches its own connection through it (s->sqlite or s->redis).
  *
- * The arguments are store.h's, and mean what it says there; now_ms is
+ * The arguments are store.h's, and mean what it says there; outputs come
+ * cleared (store.c clears them once, for both backends); now_ms is
  * the wall clock, read once by the face so that both backends see the
  * same instant (Redis' leases are kept in it).
  */

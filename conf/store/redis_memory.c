@@ -79,7 +79,6 @@ bool redis_memory_get(struct store *s, const char *tenant, const char *key, int6
 		      struct memory_item *out, struct fault *f)
 {
 	struct redis_store *r = s->redis;
-	*out = (struct memory_item){0};
 	struct redis_args a;
 	args_start(&a, tenant, now_ms);
 	redis_arg_str(&a, key);
@@ -260,9 +259,6 @@ bool redis_memory_list(struct store *s, const char *tenant, const char *prefix, 
 		       struct fault *f)
 {
 	struct redis_store *r = s->redis;
-	*out = NULL;
-	*n = 0;
-	*more = false;
 	/* key >= prefix and key > after; key < the end of the prefix. */
 	size_t plen = strlen(prefix), end_len;
 	autofree char *min = xasprintf(strcmp(after, prefix) >= 0 && *after ? "(%s" : "[%s",

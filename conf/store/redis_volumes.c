@@ -179,8 +179,6 @@ bool redis_volume_list(struct store *s, const char *tenant, struct volume **out,
 		       struct fault *f)
 {
 	struct redis_store *r = s->redis;
-	*out = NULL;
-	*n = 0;
 	struct redis_args a = {0};
 	redis_arg_str(&a, tenant);
 	redisReply *rep = redis_eval(r, "volume list", volume_list_script, &a, f);
