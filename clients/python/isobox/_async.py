@@ -4,12 +4,12 @@ import asyncio
 import json
 import ssl
 import urllib.parse
-from typing import Any, AsyncIterator, Dict, List, Optional
+from typing import Any, AsyncIterator, Callable, Dict, List, Optional
 
 from ._core import (DEFAULT_MAX_RETRY_WAIT, DEFAULT_RETRIES, DEFAULT_TIMEOUT, IsoboxError,
                     CLOSE_BACKOFF, CLOSE_TRIES, ClientBase, RetryBudget, SessionBase, SSEParser,
-                    VolumeBase, close_is_done, error_from_answer, execute_body, memory_list_path,
-                    memory_path, memory_put_parts, memory_value, quote, quote_etag,
+                    VolumeBase, close_is_done, error_from_answer, execute_body, file_body, memory_list_path,
+                    memory_body, memory_path, memory_put_parts, memory_value, quote, quote_etag,
                     request_parts, session_body, step_body, volume_path)
 from ._types import (Data, FileEntry, FileWritten, MemoryItem, MemoryPage, MemoryValue, Result,
                      Runtimes, SessionInfo, StreamEvent, VolumeInfo)
@@ -317,7 +317,33 @@ class _SessionStart:
         await self._session.close()
 
 
-class AsyncSession(SessionBase):
+class _AsyncFiles:
+    """The files of a session's /workspace or of a volume, for the asyncio
+    client: _Files's methods as coroutines."""
+
+    _client: AsyncIsobox
+    _file: Callable[[str], str]
+    _listing: Callable[[Optional[str]], str]
+
+    async def upload(self, path: str, data: Data) -> FileWritten:
+        """Write a file (bytes, or str as UTF-8); {"path", "size"}."""
+        return json.loads(await self._client._call("PUT", self._file(path), data=file_body(data),
+                                                   content_type="application/octet-stream"))
+
+    async def download(self, path: str) -> bytes:
+        """The bytes of the file at path."""
+        return await self._client._call("GET", self._file(path), accept="application/octet-stream")
+
+    async def files(self, path: Optional[str] = None) -> List[FileEntry]:
+        """The entries of a directory (default: the top)."""
+        return (await self._client._json("GET", self._listing(path)))["entries"]
+
+    async def remove(self, path: str) -> None:
+        """Delete a file, a link, or a directory with all it holds."""
+        await self._client._call("DELETE", self._file(path))
+
+
+class AsyncSession(SessionBase, _AsyncFiles):
     """A session on the server, for the asyncio client: the methods of
     Session, as coroutines (stream: an async generator)."""
 
@@ -340,25 +366,6 @@ class AsyncSession(SessionBase):
                limits: Optional[Dict[str, Any]] = None) -> AsyncIterator[StreamEvent]:
         """Run one step; an async generator of its events."""
         return self._client._stream(self._path + "/exec", step_body(code, files, stdin, args, limits))
-
-    async def upload(self, path: str, data: Data) -> FileWritten:
-        """Write a file (bytes, or str as UTF-8) under /workspace; {"path", "size"}."""
-        if isinstance(data, str):
-            data = data.encode()
-        return json.loads(await self._client._call("PUT", self._file(path), data=bytes(data),
-                                                   content_type="application/octet-stream"))
-
-    async def download(self, path: str) -> bytes:
-        """The bytes of the file at path under /workspace."""
-        return await self._client._call("GET", self._file(path), accept="application/octet-stream")
-
-    async def files(self, path: Optional[str] = None) -> List[FileEntry]:
-        """The entries of a directory under /workspace (default: itself)."""
-        return (await self._client._json("GET", self._listing(path)))["entries"]
-
-    async def remove(self, path: str) -> None:
-        """Delete a file, a link, or a directory with all it holds."""
-        await self._client._call("DELETE", self._file(path))
 
     async def refresh(self) -> SessionInfo:
         """Fetch the session's state again; returns and keeps .info."""
@@ -398,15 +405,10 @@ class AsyncMemory:
                   ttl_seconds: Optional[int] = None, if_match: Optional[str] = None,
                   if_none_match: bool = False) -> MemoryItem:
         """Store value under key; the item (as Memory.put)."""
-        if isinstance(value, str):
-            data, kind = value.encode(), "text/plain; charset=utf-8"
-        elif isinstance(value, (bytes, bytearray, memoryview)):
-            data, kind = bytes(value), "application/octet-stream"
-        else:
-            data, kind = json.dumps(value).encode(), "application/json"
+        data, kind = memory_body(value, content_type)
         path, headers = memory_put_parts(key, ttl_seconds, if_match, if_none_match)
         return json.loads(await self._client._call("PUT", path, data=data,
-                                                   content_type=content_type or kind, headers=headers))
+                                                   content_type=kind, headers=headers))
 
     async def delete(self, key: str, *, if_match: Optional[str] = None) -> None:
         """Delete key (as Memory.delete)."""
@@ -430,27 +432,8 @@ class AsyncMemory:
                 return
 
 
-class AsyncVolume(VolumeBase):
+class AsyncVolume(VolumeBase, _AsyncFiles):
     """A volume, for the asyncio client: Volume's methods as coroutines."""
-
-    async def upload(self, path: str, data: Data) -> FileWritten:
-        """Write a file (bytes, or str as UTF-8) in the volume; {"path", "size"}."""
-        if isinstance(data, str):
-            data = data.encode()
-        return json.loads(await self._client._call("PUT", self._file(path), data=bytes(data),
-                                                   content_type="application/octet-stream"))
-
-    async def download(self, path: str) -> bytes:
-        """The bytes of the file at path in the volume."""
-        return await self._client._call("GET", self._file(path), accept="application/octet-stream")
-
-    async def files(self, path: Optional[str] = None) -> List[FileEntry]:
-        """The entries of a directory of the volume (default: its root)."""
-        return (await self._client._json("GET", self._listing(path)))["entries"]
-
-    async def remove(self, path: str) -> None:
-        """Delete a file, or a directory with all it holds."""
-        await self._client._call("DELETE", self._file(path))
 
     async def refresh(self) -> VolumeInfo:
         """Fetch the volume's record again; returns and keeps .info."""

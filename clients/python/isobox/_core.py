@@ -97,6 +97,23 @@ def memory_put_parts(key, ttl_seconds, if_match, if_none_match):
     return path, headers
 
 
+def memory_body(value, content_type):
+    """(bytes, Content-Type) of a value to put: bytes as they are, a str as
+    UTF-8 text, anything else as JSON; content_type overrides the kind."""
+    if isinstance(value, str):
+        data, kind = value.encode(), "text/plain; charset=utf-8"
+    elif isinstance(value, (bytes, bytearray, memoryview)):
+        data, kind = bytes(value), "application/octet-stream"
+    else:
+        data, kind = json.dumps(value).encode(), "application/json"
+    return data, content_type or kind
+
+
+def file_body(data):
+    """A file's bytes to upload: bytes, or a str as UTF-8."""
+    return bytes(data.encode() if isinstance(data, str) else data)
+
+
 def quote_etag(etag):
     """An etag as the items carry it ("5f0c...") or as ETag headers do
     (quoted): quoted, as If-Match wants it."""

@@ -5,12 +5,12 @@ import socket
 import time
 import urllib.error
 import urllib.request
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 from ._core import (DEFAULT_MAX_RETRY_WAIT, DEFAULT_RETRIES, DEFAULT_TIMEOUT, IsoboxError,
                     CLOSE_BACKOFF, CLOSE_TRIES, ClientBase, RetryBudget, SessionBase, SSEParser,
-                    VolumeBase, close_is_done, error_from_answer, execute_body, memory_list_path,
-                    memory_path, memory_put_parts, memory_value, quote, quote_etag,
+                    VolumeBase, close_is_done, error_from_answer, execute_body, file_body, memory_list_path,
+                    memory_body, memory_path, memory_put_parts, memory_value, quote, quote_etag,
                     request_parts, session_body, step_body, volume_path)
 from ._types import (Data, FileEntry, FileWritten, MemoryItem, MemoryPage, MemoryValue, Result,
                      Runtimes, SessionInfo, StreamEvent, VolumeInfo)
@@ -174,9 +174,38 @@ class Isobox(ClientBase):
         raise err
 
 
-class Session(SessionBase):
+class _Files:
+    """The files of a session's /workspace or of a volume (PlaceBase's
+    paths), for Session and Volume."""
+
+    _client: Isobox
+    _file: Callable[[str], str]
+    _listing: Callable[[Optional[str]], str]
+
+    def upload(self, path: str, data: Data) -> FileWritten:
+        """Write a file (bytes, or str as UTF-8) at path, making its
+        directories; returns {"path", "size"}."""
+        return json.loads(self._client._call("PUT", self._file(path), data=file_body(data),
+                                             content_type="application/octet-stream"))
+
+    def download(self, path: str) -> bytes:
+        """The bytes of the file at path."""
+        return self._client._call("GET", self._file(path), accept="application/octet-stream")
+
+    def files(self, path: Optional[str] = None) -> List[FileEntry]:
+        """The entries of a directory (default: the top):
+        [{"name", "type": "file"|"directory"|"link"|"other", "size", "mtime"}]."""
+        return self._client._json("GET", self._listing(path))["entries"]
+
+    def remove(self, path: str) -> None:
+        """Delete a file, a link, or a directory with all it holds."""
+        self._client._call("DELETE", self._file(path))
+
+
+class Session(SessionBase, _Files):
     """A session on the server: one sandbox kept between steps. Made by
-    Isobox.session(); close() (or leaving a `with` block) deletes it."""
+    Isobox.session(); close() (or leaving a `with` block) deletes it. Its
+    files (upload, download, files, remove) are under /workspace."""
 
     def __enter__(self):
         return self
@@ -198,27 +227,6 @@ class Session(SessionBase):
                limits: Optional[Dict[str, Any]] = None) -> Iterator[StreamEvent]:
         """Run one step, yielding events as Isobox.stream does."""
         return self._client._stream(self._path + "/exec", step_body(code, files, stdin, args, limits))
-
-    def upload(self, path: str, data: Data) -> FileWritten:
-        """Write a file (bytes, or str as UTF-8) at path under /workspace,
-        making its directories; returns {"path", "size"}."""
-        if isinstance(data, str):
-            data = data.encode()
-        return json.loads(self._client._call("PUT", self._file(path), data=bytes(data),
-                                             content_type="application/octet-stream"))
-
-    def download(self, path: str) -> bytes:
-        """The bytes of the file at path under /workspace."""
-        return self._client._call("GET", self._file(path), accept="application/octet-stream")
-
-    def files(self, path: Optional[str] = None) -> List[FileEntry]:
-        """The entries of a directory under /workspace (default: itself):
-        [{"name", "type": "file"|"directory"|"link"|"other", "size", "mtime"}]."""
-        return self._client._json("GET", self._listing(path))["entries"]
-
-    def remove(self, path: str) -> None:
-        """Delete a file, a link, or a directory with all it holds."""
-        self._client._call("DELETE", self._file(path))
 
     def refresh(self) -> SessionInfo:
         """Fetch the session's state again (GET); returns and keeps .info."""
@@ -265,14 +273,9 @@ class Memory:
         "updatedAt", "expiresAt"}. if_match: an etag read before (or "*":
         only over a key that is there); if_none_match=True: only a new key.
         A condition that does not hold is IsoboxError 412 precondition_failed."""
-        if isinstance(value, str):
-            data, kind = value.encode(), "text/plain; charset=utf-8"
-        elif isinstance(value, (bytes, bytearray, memoryview)):
-            data, kind = bytes(value), "application/octet-stream"
-        else:
-            data, kind = json.dumps(value).encode(), "application/json"
+        data, kind = memory_body(value, content_type)
         path, headers = memory_put_parts(key, ttl_seconds, if_match, if_none_match)
-        return json.loads(self._client._call("PUT", path, data=data, content_type=content_type or kind,
+        return json.loads(self._client._call("PUT", path, data=data, content_type=kind,
                                              headers=headers))
 
     def delete(self, key: str, *, if_match: Optional[str] = None) -> None:
@@ -297,30 +300,11 @@ class Memory:
                 return
 
 
-class Volume(VolumeBase):
+class Volume(VolumeBase, _Files):
     """A volume on the server: a filesystem of the tenant's that outlives
     runs; a run or a session given volume=its name finds it at /memory.
-    Made by Isobox.create_volume() or Isobox.volume()."""
-
-    def upload(self, path: str, data: Data) -> FileWritten:
-        """Write a file (bytes, or str as UTF-8) at path in the volume,
-        making its directories; returns {"path", "size"}."""
-        if isinstance(data, str):
-            data = data.encode()
-        return json.loads(self._client._call("PUT", self._file(path), data=bytes(data),
-                                             content_type="application/octet-stream"))
-
-    def download(self, path: str) -> bytes:
-        """The bytes of the file at path in the volume."""
-        return self._client._call("GET", self._file(path), accept="application/octet-stream")
-
-    def files(self, path: Optional[str] = None) -> List[FileEntry]:
-        """The entries of a directory of the volume (default: its root)."""
-        return self._client._json("GET", self._listing(path))["entries"]
-
-    def remove(self, path: str) -> None:
-        """Delete a file, or a directory with all it holds."""
-        self._client._call("DELETE", self._file(path))
+    Made by Isobox.create_volume() or Isobox.volume(); its files (upload,
+    download, files, remove) are under its top."""
 
     def refresh(self) -> VolumeInfo:
         """Fetch the volume's record again (with usedBytes); returns and keeps .info."""
