@@ -13,9 +13,11 @@
 #                     (ISOBOX_URL, PREFIX, ...: tests/integration/conftest.py),
 #                     without installing or restarting anything; then the
 #                     attacks again with the warm pool on (--sandbox-path=warm),
-#                     and on the runc backend (--backend=runc). They write the
-#                     table of attacks to bin/AUDIT.md, and every test's time
-#                     to bin/durations-PASS.txt
+#                     and on the runc backend (--backend=runc); each pass in
+#                     shards at once against three isobox instances
+#                     (tests/passes.sh). They write the table of attacks to
+#                     bin/AUDIT.md, and every test's time to
+#                     bin/durations-PASS-SHARD.txt
 #   make audit        copy bin/AUDIT.md (from the last whole run of the three
 #                     passes) over docs/AUDIT.md, to commit
 #   make stop         stop what `make run` started
@@ -224,6 +226,7 @@ run: setup images install egress start images-later
 	@echo "isobox is serving on http://127.0.0.1:$(PORT)"
 
 stop:
+	bash tests/passes.sh stop
 	bash deploy/pool.sh stop
 
 cluster: SETUP_OPTIONS = --cluster
@@ -241,17 +244,20 @@ cluster-stop:
 # on 5205737 (issue 33): cold pass 27-48 min, warm 4.5-8.5, runc 10-11, the
 # whole 45 min; on da9e59f, a freshly booted host: cold 31, warm 4, runc 10,
 # the whole 67 with every image built (19 of it). The passes are over budget
-# today; bin/durations-PASS.txt lists every test's time, slowest first, and
-# each module's, to study.
+# today; bin/durations-PASS-SHARD.txt lists every test's time, slowest
+# first, and each module's, to study. Since each pass runs in shards at once
+# (tests/passes.sh; the tests wait on sandboxes, not on the CPU): the cold
+# pass 16 min on this host (shards A, B and C 11 min each side by side, H
+# alone 4), against 34 unsharded.
 #   run         the set-up when it is done already (setup.sh, images kept)
 #   check       make check, and again as nobody in a copy (check-unprivileged)
 #   fuzz        each fuzzer for FUZZ_SECONDS=10
 #   agent-test  tests/agent
-#   cold        the whole integration suite (the npm installs of its clients
-#               included), the warm pool off
+#   npm         the npm installs of the integration tests' clients
+#   cold        the whole integration suite, the warm pool off
 #   warm        the attacks a warm sandbox can take, again, the pool on
 #   runc        every attack again on the runc backend
-TEST_BUDGET ?= run=2 check=3 fuzz=2 agent-test=1 cold=18 warm=3 runc=6
+TEST_BUDGET ?= run=2 check=3 fuzz=2 agent-test=1 npm=1 cold=16 warm=3 runc=6
 TIMES       := bin/test-times.txt
 export TEST_BUDGET TIMES
 
@@ -274,19 +280,18 @@ audit:
 agent-test:
 	/usr/bin/python3 -m pytest -q tests/agent
 
-# Each pass writes every test's time to bin/durations-PASS.txt (conftest.py).
-PYTEST := /usr/bin/python3 -m pytest -q --durations=25
-
 integration:
-	@mkdir -p bin && { [ -n "$(KEEP_TIMES)" ] || rm -f $(TIMES); } && rm -f bin/durations-*.txt
-	@tests/timed.sh cold sh -c '(cd tests/integration/sse && npm install --no-audit --no-fund --silent) && \
-	  (cd tests/integration/js && npm install --no-audit --no-fund --silent) && \
-	  ISOBOX_DURATIONS=bin/durations-cold.txt $(PYTEST) tests/integration'
+	@mkdir -p bin && { [ -n "$(KEEP_TIMES)" ] || rm -f $(TIMES); } && rm -f bin/durations-*.txt bin/test-*.log
+	@tests/timed.sh npm sh -c '(cd tests/integration/sse && npm install --no-audit --no-fund --silent) && \
+	  (cd tests/integration/js && npm install --no-audit --no-fund --silent)'
+	@# Each pass in shards at once, then what must be alone (tests/passes.sh,
+	@# tests/integration/shards.py).
+	@tests/timed.sh cold bash tests/passes.sh cold
 	@# The attacks again on the warm path: those whose runs a warm sandbox
 	@# can take, by the record of the pass above (docs/AUDIT.md, warm column).
-	@tests/timed.sh warm env ISOBOX_DURATIONS=bin/durations-warm.txt $(PYTEST) --sandbox-path=warm tests/integration
+	@tests/timed.sh warm bash tests/passes.sh warm
 	@# Every attack again on the runc backend (docs/AUDIT.md, runc column).
-	@tests/timed.sh runc env ISOBOX_DURATIONS=bin/durations-runc.txt $(PYTEST) --backend=runc tests/integration
+	@tests/timed.sh runc bash tests/passes.sh runc
 	@[ -n "$(KEEP_TIMES)" ] || tests/timed.sh --summary
 
 clean:

@@ -20,11 +20,14 @@ import urllib.request
 
 import pytest
 
+import audit_table
+import shards
+
 URL = os.environ.get("ISOBOX_URL", f"http://127.0.0.1:{os.environ.get('PORT', '8090')}")
 PREFIX = os.environ.get("PREFIX", "/opt/isobox")
 INSTANCE = os.environ.get("ISOBOX_INSTANCE", "main")   # conf `instance:` of the pool under test
 POOL = int(os.environ.get("POOL", "4"))
-WORK_DIR = "/var/lib/isobox/work"
+WORK_DIR = os.environ.get("ISOBOX_WORK", "/var/lib/isobox/work")
 RUN_DIR = os.environ.get("ISOBOX_RUN", "/run/isobox")
 LOG_DIR = os.environ.get("ISOBOX_LOG", "/var/log/isobox")
 CONF = os.path.join(PREFIX, "conf", "isobox.yaml")
@@ -273,35 +276,29 @@ def healthy(url=URL):
 
 
 # The audit: every test marked @pytest.mark.attack(name, outcome) is listed
-# in bin/AUDIT.md with the result of this run (written by the suite; git
-# ignores bin/, so a run changes no tracked file). `make audit` copies it
-# to docs/AUDIT.md, and `make test` ends by checking that docs/AUDIT.md is
+# in bin/AUDIT.md with the result of this run (audit_table.py; git ignores
+# bin/, so a run changes no tracked file). `make audit` copies it to
+# docs/AUDIT.md, and `make test` ends by checking that docs/AUDIT.md is
 # current (tests/audit.py). The attacks live in the test_attacks*.py files
 # (and test_egress.py, and the tenant, memory and volume files). `make
-# test` runs them three times:
-#  - cold (the default): the whole suite with the warm pool off. It writes
-#    the table, and records in AUDIT_RECORD each attack's result and whether
-#    it sent a run that a warm sandbox could take (can_be_warm);
+# test` runs them three times, each pass in shards (shards.py):
+#  - cold (the default): the whole suite with the warm pool off. It records
+#    each attack's result and whether it sent a run that a warm sandbox
+#    could take (can_be_warm);
 #  - --sandbox-path=warm: those attacks again, with python and javascript
 #    sandboxes started ahead so that each such run takes one. It adds the
 #    warm column, with how many of each attack's runs were warm;
 #  - --backend=runc: every attack again, cold, on the runc backend (conf
 #    backend: runc; docs/BACKENDS.md). It adds the runc column.
-# Only a run of the whole of tests/integration, without -k, -m,
-# --deselect or --lf, in which every attack selected was reported, writes
-# (full_run); the later passes need the cold pass's record, and write only
-# when they ran every attack it names for them. Each pass keeps its results
-# in a record of its own.
+# Only a run of the whole of tests/integration (one shard of it, or all),
+# without -k, -m, --deselect or --lf, in which every attack selected was
+# reported, keeps a record (full_run).
 AUDIT = []
 SELECTED = set()  # audit_key of the attacks this session selected to run
-# Tests deselected by anything but the pass's own choice (warm, runc).
+# Tests deselected by anything but the pass's own choice (warm, runc, shard).
 PASS_CHOICE = {"now": False, "others": 0}
 HERE = os.path.dirname(os.path.abspath(__file__))
-AUDIT_PATH = os.path.join(REPO, "bin", "AUDIT.md")
-AUDIT_RECORD = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"isobox-audit-{INSTANCE}.json")
-PASS_RECORD = {p: os.path.join(os.environ.get("TMPDIR", "/tmp"), f"isobox-audit-{INSTANCE}-{p}.json")
-               for p in ("warm", "runc")}
-SUITE = {"path": "cold", "backend": "gvisor"}  # --sandbox-path, --backend
+SUITE = {"path": "cold", "backend": "gvisor", "shard": "all"}  # --sandbox-path, --backend, --shard
 WARM_SUITE = "{python: 2, javascript: 2}"  # warm.sandboxes of the warm pass
 WARM_LANGUAGES = {"python", "py", "py3", "python3", "javascript", "js", "node", "nodejs"}
 RUNS = {"can_be_warm": 0, "seen": 0, "warm": 0}  # this test's runs, counted by the helpers
@@ -379,21 +376,27 @@ def pytest_addoption(parser):
                           "with the warm pool on (after a cold run: see AUDIT_RECORD)")
     parser.addoption("--backend", choices=("gvisor", "runc"), default="gvisor",
                      help="runc: run every attack on the runc backend (after a cold run)")
+    parser.addoption("--shard", choices=shards.CHOICES, default="all",
+                     help="run one shard of the pass (shards.py; tests/passes.sh runs them all)")
 
 
 def pytest_collection_modifyitems(session, config, items):
+    unplaced = shards.unplaced(items)
+    if unplaced:
+        raise pytest.UsageError(f"{', '.join(unplaced)}: in no shard; add to SHARDS in "
+                                "tests/integration/shards.py")
+
     def rank(item):
         name = item.path.name
         return LAST.index(name) + 1 if name in LAST else 0
     items.sort(key=rank)  # stable: the others keep their order
+    keep = shards.select(items, SUITE["shard"])
     if SUITE["path"] == "warm":
-        record = read_record()
-        keep = [i for i in items if i.get_closest_marker("attack") and
-                (record is None or warm_candidate(record.get(audit_key(i))))]
+        record = audit_table.read_pass("cold")
+        keep = [i for i in keep if i.get_closest_marker("attack") and
+                (record is None or audit_table.warm_candidate(record.get(audit_key(i))))]
     elif SUITE["backend"] == "runc":
-        keep = [i for i in items if i.get_closest_marker("attack")]
-    else:
-        return
+        keep = [i for i in keep if i.get_closest_marker("attack")]
     PASS_CHOICE["now"] = True
     try:
         config.hook.pytest_deselected(items=[i for i in items if i not in keep])
@@ -404,28 +407,16 @@ def pytest_collection_modifyitems(session, config, items):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "attack(name, outcome): an attack listed in docs/AUDIT.md")
+    config.addinivalue_line("markers", "alone(why): runs with no other isobox testing beside it (shards.py)")
+    SUITE["shard"] = config.getoption("--shard")
     SUITE["path"] = config.getoption("--sandbox-path")
     SUITE["backend"] = config.getoption("--backend")
     if SUITE["path"] == "warm" and SUITE["backend"] != "gvisor":
         raise pytest.UsageError("the warm pass runs on the gVisor backend")
 
 
-def warm_candidate(cold):
-    """An attack for the warm pass: on the cold one it sent a run that a warm
-    sandbox could take, and a run came of it (not refused before any)."""
-    return bool(cold and cold["can_be_warm"] and cold["seen"])
-
-
 def audit_key(item):
     return item.path.name + "::" + item.name
-
-
-def read_record(path=AUDIT_RECORD):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
 
 
 @pytest.fixture(autouse=True)
@@ -503,86 +494,10 @@ def pytest_sessionfinish(session, exitstatus):
     if not AUDIT or not full_run(session.config):
         return
     this = "runc" if SUITE["backend"] == "runc" else SUITE["path"]
-    if this == "cold":
-        with open(AUDIT_RECORD, "w") as f:
-            json.dump({a["key"]: a for a in AUDIT}, f)
-        for path in PASS_RECORD.values():  # of an earlier run: not beside this one
-            if os.path.exists(path):
-                os.unlink(path)
-        write_audit(AUDIT, None, None)
-        return
-    record = read_record()
-    if this == "cold" or record is None:
-        return
-    mine = {a["key"]: a for a in AUDIT}
-    wanted = {k for k, a in record.items() if this == "runc" or warm_candidate(a)}
-    if not wanted <= set(mine):
-        return  # only after all of them ran on this pass
-    with open(PASS_RECORD[this], "w") as f:
-        json.dump(mine, f)
-    write_audit(list(record.values()), read_record(PASS_RECORD["warm"]), read_record(PASS_RECORD["runc"]))
-
-
-def write_audit(cold, warm, runc):
-    """bin/AUDIT.md: the cold pass's rows, and the warm and runc passes'
-    beside them (None: that pass has not run)."""
-    def held(result):
-        if result == "passed":
-            return "held"
-        if result.startswith("xfail: "):
-            return "**DOES NOT HOLD** (known, " + cell(result) + ")"
-        return f"**{result.upper()}**"
-
-    def cell(text):
-        return text.replace("|", "\\|")
-
-    def warm_cell(a):
-        w = warm.get(a["key"])
-        if not warm_candidate(a):
-            return "cold only (no run a warm sandbox takes)"
-        if w is None:
-            return "**NOT RUN**"
-        return f"{held(w['result'])}, {w['warm']} of {w['seen']} runs warm"
-
-    passed = sum(1 for a in cold if a["result"] == "passed")
-    lines = ["# Audit: attacks run against isobox", "",
-             "Generated by `make test` (tests/integration/" +
-             ", ".join(sorted({a["file"] for a in cold})) + ") into bin/AUDIT.md, "
-             "copied here by `make audit`; do not edit.",
-             f"Last run: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
-             f"{passed} of {len(cold)} attacks held on the cold path."]
-    if warm is not None:
-        ran = [a for a in cold if a["key"] in warm]
-        lines.append(f"The warm pass ran again, with python and javascript sandboxes started ahead, "
-                     f"the {len(ran)} attacks that send a run a warm sandbox can take (python or "
-                     f"javascript with the default pids, no network, outputs or "
-                     f"volume): {sum(warm[a['key']]['result'] == 'passed' for a in ran)} held, with "
-                     f"{sum(warm[a['key']]['warm'] for a in ran)} of "
-                     f"{sum(warm[a['key']]['seen'] for a in ran)} runs warm (the others were runs "
-                     "of other kinds in the same attack, or came in a burst larger than the pool).")
-    if runc is not None:
-        lines.append(f"The runc pass ran every attack again on the runc backend (docs/BACKENDS.md: the "
-                     f"host's kernel, a user namespace per sandbox, isobox's seccomp allow list): "
-                     f"{sum(runc.get(a['key'], {}).get('result') == 'passed' for a in cold)} of "
-                     f"{len(cold)} held. Where the outcome differs from gVisor's, the test asserts "
-                     "each backend's own.")
-    head, rule = "| # | attack | outcome asserted | cold |", "|---|---|---|---|"
-    if warm is not None:
-        head, rule = head + " warm |", rule + "---|"
-    if runc is not None:
-        head, rule = head + " runc |", rule + "---|"
-    lines += ["", head, rule]
-    for i, a in enumerate(cold, 1):
-        row = f"| {i} | {cell(a['name'])} | {cell(a['outcome'])} | {held(a['result'])} (`{a['file']}::{a['test']}`) |"
-        if warm is not None:
-            row += f" {warm_cell(a)} |"
-        if runc is not None:
-            row += f" {held(runc[a['key']]['result']) if a['key'] in runc else '**NOT RUN**'} |"
-        lines.append(row)
-    os.makedirs(os.path.dirname(AUDIT_PATH), exist_ok=True)
-    with open(AUDIT_PATH + ".tmp", "w") as f:
-        f.write("\n".join(lines) + "\n")
-    os.replace(AUDIT_PATH + ".tmp", AUDIT_PATH)
+    if this == "cold" and SUITE["shard"] == "all":
+        audit_table.forget_records()
+    audit_table.write_record(this, SUITE["shard"], AUDIT)
+    audit_table.write_table()  # tests/passes.sh writes it again when every shard is in
 
 
 def pool_env(pool):

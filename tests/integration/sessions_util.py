@@ -7,7 +7,7 @@ import time
 
 from conftest import INSTANCE, raw_request, request, wait_until
 
-SESSIONS_DIR = "/var/lib/isobox/sessions"
+SESSIONS_DIR = os.environ.get("ISOBOX_SESSIONS", "/var/lib/isobox/sessions")
 
 
 def create(**body):

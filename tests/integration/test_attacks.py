@@ -446,6 +446,7 @@ def test_closed_stdout():
 
 @attack("several memory hogs at once against a lowered isobox.slice cap (the blast radius)",
         "the slice never passes its cap; every hog dies (137); the host answers")
+@pytest.mark.alone("it lowers isobox.slice's memory cap, which every pool's sandboxes share")  # shards.py
 def test_memory_hogs_together():
     slice_dir = "/sys/fs/cgroup/memory/isobox.slice"
     limit_file = f"{slice_dir}/memory.limit_in_bytes"

@@ -24,7 +24,7 @@ import pytest
 from clients_util import (JS_CLIENT, JS_SCRIPTS, PY_CLIENT, RESULT, FakeServer, answer, call, error,
                           forget_installed, free_port, import_installed, make_venv, node,
                           npm_env, npm_project, pip_install, run, site_of, sse)
-from conftest import URL, request
+from conftest import INSTANCE, URL, request
 from tenants_util import new_key, reload_pool, tenants_file
 
 FLAVOURS = ["sync", "async", "js"]
@@ -226,7 +226,7 @@ IDLE = 120000
 def test_python_kernel_session_keeps_variables(isobox):
     box = isobox.Isobox(URL)
     with box.session("python", "kernel", idle_timeout_ms=IDLE) as s:
-        assert re.fullmatch(r"main-[0-9a-f]{32}", s.id) and s.info["type"] == "kernel" and s.info["state"] == "idle"
+        assert re.fullmatch(INSTANCE + r"-[0-9a-f]{32}", s.id) and s.info["type"] == "kernel" and s.info["state"] == "idle"
         first = s.exec("x = 41\nprint('set')")
         assert first["run"]["stdout"] == "set\n" and first["kernel"]["value"] is None
         second = s.exec("x + 1")

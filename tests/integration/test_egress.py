@@ -30,6 +30,8 @@ import pytest
 from conftest import LOG_DIR, POOL, PREFIX, execute, reload_pool, request, run_ok, wait_until
 from metrics_util import restart_pool
 
+pytestmark = pytest.mark.alone("it reinstalls the egress firewall that every pool's networked runs go through")  # shards.py
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 CONF = os.path.join(PREFIX, "conf", "isobox.yaml")

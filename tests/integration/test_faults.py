@@ -7,8 +7,12 @@ import signal
 import subprocess
 import time
 
+import pytest
+
 from conftest import POOL, containers, execute, healthy, request, run_ok, set_warm, wait_until
 from metrics_util import scrape, value
+
+pytestmark = pytest.mark.alone("it stops and restarts dockerd, under every isobox on the host")  # shards.py
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -15,6 +15,8 @@ from conftest import (LOG_DIR, POOL, PREFIX, RUN_DIR, URL, containers, execute, 
 from metrics_util import deltas, scrape
 from streaming import events, open_stream
 
+pytestmark = pytest.mark.alone("it rewrites the images lock and the registry that every pool reads")  # shards.py
+
 REGISTRY = os.path.join(PREFIX, "registry", "registry.yaml")
 LOCK = "/var/lib/isobox/images.lock"
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

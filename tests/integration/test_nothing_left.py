@@ -4,7 +4,11 @@ isobox's may be left on the host."""
 import os
 import subprocess
 
+import pytest
+
 from conftest import containers, healthy, wait_until, work_dirs
+
+pytestmark = pytest.mark.alone("it looks for what is left on the whole host: sandbox processes, cgroups")  # shards.py
 
 
 def leftover_cgroups():

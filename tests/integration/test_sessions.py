@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import CONF, LOG_DIR, reload_pool, request, restart_pool, wait_until, workers
+from conftest import CONF, INSTANCE, LOG_DIR, URL, reload_pool, request, restart_pool, wait_until, workers
 from sessions_util import (create, delete, get, gone_without_trace, put, raw, session_containers,
                            session_dirs, step, step_ok)
 from streaming import chunk_bytes, events, open_stream
@@ -35,7 +35,7 @@ def kernel():
 def test_create_get_list_delete():
     s = create(limits={"memoryBytes": 200 * 2**20, "cpus": 0.5, "pids": 64}, idleTimeoutMs=60000)
     sid = s["id"]
-    assert re.fullmatch(r"main-[0-9a-f]{32}", sid)  # its host, then 128 random bits
+    assert re.fullmatch(INSTANCE + r"-[0-9a-f]{32}", sid)  # its host, then 128 random bits
     assert s["language"] == "python" and s["version"].startswith("3.13") and s["type"] == "shell"
     assert s["limits"] == {"memoryBytes": 200 * 2**20, "cpus": 0.5, "pids": 64}
     assert s["network"] is False and s["state"] == "idle" and s["steps"] == 0
@@ -338,7 +338,7 @@ def test_a_session_ends_at_its_lifetime_however_busy():
 def test_streamed_step(kernel):
     step_ok(kernel, "import time")
     conn, resp = open_stream({"code": "for i in range(3):\n    print(i, flush=True)\n    time.sleep(0.3)\n'done'"},
-                             "http://127.0.0.1:8090", path=f"/v1/sessions/{kernel}/exec")
+                             URL, path=f"/v1/sessions/{kernel}/exec")
     try:
         assert resp.status == 200 and resp.headers["Content-Type"] == "text/event-stream"
         evs = list(events(resp))

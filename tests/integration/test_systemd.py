@@ -17,6 +17,8 @@ import pytest
 
 from conftest import PREFIX, containers, wait_until
 
+pytestmark = pytest.mark.alone("it starts isobox from the systemd units, beside the pools")  # shards.py
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 UNITS = sorted(str(p) for p in (REPO / "deploy" / "systemd").iterdir())
 

@@ -249,6 +249,7 @@ def test_the_master_killed_leaves_no_warm_sandbox_running():
     assert run_ok("print('back')")["stdout"] == "back\n"
 
 
+@pytest.mark.alone("it rewrites the images lock that every pool reads")  # shards.py
 def test_a_rebuilt_image_replaces_the_warm_sandboxes():
     lock_path = "/var/lib/isobox/images.lock"
     with open(lock_path) as f:

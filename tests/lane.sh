@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# A second isobox on this host for the test suite: its own install
+# (PREFIX), instance name, port, sockets, logs, work, sessions, volumes and
+# store, on the same dockerd, images and egress network. `make test` runs
+# part of the cold pass against it while the rest runs against the main one
+# (tests/integration/shards.py says which modules go where and why). Run
+# as root, after `make run`.
+#
+#   tests/lane.sh start|stop|env NAME PORT
+#
+# env prints the variables that point the integration tests at it
+# (conftest.py reads them), one NAME=VALUE per line.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+ACTION=${1:-}
+NAME=${2:-}
+PORT=${3:-}
+if [ -z "$NAME" ] || [ -z "$PORT" ]; then echo "usage: $0 start|stop|env NAME PORT" >&2; exit 2; fi
+case "$NAME" in *[!a-z0-9]* | main) echo "lane: NAME: [a-z0-9]+, not main" >&2; exit 2 ;; esac
+
+PREFIX=/opt/isobox-$NAME
+RUN=/run/isobox-$NAME
+LOG=/var/log/isobox-$NAME
+STATE=/var/lib/isobox/$NAME
+
+lane_env() {
+	printf '%s\n' "PREFIX=$PREFIX" "ISOBOX_RUN=$RUN" "ISOBOX_LOG=$LOG" "PORT=$PORT" \
+		"ISOBOX_URL=http://127.0.0.1:$PORT" "ISOBOX_INSTANCE=$NAME" \
+		"ISOBOX_WORK=$STATE/work" "ISOBOX_SESSIONS=$STATE/sessions"
+}
+
+pool() {
+	PREFIX=$PREFIX ISOBOX_RUN=$RUN ISOBOX_LOG=$LOG PORT=$PORT bash "$REPO/deploy/pool.sh" "$1"
+}
+
+# The shipped settings with this lane's name, dirs, sockets and store.
+write_conf() {
+	local conf=$PREFIX/conf/isobox.yaml want
+	sed -e "s|^instance: main\$|instance: $NAME|" \
+	    -e "s|^workDir: /var/lib/isobox/work |workDir: $STATE/work |" \
+	    -e "s|^  dir: /var/lib/isobox/sessions |  dir: $STATE/sessions |" \
+	    -e "s|^  dir: /var/lib/isobox/volumes\$|  dir: $STATE/volumes|" \
+	    -e "s|^  socket: /run/isobox/volumes.sock\$|  socket: $RUN/volumes.sock|" \
+	    -e "s|^  path: /var/lib/isobox/store/isobox.db\$|  path: $STATE/store/isobox.db|" \
+	    "$REPO/conf/isobox.yaml" >"$conf.new"
+	for want in "instance: $NAME" "$STATE/work" "$STATE/sessions" "$STATE/volumes" \
+		"$RUN/volumes.sock" "$STATE/store/isobox.db"; do
+		grep -qF "$want" "$conf.new" || { echo "lane: conf/isobox.yaml has changed: no place for \"$want\"" >&2; exit 1; }
+	done
+	mv -f "$conf.new" "$conf"
+	install -d -m 0755 "$STATE"
+	install -d -m 0700 -o isobox -g isobox "$STATE/work" "$STATE/sessions" "$STATE/store"
+}
+
+case "$ACTION" in
+start)
+	make -s -C "$REPO" install PREFIX="$PREFIX" ISOBOX_LOG="$LOG" >/dev/null
+	write_conf
+	# Its keys and tenants start as a fresh install's: none.
+	rm -f "$PREFIX/conf/keys" "$PREFIX/conf/keys.secret" "$PREFIX/conf/tenants.yaml"
+	pool restart
+	;;
+stop)
+	[ ! -d "$RUN" ] || pool stop
+	;;
+env) lane_env ;;
+*) echo "usage: $0 start|stop|env NAME PORT" >&2; exit 2 ;;
+esac
