@@ -47,9 +47,10 @@ def forget_records():
 
 def read_pass(this):
     """key -> result of every attack the pass ran, in every shard; the
-    attacks in file order, then each file's in the order they ran (so the
-    table's rows do not depend on how the modules are sharded). None: no
-    shard of the pass has a record."""
+    attacks in file order, then each file's in the order they are written
+    (a parametrized test's cases as they ran), so that the table's rows do
+    not depend on which shard ran what. None: no shard of the pass has a
+    record."""
     found = None
     for path in sorted(glob.glob(os.path.join(RECORDS, f"{this}-*.json"))):
         try:
@@ -61,7 +62,7 @@ def read_pass(this):
     if found is None:
         return None
     order = {key: i for i, key in enumerate(found)}
-    return dict(sorted(found.items(), key=lambda kv: (kv[1]["file"], order[kv[0]])))
+    return dict(sorted(found.items(), key=lambda kv: (kv[1]["file"], kv[1].get("line", 0), order[kv[0]])))
 
 
 def warm_candidate(cold):

@@ -324,7 +324,7 @@ def can_be_warm(path, body):
 # hostname files. Nothing can hide them there (gVisor shows a table of its
 # own). own_mounts_removed() takes those lines out of a text; the rest must
 # still show nothing of the host.
-RUNC_MOUNT_SOURCES = ("/var/lib/isobox/work/", "/var/lib/isobox/sandbox/", "/var/lib/docker/")
+RUNC_MOUNT_SOURCES = (WORK_DIR.rstrip("/") + "/", "/var/lib/isobox/sandbox/", "/var/lib/docker/")
 
 
 def own_mounts_removed(text):
@@ -464,7 +464,7 @@ def pytest_runtest_makereport(item, call):
         if hasattr(report, "wasxfail"):  # a known weakness: the test says what fails
             result = "xfail: " + report.wasxfail
         AUDIT.append({"name": marker.args[0], "outcome": marker.args[1], "result": result,
-                      "test": item.name, "file": item.path.name, "key": audit_key(item),
+                      "test": item.name, "file": item.path.name, "line": item.location[1], "key": audit_key(item),
                       **RUNS})
 
 
