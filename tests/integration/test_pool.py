@@ -144,7 +144,9 @@ def test_hung_worker_is_killed_and_its_container_reaped(pool_with):
     assert results and results[0][0][0] >= 500, results  # the web server reports the dead worker
     _, after = scrape()
     assert deltas(before, after)("isobox_worker_exits_total", reason="hung") == 1
-    assert len(workers()) == 2
+    # The master forks the replacement after it reaps the killed one: wait
+    # for that event, not for the clock (it came late on a loaded host).
+    assert wait_until(lambda: len(workers()) == 2, 30), workers()
     assert run_ok("print(4)")["stdout"] == "4\n"
 
 
