@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # A second isobox on this host for the test suite: its own install
 # (PREFIX), instance name, port, sockets, logs, work, sessions, volumes and
-# store, on the same dockerd, images and egress network. `make test` runs
-# part of the cold pass against it while the rest runs against the main one
-# (tests/integration/shards.py says which modules go where and why). Run
-# as root, after `make run`.
+# store, on the same dockerd, images and egress network. tests/passes.sh
+# runs a shard of each pass against it while the others run against the
+# main one and a third (tests/integration/shards.py says which modules go
+# where and why). Run as root, after `make run`.
 #
 #   tests/lane.sh start|stop|env NAME PORT
 #

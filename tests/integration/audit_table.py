@@ -5,9 +5,10 @@ runs unsharded) that ran all it selected keeps its attacks' results in
 bin/audit/PASS-SHARD.json. A pass's record is the union of its shards';
 the table is made from the three. The cold pass's record decides what the
 warm pass runs. Nothing here runs a test: conftest.py writes the records
-at the end of a session, and tests/passes.sh (`tests/audit.py write`)
-writes the table once every shard of a pass is in, since shards that end
-together could each miss the other's record.
+at the end of a session (and the table, when the pass ran unsharded), and
+tests/passes.sh (`tests/audit.py write`) writes the table once every shard
+of a pass is in, since shards that end together could each miss the
+other's record.
 """
 import glob
 import json
