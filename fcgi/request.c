@@ -301,7 +301,7 @@ bool request_parse_execute(struct request *rq, const struct conf *c, const struc
 	if ((v = json_field(root, "limits")) &&
 	    !limits_parse(v, "limits", &asked, &set, f))
 		return false;
-	rq->job.limits = limits_apply(&rq->lang->defaults, &asked, set, &c->floors, &c->ceilings);
+	rq->job.limits = language_limits(rq->lang, &asked, set, c, &c->ceilings);
 
 	if ((v = json_field(root, "network")) &&
 	    !json_bool(v, "network", &rq->network, f))
@@ -334,7 +334,7 @@ bool request_parse_step(struct request *rq, const struct conf *c, const struct l
 	if (set & (LIMIT_MEMORY | LIMIT_CPUS | LIMIT_PIDS))
 		return fail(f, E_INVALID_REQUEST, "memoryBytes, cpus and pids belong to the session: "
 			    "set them when you create it; a step sets wallTimeMs and outputBytes");
-	rq->job.limits = limits_apply(&rq->lang->defaults, &asked, set, &c->floors, &c->ceilings);
+	rq->job.limits = language_limits(rq->lang, &asked, set, c, &c->ceilings);
 	rq->job.limits.memory_bytes = held->memory_bytes;
 	rq->job.limits.cpus = held->cpus;
 	rq->job.limits.pids = held->pids;

@@ -70,6 +70,8 @@ void route_runtimes(struct worker *w, struct request *rq)
 		cJSON *r = language_to_json(l);
 		cJSON_AddBoolToObject(r, "available", l->image_id != NULL);
 		cJSON_AddItemToObject(r, "limits", limits_to_json(&l->defaults));
+		if (l->min_memory_bytes)
+			cJSON_AddNumberToObject(r, "minMemoryBytes", (double)l->min_memory_bytes);
 		cJSON_AddItemToArray(list, r);
 	}
 	cJSON_AddItemToObject(o, "ceilings", limits_to_json(&w->conf.ceilings));

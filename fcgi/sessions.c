@@ -100,7 +100,7 @@ static bool parse_create(struct worker *w, struct request *rq, enum session_type
 	/* Idle sessions hold their memory: a ceiling of their own. */
 	if (ceiling.memory_bytes > c->sessions.memory_bytes)
 		ceiling.memory_bytes = c->sessions.memory_bytes;
-	*lim = limits_apply(&rq->lang->defaults, &asked, set, &c->floors, &ceiling);
+	*lim = language_limits(rq->lang, &asked, set, c, &ceiling);
 	rq->job.limits = *lim; /* the bound of this request: a start */
 	if ((v = json_field(root, "network")) &&
 	    !json_bool(v, "network", &rq->network, f))

@@ -14,6 +14,11 @@ bool worker_load(struct worker *w, char *err, size_t errlen)
 		conf_free(&c);
 		return false;
 	}
+	if (!registry_fits(&r, &c, err, errlen)) {
+		registry_free(&r);
+		conf_free(&c);
+		return false;
+	}
 	if (!store_conf_same(&w->conf.store, &c.store)) {
 		store_close(w->store);
 		w->store = NULL;

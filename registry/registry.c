@@ -147,6 +147,7 @@ static bool parse_version(const cJSON *o, const char *what, struct registry *r, 
 	strv_copy(&l->preload, &base->preload);
 	strv_copy(&l->kernel, &base->kernel);
 	l->defaults = base->defaults;
+	l->min_memory_bytes = base->min_memory_bytes;
 	return true;
 }
 
@@ -174,8 +175,8 @@ static bool parse_versions(const cJSON *list, const char *what, struct registry 
 static bool parse_language(const cJSON *o, const char *what, struct registry *r, struct fault *f)
 {
 	static const char *const known[] = {"name", "aliases", "version", "image", "file", "compile",
-		"compileTimeMs", "run", "env", "limits", "agent", "preload", "kernel", "note", "versions",
-		NULL};
+		"compileTimeMs", "run", "env", "limits", "minMemoryBytes", "agent", "preload", "kernel",
+		"note", "versions", NULL};
 	struct language *l = &r->langs[r->n];
 	const char *s;
 	char name[128];
@@ -273,6 +274,11 @@ static bool parse_language(const cJSON *o, const char *what, struct registry *r,
 		return fail(f, E_MISSING_FIELD,
 			    "%s must set every limit (and the compile time as compileTimeMs)", name);
 	l->defaults.compile_time_ms = compile_time_ms;
+	const cJSON *least = cJSON_GetObjectItemCaseSensitive(o, "minMemoryBytes");
+	snprintf(name, sizeof name, "%s.minMemoryBytes (at most limits.memoryBytes)", what);
+	if (least && !json_int(least, name, 0, l->defaults.memory_bytes,
+			       &l->min_memory_bytes, f))
+		return false;
 	return parse_versions(cJSON_GetObjectItemCaseSensitive(o, "versions"), name, r,
 			      (size_t)(l - r->langs), f);
 }
@@ -482,6 +488,30 @@ const struct language *registry_find(const struct registry *r, const char *name,
 		     n > 1 ? "s" : "", have, version);
 	}
 	return best;
+}
+
+struct limits language_limits(const struct language *l, const struct limits *asked, unsigned set,
+			      const struct conf *c, const struct limits *ceiling)
+{
+	struct limits floor = c->floors;
+	if (l->min_memory_bytes > floor.memory_bytes)
+		floor.memory_bytes = l->min_memory_bytes < ceiling->memory_bytes ?
+			l->min_memory_bytes : ceiling->memory_bytes;
+	return limits_apply(&l->defaults, asked, set, &floor, ceiling);
+}
+
+bool registry_fits(const struct registry *r, const struct conf *c, char *err, size_t errlen)
+{
+	int64_t room = c->ceilings.memory_bytes < c->sessions.memory_bytes ?
+		c->ceilings.memory_bytes : c->sessions.memory_bytes;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->langs[i].min_memory_bytes > room) {
+			snprintf(err, errlen, "%s needs minMemoryBytes %lld, above the conf's ceilings.memoryBytes "
+				 "or sessions.memoryBytes (%lld)", r->langs[i].id,
+				 (long long)r->langs[i].min_memory_bytes, (long long)room);
+			return false;
+		}
+	return true;
 }
 
 bool registry_image_built(const struct language *l, struct fault *f)

@@ -38,6 +38,8 @@ struct language {
 	struct strv preload; /* modules the agent imports before a job comes */
 	struct strv kernel; /* a kernel session's interpreter; empty: no kernels */
 	struct limits defaults; /* compile_time_ms: 0 without a compile step */
+	int64_t min_memory_bytes; /* the least its compiler or runtime works in
+				     (minMemoryBytes); 0: the conf's floor */
 };
 
 struct registry {
@@ -71,6 +73,18 @@ const struct language *registry_highest(const struct language *first, size_t n,
 
 /* The entry with this id ("python@3.13"), or NULL. */
 const struct language *registry_by_id(const struct registry *r, const char *id);
+
+/* A run's limits: the request's (those in `set`, limits_parse's mask) over
+ * the language's defaults, held between the conf's floors and `ceiling`,
+ * with at least the language's min_memory_bytes of memory (raised as the
+ * floors raise: below it a compiler thrashes until its time runs out).
+ * A ceiling always wins; registry_fits checks that the conf's leave room. */
+struct limits language_limits(const struct language *l, const struct limits *asked, unsigned set,
+			      const struct conf *c, const struct limits *ceiling);
+
+/* Does every language's least memory fit under the conf's ceilings (the
+ * run's and a session's)? Else the reason, for a load that fails. */
+bool registry_fits(const struct registry *r, const struct conf *c, char *err, size_t errlen);
 
 /* Is the language's image built (in the lock)? Else 503 image_not_built,
  * naming the recipe that makes it: `make run` builds the versions besides

@@ -128,7 +128,7 @@ static const struct language *conf_lang(const struct registry *reg, const char *
 static struct limits profile_of(const struct conf *c, const struct language *l)
 {
 	struct limits none = {0};
-	return limits_apply(&l->defaults, &none, 0, &c->floors, &c->ceilings);
+	return language_limits(l, &none, 0, c, &c->ceilings);
 }
 
 /* What a sandbox starts with: room for any request's memory and CPU, and

@@ -312,6 +312,20 @@ def test_compile_oom_is_reported_on_the_compile():
     assert "run" not in result
 
 
+@pytest.mark.parametrize("language", sorted(COMPILED))
+def test_too_little_memory_is_raised_to_what_the_compiler_needs(language):
+    """Below its least memory a compiler thrashes until the compile time runs
+    out (rustc at 96 MiB, tsc at 128: 20 s, nothing said). A request for the
+    conf's floor (32 MiB) is raised to the language's minMemoryBytes, which
+    /runtimes lists and the result's limits report, and hello world builds."""
+    _, _, body = request("GET", "/runtimes")
+    least = next(r["minMemoryBytes"] for r in body["runtimes"] if r["language"] == language and r["default"])
+    assert 32 << 20 < least < body["ceilings"]["memoryBytes"]
+    result = run(language, PROGRAMS[language][0], limits={"memoryBytes": 32 << 20})
+    assert result["limits"]["memoryBytes"] == least, result["limits"]
+    assert result["compile"]["timedOut"] is False and result["run"]["stdout"] == "hello\n", result
+
+
 def test_every_version_is_tested():
     """Each version that /runtimes lists besides a default runs the programs
     above (OTHER_VERSIONS), and each is built."""

@@ -81,6 +81,51 @@ static void test_registry_versions(void)
 	registry_free(&r);
 }
 
+/* A language's least memory (minMemoryBytes): raised to, never past a
+ * ceiling, and checked against the conf's ceilings when both load. */
+static void test_registry_least_memory(void)
+{
+	struct conf c;
+	struct registry r, fx;
+	char err[512];
+	fixture_load(&c, &fx);
+	registry_free(&fx);
+	ok(reg_from(LANG("    minMemoryBytes: 600000\n    versions: [{version: \"3.13\", image: b}]\n"), NULL,
+		    &r, err, sizeof err) && r.langs[0].min_memory_bytes == 600000 &&
+	   r.langs[1].min_memory_bytes == 600000,
+	   "registry: minMemoryBytes is kept, and a version shares it (%s)", err);
+	struct limits asked = {.memory_bytes = 100000}, ceiling = c.ceilings;
+	struct limits got = language_limits(&r.langs[0], &asked, 0, &c, &ceiling);
+	ok(got.memory_bytes == c.floors.memory_bytes,
+	   "registry: the conf's floor (32 MiB) still raises, where it is the higher");
+	c.floors.memory_bytes = 1000;
+	got = language_limits(&r.langs[0], &asked, LIMIT_MEMORY, &c, &ceiling);
+	ok(got.memory_bytes == 600000, "registry: a request for less memory is raised to the least (%lld)",
+	   (long long)got.memory_bytes);
+	asked.memory_bytes = 700000;
+	got = language_limits(&r.langs[0], &asked, LIMIT_MEMORY, &c, &ceiling);
+	ok(got.memory_bytes == 700000, "registry: a request above the least is kept");
+	got = language_limits(&r.langs[0], &asked, 0, &c, &ceiling);
+	ok(got.memory_bytes == 1000000, "registry: no memory asked: the language's default");
+	ceiling.memory_bytes = 500000;
+	asked.memory_bytes = 100000;
+	got = language_limits(&r.langs[0], &asked, LIMIT_MEMORY, &c, &ceiling);
+	ok(got.memory_bytes == 500000, "registry: a ceiling below the least still wins (%lld)",
+	   (long long)got.memory_bytes);
+	ok(registry_fits(&r, &c, err, sizeof err), "registry: 600 kB fits under the shipped conf (%s)", err);
+	c.sessions.memory_bytes = 500000;
+	ok(!registry_fits(&r, &c, err, sizeof err) && strstr(err, "python@3.11") && strstr(err, "600000"),
+	   "registry: a conf whose session ceiling is below a least memory does not load (%s)", err);
+	registry_free(&r);
+	ok(!reg_from(LANG("    minMemoryBytes: 2000000\n"), NULL, &r, err, sizeof err) &&
+	   strstr(err, "minMemoryBytes"), "registry: a least memory above the default is refused (%s)", err);
+	registry_free(&r);
+	ok(!reg_from(LANG("    minMemoryBytes: -1\n"), NULL, &r, err, sizeof err),
+	   "registry: a negative least memory is refused");
+	registry_free(&r);
+	conf_free(&c);
+}
+
 UNIT_TEST(test_registry)
 {
 	struct conf c;
@@ -165,4 +210,5 @@ UNIT_TEST(test_registry)
 	   version_compare("1.0rc1", "1.0rc2") < 0 && version_compare("2", "10") < 0,
 	   "registry: versions ordered by their numbers");
 	test_registry_versions();
+	test_registry_least_memory();
 }
