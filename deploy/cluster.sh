@@ -67,20 +67,11 @@ queue_section() {
 write_conf() {
 	local h=$1 role=${2:-} out=$PREFIX/conf/cluster-$1.yaml warm="{python: 1}"
 	[ "$role" != front ] || warm="{}"
-	sed -e "s|^instance: main\$|instance: $h|" \
-	    -e "s|^workDir: /var/lib/isobox/work |workDir: $STATE/$h/work |" \
-	    -e "s|^  dir: /var/lib/isobox/sessions |  dir: $STATE/$h/sessions |" \
-	    -e "s|^  dir: /var/lib/isobox/volumes\$|  dir: $STATE/$h/volumes|" \
-	    -e "s|^  socket: /run/isobox/volumes.sock\$|  socket: $RUN/$h/volumes.sock|" \
-	    -e "s|^  sandboxes: {.*}|  sandboxes: $warm|" \
-	    -e "s|^  backend: sqlite\$|  backend: redis\n  redis: {address: \"unix:$REDIS_SOCKET\", prefix: \"isobox:\"}|" \
-	    "$PREFIX/conf/isobox.yaml" >"$out.new"
+	bash "$HERE/instance-conf.sh" "$PREFIX/conf/isobox.yaml" "$h" "$STATE/$h" "$RUN/$h" \
+		"s|^  sandboxes: {.*}|  sandboxes: $warm|" "sandboxes: $warm" \
+		"s|^  backend: sqlite\$|  backend: redis\n  redis: {address: \"unix:$REDIS_SOCKET\", prefix: \"isobox:\"}|" \
+		"backend: redis" >"$out.new" || die "no conf for host $h"
 	queue_section "$role" >>"$out.new"
-	local want
-	for want in "instance: $h" "$STATE/$h/work" "$STATE/$h/sessions" "$STATE/$h/volumes" \
-		"$RUN/$h/volumes.sock" "sandboxes: $warm" "backend: redis"; do
-		grep -qF "$want" "$out.new" || die "$PREFIX/conf/isobox.yaml has changed: no place for \"$want\""
-	done
 	mv -f "$out.new" "$out"
 	install -d -m 0700 -o isobox -g isobox "$STATE/$h" "$STATE/$h/work" "$STATE/$h/sessions"
 }

@@ -36,18 +36,8 @@ pool() {
 
 # The shipped settings with this lane's name, dirs, sockets and store.
 write_conf() {
-	local conf=$PREFIX/conf/isobox.yaml want
-	sed -e "s|^instance: main\$|instance: $NAME|" \
-	    -e "s|^workDir: /var/lib/isobox/work |workDir: $STATE/work |" \
-	    -e "s|^  dir: /var/lib/isobox/sessions |  dir: $STATE/sessions |" \
-	    -e "s|^  dir: /var/lib/isobox/volumes\$|  dir: $STATE/volumes|" \
-	    -e "s|^  socket: /run/isobox/volumes.sock\$|  socket: $RUN/volumes.sock|" \
-	    -e "s|^  path: /var/lib/isobox/store/isobox.db\$|  path: $STATE/store/isobox.db|" \
-	    "$REPO/conf/isobox.yaml" >"$conf.new"
-	for want in "instance: $NAME" "$STATE/work" "$STATE/sessions" "$STATE/volumes" \
-		"$RUN/volumes.sock" "$STATE/store/isobox.db"; do
-		grep -qF "$want" "$conf.new" || { echo "lane: conf/isobox.yaml has changed: no place for \"$want\"" >&2; exit 1; }
-	done
+	local conf=$PREFIX/conf/isobox.yaml
+	bash "$REPO/deploy/instance-conf.sh" "$REPO/conf/isobox.yaml" "$NAME" "$STATE" "$RUN" >"$conf.new"
 	mv -f "$conf.new" "$conf"
 	install -d -m 0755 "$STATE"
 	install -d -m 0700 -o isobox -g isobox "$STATE/work" "$STATE/sessions" "$STATE/store"
