@@ -20,6 +20,8 @@
 #                     bin/durations-PASS-SHARD.txt
 #   make audit        copy bin/AUDIT.md (from the last whole run of the three
 #                     passes) over docs/AUDIT.md, to commit
+#   make images-pins  record the images' Debian package versions (this host's
+#                     image lock) in deploy/images/packages.pins, to commit
 #   make stop         stop what `make run` started
 #   make cluster      the set-up, then a cluster on this machine: Redis, three
 #                     isobox hosts and a balancer (deploy/cluster.sh); its URL last
@@ -72,7 +74,7 @@ FUZZ_CFLAGS  := -std=c11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,
 
 export PORT POOL PREFIX
 
-.PHONY: FORCE all deps check check-unprivileged unit asan asan-test fuzz agent-test setup images images-later install egress start run stop cluster cluster-stop test integration audit clean
+.PHONY: FORCE all deps check check-unprivileged unit asan asan-test fuzz agent-test setup images images-later images-pins install egress start run stop cluster cluster-stop test integration audit clean
 
 all: bin/isobox-fcgi bin/isobox-agent bin/isobox-volumed bin/isobox-runc
 
@@ -190,6 +192,16 @@ images: setup
 
 images-later:
 	@bash deploy/images/later.sh $(IMAGES_LATER)
+
+# The packages the images were built from (this host's image lock), into
+# deploy/images/packages.pins, to commit: a fresh host then builds the same.
+images-pins:
+	@{ echo "# The Debian packages of each image: NAME SUITE PACKAGE=VERSION... deploy/images/build.sh"; \
+	  echo "# installs these while the mirror has them. Written by \`make images-pins\`."; \
+	  sed -n 's/^  \([a-z0-9.-]*\): {.*suite: "\([a-z]*\)", packages: "\([^"]*\)"}$$/\1 \2 \3/p' \
+		$${ISOBOX_IMAGES_LOCK:-$${ISOBOX_STATE:-/var/lib/isobox}/images.lock} | sort; } >deploy/images/packages.pins.new
+	@mv deploy/images/packages.pins.new deploy/images/packages.pins
+	@echo "deploy/images/packages.pins: $$(grep -vc '^#' deploy/images/packages.pins) images"
 
 install: bin/isobox-fcgi bin/isobox-agent bin/isobox-volumed bin/isobox-runc
 	install -d -m 0755 $(PREFIX)/bin $(PREFIX)/conf $(PREFIX)/registry $(PREFIX)/caddy

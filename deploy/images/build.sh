@@ -15,6 +15,13 @@
 # versions the lock names while the mirror still has them (a point release
 # replaces them: then it says so and takes the suite's current ones).
 #
+# The versions are also kept under version control ($PINS,
+# deploy/images/packages.pins): a build on a fresh host installs what that
+# file names, so that it makes the images the team tested, and an image's
+# tag covers its line there (a change of pins rebuilds it). After a
+# rebuild that took new versions, `make images-pins` writes them there, to
+# commit. The host's lock is the fallback for an image the file lacks.
+#
 # A recipe sets PACKAGES, VERSION_CMD and optionally SUITE (default trixie,
 # Debian 13; each suite's minbase tree is made once) and PREPARE, a command
 # run in the tree after the install (e.g. to fill a compiler's cache). A
@@ -27,6 +34,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 STATE=${ISOBOX_STATE:-/var/lib/isobox}
 BUILD=$STATE/build
 LOCK=${ISOBOX_IMAGES_LOCK:-$STATE/images.lock}
+PINS=${ISOBOX_IMAGES_PINS:-$HERE/packages.pins}
 DEFAULT_SUITE=${ISOBOX_SUITE:-trixie}
 TREE="" LOCK_TMP="" # what the EXIT trap removes
 MIRROR=${ISOBOX_MIRROR:-$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)}
@@ -65,12 +73,14 @@ base_tar() {
 }
 
 # A recipe may start from another (LIKE=python: its packages, then its own
-# SUITE): both are hashed.
+# SUITE): both are hashed, with the image's pinned versions.
 recipe_hash() {
 	local like
 	like=$(sed -n 's/^LIKE=\([a-z0-9.-]*\)$/\1/p' "$HERE/$1.recipe")
-	cat ${like:+"$HERE/$like.recipe"} "$HERE/$1.recipe" "$HERE/build.sh" $(find "$HERE/lib" -type f | sort) |
-		sha256sum | cut -c1-16
+	{
+		cat ${like:+"$HERE/$like.recipe"} "$HERE/$1.recipe" "$HERE/build.sh" $(find "$HERE/lib" -type f | sort)
+		[ ! -f "$PINS" ] || grep -E "^$1 " "$PINS" || true
+	} | sha256sum | cut -c1-16
 }
 
 # What every image gets from lib/ (lib/preload.c says why): the preload
@@ -94,12 +104,15 @@ install_lib() {
 	return 0
 }
 
-# The recipe's packages, each at the version the lock names for it when the
-# lock was written for the same suite ("python3=3.13.5-1 python3-scipy"):
-# a package the recipe gained since has no pin, one it lost is dropped.
+# The recipe's packages, each at the version $PINS (else the host's lock)
+# names for it when written for the same suite ("python3=3.13.5-1
+# python3-scipy"): a package the recipe gained since has no pin, one it
+# lost is dropped.
 pinned_packages() {
 	local name=$1 suite=$2 pins="" p v out=""
-	[ -f "$LOCK" ] && pins=$(sed -n "s/^  $name: {.*suite: \"$suite\", packages: \"\([^\"]*\)\"}$/\1/p" "$LOCK")
+	[ -f "$PINS" ] && pins=$(awk -v n="$name" -v s="$suite" '$1 == n && $2 == s { $1 = $2 = ""; print }' "$PINS")
+	[ -n "$pins" ] || [ ! -f "$LOCK" ] ||
+		pins=$(sed -n "s/^  $name: {.*suite: \"$suite\", packages: \"\([^\"]*\)\"}$/\1/p" "$LOCK")
 	for p in $PACKAGES; do
 		v=$(printf '%s\n' $pins | awk -F= -v p="$p" '$1 == p { sub(/^[^=]*=/, ""); print; exit }')
 		out+="${out:+ }$p${v:+=$v}"
@@ -225,6 +238,8 @@ main() {
 		printf '  %s: {id: "%s", version: "%s", suite: "%s", packages: "%s"}\n' \
 			"$name" "$id" "$version" "$suite" "$packages" >>"$tmp"
 		say "$name: $id ($suite)"
+		[ "$(awk -v n="$name" '$1 == n { $1 = ""; print substr($0, 2) }' "$PINS" 2>/dev/null)" = "$suite $packages" ] ||
+			say "$name: warning: built from other versions than $PINS names; \`make images-pins\` records them there"
 	done
 	chmod 0644 "$tmp"
 	mv "$tmp" "$LOCK"
