@@ -72,6 +72,14 @@ export interface SessionOptions {
   volumeReadOnly?: boolean | null;
 }
 
+/** What the client uses of an AbortSignal: a DOM or Node.js one fits. */
+export interface AbortSignalLike {
+  readonly aborted: boolean;
+  readonly reason?: unknown;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
 export interface ClientOptions {
   /** Sent as "Authorization: Bearer ..." (none needed from loopback). */
   apiKey?: string;
@@ -81,6 +89,11 @@ export interface ClientOptions {
   retries?: number;
   /** The most time spent waiting between retries, in all. 30000. */
   maxRetryWaitMs?: number;
+  /**
+   * Aborts the calls: one in flight hangs up and rejects with IsoboxError code 'aborted', as does every call made
+   * after. Usually for one call: box.withOptions({ signal }).
+   */
+  signal?: AbortSignalLike;
 }
 
 /** One phase (compile or run) of a program. */
@@ -266,6 +279,7 @@ export class Isobox {
   timeoutMs: number;
   retries: number;
   maxRetryWaitMs: number;
+  signal: AbortSignalLike | undefined;
 
   execute(language: string, code: string, options?: Omit<ExecuteOptions, 'code'>): Promise<Result>;
   execute(language: string, options: ExecuteOptions): Promise<Result>;

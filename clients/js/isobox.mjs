@@ -55,7 +55,7 @@ export function succeeded(result) {
   return !(kernel && typeof kernel === 'object' && kernel.error);
 }
 
-const CLIENT_OPTIONS = ['apiKey', 'timeoutMs', 'retries', 'maxRetryWaitMs'];
+const CLIENT_OPTIONS = ['apiKey', 'timeoutMs', 'retries', 'maxRetryWaitMs', 'signal'];
 const EXECUTE_OPTIONS = ['code', 'files', 'stdin', 'args', 'limits', 'network', 'version', 'outputs',
   'volume', 'volumeReadOnly'];
 const STEP_OPTIONS = ['code', 'files', 'stdin', 'args', 'limits'];
@@ -131,11 +131,45 @@ function retryable(err) {
   return err.status === 503 && err.code === 'busy';
 }
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+// The IsoboxError of a call that the caller's signal (the signal option)
+// aborted.
+function aborted(box, when) {
+  const reason = box.signal.reason;
+  const why = reason instanceof Error ? reason.message : reason === undefined ? '' : String(reason);
+  return new IsoboxError(0, 'aborted', `the call was aborted${when ? ` ${when}` : ''}${why ? `: ${why}` : ''}`);
+}
+
+// Wait ms, or until the caller's signal aborts (then reject, as aborted).
+function pause(box, ms) {
+  const signal = box.signal;
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(aborted(box, 'while waiting to try again'));
+    const stop = () => {
+      clearTimeout(handle);
+      reject(aborted(box, 'while waiting to try again'));
+    };
+    const handle = setTimeout(() => {
+      signal?.removeEventListener('abort', stop);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', stop, { once: true });
+  });
+}
+
+// One request's controller follows the caller's signal until its answer is
+// read; the listener goes then (the returned function), so that a signal
+// kept for many calls gathers none.
+function follow(signal, controller) {
+  if (!signal) return () => {};
+  const abort = () => controller.abort();
+  signal.addEventListener('abort', abort, { once: true });
+  return () => signal.removeEventListener('abort', abort);
+}
 
 // The IsoboxError (status 0) of a failure to talk to the server.
 function unreachable(box, e, timer, when) {
   if (e instanceof IsoboxError) return e;
+  if (box.signal?.aborted) return aborted(box, when);
   const during = when ? ` ${when}` : '';
   if ((timer && timer.fired) || (e && e.name === 'TimeoutError')) {
     return new IsoboxError(0, 'timeout', `no answer from ${box.url} within ${box.timeoutMs} ms${during}`);
@@ -169,10 +203,11 @@ function idleTimer(ms, controller) {
 
 // A 2xx answer, read once: json(), bytes(), or events().
 class Answer {
-  constructor(box, resp, timer) {
+  constructor(box, resp, timer, unfollow) {
     this.box = box;
     this.resp = resp;
     this.timer = timer;
+    this.unfollow = unfollow;
   }
 
   async #read(how) {
@@ -183,6 +218,7 @@ class Answer {
       throw unreachable(this.box, e, this.timer, 'while reading the answer');
     } finally {
       this.timer.done();
+      this.unfollow();
     }
   }
 
@@ -250,6 +286,7 @@ class Answer {
       }
     } finally {
       this.timer.done();
+      this.unfollow();
       // Left early (break, an exception): hang up, so that the server stops the run.
       if (!finished) await reader.cancel().catch(() => {});
     }
@@ -273,18 +310,21 @@ async function request(box, method, path, { json, bytes, accept = 'application/j
   let retriesLeft = box.retries;
   let waitLeftMs = box.maxRetryWaitMs;
   for (;;) {
+    if (box.signal?.aborted) throw aborted(box, 'before it was sent');
     const controller = new AbortController();
     const timer = idleTimer(box.timeoutMs, controller);
+    const unfollow = follow(box.signal, controller);
     let resp;
     timer.arm();
     try {
       resp = await fetch(box.url + path, { method, headers, body, signal: controller.signal });
     } catch (e) {
+      unfollow();
       throw unreachable(box, e, timer);
     } finally {
       timer.done();
     }
-    if (resp.ok) return new Answer(box, resp, timer);
+    if (resp.ok) return new Answer(box, resp, timer, unfollow);
     let text = '';
     timer.arm();
     try {
@@ -293,6 +333,7 @@ async function request(box, method, path, { json, bytes, accept = 'application/j
       // the error's body is lost; its status says enough
     } finally {
       timer.done();
+      unfollow();
     }
     const retryAfter = parseRetryAfter(resp.headers.get('Retry-After'));
     let err;
@@ -306,7 +347,7 @@ async function request(box, method, path, { json, bytes, accept = 'application/j
     if (retriesLeft <= 0 || !retryable(err) || delayMs > waitLeftMs) throw err;
     retriesLeft -= 1;
     waitLeftMs -= delayMs;
-    await sleep(delayMs);
+    await pause(box, delayMs);
   }
 }
 
@@ -318,10 +359,13 @@ export class Isobox {
    * (30000): a request refused before it ran (429 but too_many_sessions,
    * 503 busy) is sent again after the Retry-After the server asks for (1 s
    * without one), at most `retries` times and `maxRetryWaitMs` of waiting in
-   * all. retries: 0 never retries.
+   * all. retries: 0 never retries. signal: an AbortSignal; when it aborts,
+   * a call in flight (a stream or a session step too) hangs up and rejects
+   * with IsoboxError code 'aborted', as does every call made after (usually
+   * given for one call or a few: box.withOptions({ signal })).
    */
   constructor(url, options = {}) {
-    const { apiKey, timeoutMs = 120000, retries = 3, maxRetryWaitMs = 30000 } =
+    const { apiKey, timeoutMs = 120000, retries = 3, maxRetryWaitMs = 30000, signal } =
       checked('new Isobox()', CLIENT_OPTIONS, options);
     // A string: in a browser, '' or '/prefix' (the page's own server) is fine too.
     if (typeof url !== 'string') throw new TypeError('new Isobox(): url must be a string');
@@ -335,6 +379,11 @@ export class Isobox {
     this.timeoutMs = timeoutMs;
     this.retries = retries;
     this.maxRetryWaitMs = maxRetryWaitMs;
+    if (signal !== undefined &&
+        (typeof signal?.aborted !== 'boolean' || typeof signal.addEventListener !== 'function')) {
+      throw new TypeError('signal must be an AbortSignal');
+    }
+    this.signal = signal;
   }
 
   /**
@@ -414,7 +463,7 @@ export class Isobox {
   withOptions(options) {
     const opts = checked('withOptions()', CLIENT_OPTIONS, options);
     return new Isobox(this.url, { apiKey: this.apiKey, timeoutMs: this.timeoutMs, retries: this.retries,
-      maxRetryWaitMs: this.maxRetryWaitMs, ...opts });
+      maxRetryWaitMs: this.maxRetryWaitMs, signal: this.signal, ...opts });
   }
 }
 
@@ -594,9 +643,9 @@ export class Session extends Place {
       } catch (e) {
         if (!(e instanceof IsoboxError)) throw e;
         if (e.status === 404 || e.status === 410) return;
-        if (![0, 502, 503, 504].includes(e.status) || attempt === 2) throw e;
+        if (![0, 502, 503, 504].includes(e.status) || e.code === 'aborted' || attempt === 2) throw e;
       }
-      await sleep(500 * (attempt + 1));
+      await pause(this.box, 500 * (attempt + 1));
     }
   }
 

@@ -326,6 +326,25 @@ def test_python_session_errors_are_typed(isobox):
     assert err.value.status == 400 and err.value.code == "invalid_request"
 
 
+def test_js_signal_aborts_calls(js_project):
+    """The JavaScript client's signal option: a call in flight (a run, a
+    stream) or waiting to retry ends when the signal aborts, as IsoboxError
+    code 'aborted' with the signal's reason; one aborted before sends
+    nothing; the client without the signal goes on; a signal kept for many
+    calls is left with no listeners."""
+    with FakeServer(error(503, "busy", 5)) as busy:
+        got = node(js_project, "js_abort.mjs", URL, busy.url)
+        assert len(busy.requests) == 1, busy.requests  # the retry never went
+    assert got["before"]["code"] == "aborted" and "no longer wanted" in got["before"]["message"], got
+    assert got["before"]["took"] < 0.5
+    assert got["execute"]["code"] == "aborted" and 0.9 <= got["execute"]["took"] < 3, got  # the run: 8 s
+    assert got["after"] == "still here\n"
+    assert got["stream"]["code"] == "aborted" and "seen enough" in got["stream"]["message"], got
+    assert got["streamLines"] == ["0\n"] and got["stream"]["took"] < 6, got
+    assert got["retryWait"]["code"] == "aborted" and got["retryWait"]["took"] < 3, got
+    assert got["listenersLeft"] == 0, got
+
+
 def test_js_client_sessions(js_project):
     proc = subprocess.Popen(["node", "js_sessions.mjs", URL], cwd=js_project,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -1,7 +1,7 @@
 // Type-checked (tsc --strict, not run) by test_clients.py against the
 // installed package's isobox.d.ts: the documented uses must compile.
 import { Isobox, IsoboxError, Memory, Session, Volume, succeeded } from 'isobox';
-import type { Result, StreamEvent, SessionInfo, FileEntry, Runtimes, MemoryItem, MemoryValue, MemoryPage, VolumeInfo } from 'isobox';
+import type { AbortSignalLike, Result, StreamEvent, SessionInfo, FileEntry, Runtimes, MemoryItem, MemoryValue, MemoryPage, VolumeInfo } from 'isobox';
 
 export async function uses(url: string): Promise<void> {
   const box = new Isobox(url, { apiKey: 'ibx_x', timeoutMs: 5000, retries: 0, maxRetryWaitMs: 1000 });
@@ -56,6 +56,10 @@ export async function uses(url: string): Promise<void> {
   await vol.remove('a.csv');
   await vol.delete();
   const slow: Isobox = box.withOptions({ timeoutMs: 600000 });
+  // An AbortSignal (a DOM or Node.js one) is an AbortSignalLike.
+  const signal: AbortSignalLike = { aborted: false, addEventListener() {}, removeEventListener() {} };
+  const stoppable: Isobox = box.withOptions({ signal });
+  void stoppable;
   try {
     await box.runtimes();
   } catch (e) {
