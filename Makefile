@@ -196,12 +196,17 @@ images-later:
 # The packages the images were built from (this host's image lock), into
 # deploy/images/packages.pins, to commit: a fresh host then builds the same.
 images-pins:
-	@{ echo "# The Debian packages of each image: NAME SUITE PACKAGE=VERSION... deploy/images/build.sh"; \
-	  echo "# installs these while the mirror has them. Written by \`make images-pins\`."; \
-	  sed -n 's/^  \([a-z0-9.-]*\): {.*suite: "\([a-z]*\)", packages: "\([^"]*\)"}$$/\1 \2 \3/p' \
-		$${ISOBOX_IMAGES_LOCK:-$${ISOBOX_STATE:-/var/lib/isobox}/images.lock} | sort; } >deploy/images/packages.pins.new
-	@mv deploy/images/packages.pins.new deploy/images/packages.pins
-	@echo "deploy/images/packages.pins: $$(grep -vc '^#' deploy/images/packages.pins) images"
+	@lock=$${ISOBOX_IMAGES_LOCK:-$${ISOBOX_STATE:-/var/lib/isobox}/images.lock}; pins=deploy/images/packages.pins; \
+	  [ -r "$$lock" ] || { echo "images-pins: no image lock at $$lock (build the images first)" >&2; exit 1; }; \
+	  sed -n 's/^  \([a-z0-9.-]*\): {.*suite: "\([a-z]*\)", packages: "\([^"]*\)"}$$/\1 \2 \3/p' "$$lock" >$$pins.lock; \
+	  [ -s $$pins.lock ] || { rm -f $$pins.lock; echo "images-pins: $$lock names no image's packages" >&2; exit 1; }; \
+	  touch $$pins; \
+	  { echo "# The Debian packages of each image: NAME SUITE PACKAGE=VERSION... deploy/images/build.sh"; \
+	    echo "# installs these while the mirror has them. Written by \`make images-pins\`."; \
+	    awk 'FNR == NR { print; built[$$1] = 1; next } /^#/ || ($$1 in built) { next } { print }' \
+		$$pins.lock $$pins | sort; } >$$pins.new && \
+	  rm -f $$pins.lock && mv $$pins.new $$pins && \
+	  echo "$$pins: $$(grep -vc '^#' $$pins) images (those the lock does not name are kept as they were)"
 
 install: bin/isobox-fcgi bin/isobox-agent bin/isobox-volumed bin/isobox-runc
 	install -d -m 0755 $(PREFIX)/bin $(PREFIX)/conf $(PREFIX)/registry $(PREFIX)/caddy

@@ -279,6 +279,7 @@ static bool parse_language(const cJSON *o, const char *what, struct registry *r,
 	if (least && !json_int(least, name, 0, l->defaults.memory_bytes,
 			       &l->min_memory_bytes, f))
 		return false;
+	snprintf(name, sizeof name, "%s (%s)", what, l->name);
 	return parse_versions(cJSON_GetObjectItemCaseSensitive(o, "versions"), name, r,
 			      (size_t)(l - r->langs), f);
 }

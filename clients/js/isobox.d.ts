@@ -167,6 +167,8 @@ export interface Runtime {
   aliases: string[];
   available?: boolean;
   limits?: Limits;
+  /** the least memory a run of it gets (the compiled languages); absent: the server's floor */
+  minMemoryBytes?: number;
   [more: string]: unknown;
 }
 
@@ -254,7 +256,8 @@ export interface VolumeInfo {
 /**
  * The server refused the request (status, code, message as it said them;
  * retryAfter: the seconds of its Retry-After, else null), or could not be
- * reached: status 0, code 'connection_failed' or 'timeout'.
+ * reached: status 0, code 'connection_failed' or 'timeout', or its signal
+ * aborted the call: status 0, code 'aborted'.
  */
 export class IsoboxError extends Error {
   constructor(status: number, code: string, message: string, retryAfter?: number | null);

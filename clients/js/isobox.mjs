@@ -335,6 +335,8 @@ async function request(box, method, path, { json, bytes, accept = 'application/j
       timer.done();
       unfollow();
     }
+    // An abort while the error's body was read: the abort is the answer.
+    if (box.signal?.aborted) throw aborted(box, 'while its answer was read');
     const retryAfter = parseRetryAfter(resp.headers.get('Retry-After'));
     let err;
     try {
@@ -634,18 +636,22 @@ export class Session extends Place {
   /**
    * Delete the session and its sandbox; a session already gone (404, 410) is
    * fine. A passing failure (no answer, 502, 503, 504) is tried again twice.
+   * It does not follow the client's signal: `await using` closes a session
+   * on the way out of a block that an abort ended, and the sandbox should
+   * not be left to its idle timeout.
    */
   async close() {
+    const box = this.box.signal ? this.box.withOptions({ signal: undefined }) : this.box;
     for (let attempt = 0; ; attempt++) {
       try {
-        await (await request(this.box, 'DELETE', this.path)).bytes();
+        await (await request(box, 'DELETE', this.path)).bytes();
         return;
       } catch (e) {
         if (!(e instanceof IsoboxError)) throw e;
         if (e.status === 404 || e.status === 410) return;
-        if (![0, 502, 503, 504].includes(e.status) || e.code === 'aborted' || attempt === 2) throw e;
+        if (![0, 502, 503, 504].includes(e.status) || attempt === 2) throw e;
       }
-      await pause(this.box, 500 * (attempt + 1));
+      await pause(box, 500 * (attempt + 1));
     }
   }
 

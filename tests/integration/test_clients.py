@@ -343,6 +343,8 @@ def test_js_signal_aborts_calls(js_project):
     assert got["streamLines"] == ["0\n"] and got["stream"]["took"] < 6, got
     assert got["retryWait"]["code"] == "aborted" and got["retryWait"]["took"] < 3, got
     assert got["listenersLeft"] == 0, got
+    assert got["session"]["code"] == "aborted" and got["session"]["took"] < 6, got
+    assert got["sessionAfter"]["code"] == "session_not_found", got
 
 
 def test_js_client_sessions(js_project):

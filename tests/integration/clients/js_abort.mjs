@@ -64,4 +64,21 @@ const kept = box.withOptions({ signal: counting });
 for (let i = 0; i < 3; i++) await kept.runtimes();
 await kept.execute('bash', 'echo 1');
 out.listenersLeft = listeners;
+
+// A session whose step was aborted is still closed on the way out of its
+// block (close() does not follow the signal), and is gone from the server.
+// (Node 20 has no `await using`; this is what it does.)
+const four = new AbortController();
+let sessionId;
+out.session = await timed(async () => {
+  const s = await box.withOptions({ signal: four.signal }).session('python');
+  sessionId = s.id;
+  try {
+    setTimeout(() => four.abort(), 500);
+    await s.exec('import time\ntime.sleep(8)');
+  } finally {
+    await s[Symbol.asyncDispose ?? Symbol.for('Symbol.asyncDispose')]();
+  }
+});
+out.sessionAfter = await timed(() => box.attach(sessionId));
 console.log(JSON.stringify(out));
