@@ -267,19 +267,19 @@ static bool parse_language(const cJSON *o, const char *what, struct registry *r,
 				    name, e->string);
 		strv_pushf(&l->env, "%s=%s", e->string, e->valuestring);
 	}
-	snprintf(name, sizeof name, "%s.limits", what);
-	if (!limits_parse(cJSON_GetObjectItemCaseSensitive(o, "limits"), name, &l->defaults, &set, f))
+	char field[200];
+	snprintf(field, sizeof field, "%s.limits", what);
+	if (!limits_parse(cJSON_GetObjectItemCaseSensitive(o, "limits"), field, &l->defaults, &set, f))
 		return false;
 	if ((set & LIMIT_ALL) != LIMIT_ALL || (set & LIMIT_COMPILE))
 		return fail(f, E_MISSING_FIELD,
-			    "%s must set every limit (and the compile time as compileTimeMs)", name);
+			    "%s must set every limit (and the compile time as compileTimeMs)", field);
 	l->defaults.compile_time_ms = compile_time_ms;
 	const cJSON *least = cJSON_GetObjectItemCaseSensitive(o, "minMemoryBytes");
-	snprintf(name, sizeof name, "%s.minMemoryBytes (at most limits.memoryBytes)", what);
-	if (least && !json_int(least, name, 0, l->defaults.memory_bytes,
+	snprintf(field, sizeof field, "%s.minMemoryBytes (at most limits.memoryBytes)", what);
+	if (least && !json_int(least, field, 0, l->defaults.memory_bytes,
 			       &l->min_memory_bytes, f))
 		return false;
-	snprintf(name, sizeof name, "%s (%s)", what, l->name);
 	return parse_versions(cJSON_GetObjectItemCaseSensitive(o, "versions"), name, r,
 			      (size_t)(l - r->langs), f);
 }

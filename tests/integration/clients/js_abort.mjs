@@ -67,7 +67,7 @@ out.listenersLeft = listeners;
 
 // A session whose step was aborted is still closed on the way out of its
 // block (close() does not follow the signal), and is gone from the server.
-// (Node 20 has no `await using`; this is what it does.)
+// (Node 20 has no `await using`; its dispose is this close().)
 const four = new AbortController();
 let sessionId;
 out.session = await timed(async () => {
@@ -77,7 +77,7 @@ out.session = await timed(async () => {
     setTimeout(() => four.abort(), 500);
     await s.exec('import time\ntime.sleep(8)');
   } finally {
-    await s[Symbol.asyncDispose ?? Symbol.for('Symbol.asyncDispose')]();
+    await s.close();
   }
 });
 out.sessionAfter = await timed(() => box.attach(sessionId));
