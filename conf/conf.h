@@ -55,7 +55,7 @@ struct conf {
 	} request;
 	struct {
 		int64_t tmp_bytes, work_bytes, pids_backstop, start_timeout_ms;
-		int64_t compile_pids; /* RLIMIT_NPROC while a compiler runs (argv.c) */
+		int64_t compile_pids; /* RLIMIT_NPROC while a compiler runs (spec.c) */
 		char *seccomp_profile; /* docker --security-opt seccomp= (deploy/seccomp.json) */
 		char *resolv_conf;     /* /etc/resolv.conf of runs without network */
 		/* runsc's platform: "auto" (deploy/setup.sh measures and

@@ -4,6 +4,7 @@
  *   isobox-fcgi [--conf FILE] [--workers N] [--status-socket PATH] [--check]
  *   isobox-fcgi [--conf FILE] --egress plan|rules|resolv
  *   isobox-fcgi [--conf FILE] --print-conf
+ *   isobox-fcgi [--conf FILE] --print-spec argv|body KIND LANGUAGE
  *   isobox-fcgi --errors | --version
  *   isobox-fcgi [--conf FILE] --new-key TENANT | --revoke-key ID | --list-keys
  *
@@ -18,7 +19,11 @@
  * sandbox/egress.c): the network settings as shell-safe KEY=VALUE lines,
  * the firewall as iptables-restore input, or the sandboxes' resolv.conf.
  * --print-conf prints the other settings that deploy scripts need, as
- * KEY=VALUE lines, so that no script reads the YAML itself. --errors
+ * KEY=VALUE lines, so that no script reads the YAML itself. --print-spec
+ * prints the container of a kind of sandbox (sandbox/spec.h) for a
+ * language: its `docker run` argv, each word ended by a NUL, or dockerd's
+ * create body as JSON; tests and benches that start containers of their
+ * own take the hardening from it instead of copying it. --errors
  * prints the error codes with their statuses (fcgi/errors.c), for the
  * docs' tests; --version, isobox's version (the Makefile's ISOBOX_VERSION). The key commands edit the keys file (fcgi/keys.h); a new
  * key is printed once, on stdout.
@@ -144,6 +149,8 @@ static void usage(void)
 	fprintf(stderr, "usage: isobox-fcgi [--conf FILE] [--workers N] [--status-socket PATH] [--check]\n"
 			"       isobox-fcgi [--conf FILE] --egress plan|rules|resolv\n"
 			"       isobox-fcgi [--conf FILE] --print-conf\n"
+			"       isobox-fcgi [--conf FILE] --print-spec argv|body KIND LANGUAGE\n"
+			"         KIND: cold network warm session kernel volume outputs\n"
 			"       isobox-fcgi --errors | --version\n"
 			"       isobox-fcgi [--conf FILE] --new-key TENANT | --revoke-key ID | --list-keys\n");
 	exit(2);
@@ -206,6 +213,21 @@ static int print_conf(const struct conf *c, const struct registry *r)
 	return 0;
 }
 
+/* --print-spec: a sandbox's container as the API or the CLI gets it. */
+static int print_spec(const struct conf *c, const struct registry *r, char **what)
+{
+	struct fault f = {0};
+	const struct language *l = registry_find(r, what[2], NULL, &f);
+	if (!l)
+		die("%s", f.message);
+	struct buf text = {0}, why = {0};
+	if (!sandbox_spec_text(c, l, what[1], !strcmp(what[0], "body"), &text, &why))
+		die("%s", why.data);
+	fwrite(text.data, 1, text.len, stdout);
+	buf_free(&text);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct worker w = {.slot = -1};
@@ -217,6 +239,7 @@ int main(int argc, char **argv)
 	long workers = -1;
 	bool check = false, print = false;
 	const char *egress = NULL, *status_path = NULL, *key_cmd = NULL, *key_arg = NULL;
+	char **spec = NULL;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--conf") && i + 1 < argc) {
@@ -230,6 +253,10 @@ int main(int argc, char **argv)
 			check = true;
 		} else if (!strcmp(argv[i], "--print-conf")) {
 			print = true;
+		} else if (!strcmp(argv[i], "--print-spec") && i + 3 < argc &&
+			   (!strcmp(argv[i + 1], "argv") || !strcmp(argv[i + 1], "body"))) {
+			spec = &argv[i + 1];
+			i += 3;
 		} else if (!strcmp(argv[i], "--egress") && i + 1 < argc) {
 			egress = argv[++i];
 		} else if (!strcmp(argv[i], "--status-socket") && i + 1 < argc) {
@@ -263,6 +290,10 @@ int main(int argc, char **argv)
 	if (key_cmd) {
 		status = !strcmp(key_cmd, "--new-key") ? keys_new(conf_path, &w.conf, key_arg) :
 			 !strcmp(key_cmd, "--revoke-key") ? keys_revoke(&w.conf, key_arg) : keys_list(&w.conf);
+		goto out;
+	}
+	if (spec) {
+		status = print_spec(&w.conf, &w.reg, spec);
 		goto out;
 	}
 	if (egress || print) {

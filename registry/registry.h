@@ -32,7 +32,7 @@ struct language {
 	char *file;         /* entry file name for "code" */
 	char *note;         /* what a user should know, shown by /runtimes; or NULL */
 	struct strv compile; /* argv template of the compile step; empty if none */
-	struct strv run;    /* argv template; see argv.c for the placeholders */
+	struct strv run;    /* argv template; see spec.c for the placeholders */
 	struct strv env;    /* "KEY=value" */
 	struct strv agent;  /* the warm pool's agent command; empty: no warm pool */
 	struct strv preload; /* modules the agent imports before a job comes */

@@ -1,7 +1,7 @@
 /*
  * decoder.h: what the sandbox says on its output pipes, decoded.
  *
- * The entry script (argv.c) talks to the worker on stderr with the byte
+ * The entry script (spec.c) talks to the worker on stderr with the byte
  * \036 (RS):
  *   RS                           the compile starts (compiled languages)
  *   RS "rc outlen errlen" LF     the compile ended; then outlen bytes of its

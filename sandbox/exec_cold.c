@@ -5,10 +5,10 @@
  */
 #define _GNU_SOURCE
 #include "exec_cold.h"
-#include "argv.h"
 #include "docker.h"
 #include "launch.h"
 #include "owner.h"
+#include "spec_render.h"
 #include "subproc.h"
 #include "supervise.h"
 
@@ -22,15 +22,15 @@ bool exec_cold(const struct sandbox *sb, const struct sandbox_job *job,
 	struct exec x = {.c = sb->c, .sb = sb, .job = job, .sink = sink, .res = res, .client = -1,
 			 .in_fd = -1, .out_fd = -1, .err_fd = -1, .wait_fd = -1,
 			 .in_data = job->stdin_data, .in_len = job->stdin_len};
-	struct strv argv = {0};
+	struct container_spec spec;
 	decoder_init(&x.dec, job->lang->compile.n > 0);
-	sandbox_docker_argv(x.c, job, sb->name, sandbox_owner_id(), sb->dir, &argv);
+	spec_cold(x.c, job, sb->name, sandbox_owner_id(), sb->dir, &spec);
 	x.clock.spawned_ms = now_ms();
 	x.spawned_at = time(NULL);
 	bool unreachable;
 	/* Create, attach, start: by the start deadline (up_ms is 0 yet). */
 	int64_t start_by = exec_deadline(x.c, &job->limits, &x.dec, &x.clock);
-	x.out_fd = launch_start(x.c, argv.v, start_by, &x.docker_msg, &unreachable, &x.wait_fd, &x.wait_reply);
+	x.out_fd = launch_start(x.c, &spec, start_by, &x.docker_msg, &unreachable, &x.wait_fd, &x.wait_reply);
 	if (x.out_fd >= 0) {
 		x.api = true;
 		x.in_fd = fcntl(x.out_fd, F_DUPFD_CLOEXEC, 0);
@@ -38,9 +38,12 @@ bool exec_cold(const struct sandbox *sb, const struct sandbox_job *job,
 		log_msg("%s: the docker client instead", x.docker_msg.data);
 		buf_free(&x.docker_msg);
 		int *fds[3] = {&x.in_fd, &x.out_fd, &x.err_fd};
+		struct strv argv = {0};
+		spec_argv(&spec, x.c->docker, &argv);
 		x.client = subproc_spawn(argv.v, fds);
+		strv_free(&argv);
 	}
-	strv_free(&argv);
+	spec_free(&spec);
 	bool ok;
 	if (x.out_fd < 0 && !unreachable) {
 		ok = docker_start_failed(x.c, job->lang->name, supervise_docker_reason(&x), now_ms() >= start_by, f);

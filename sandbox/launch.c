@@ -1,6 +1,6 @@
 /*
  * launch.c: a cold run's container through dockerd's API instead of a
- * `docker run` client: create (the body is create_body.c's), attach, ask
+ * `docker run` client: create (the body rendered from the spec), attach, ask
  * for the exit, start; an HTTP/1.0 client of dockerd's unix socket.
  *
  * Why: the docker CLI is a process of its own on every run, about 0.1-0.15
@@ -9,8 +9,8 @@
  */
 #define _GNU_SOURCE
 #include "launch.h"
-#include "create_body.h"
 #include "docker.h"
+#include "spec_render.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -56,14 +56,18 @@ static int read_head(int fd, int64_t deadline, struct buf *head)
  * holds: dockerd applies that version's rules to what it is sent. */
 #define API "/v1.41"
 
-int launch_start(const struct conf *c, char *const argv[], int64_t deadline, struct buf *why,
+int launch_start(const struct conf *c, const struct container_spec *spec, int64_t deadline, struct buf *why,
 		 bool *unreachable, int *wait_fd, struct buf *wait_head)
 {
 	*unreachable = false;
 	*wait_fd = -1;
 	cJSON *body;
-	const char *name;
-	if (!launch_create_body(argv, &body, &name, why))
+	const char *name = spec->name;
+	if (!docker_plain_name(name)) {
+		buf_printf(why, "not a name of ours: %.100s", name);
+		return -1;
+	}
+	if (!spec_create_body(spec, &body, why))
 		return -1;
 	autofree char *json = cJSON_PrintUnformatted(body);
 	cJSON_Delete(body);

@@ -3,6 +3,7 @@
 #define ISOBOX_SANDBOX_LAUNCH_H
 
 #include "sandbox.h"
+#include "spec.h"
 #include <cjson/cJSON.h>
 
 /*
@@ -18,7 +19,7 @@
  * nothing was created (the caller may use the CLI). By deadline; a
  * container that was created stays for the caller's removal.
  */
-int launch_start(const struct conf *c, char *const argv[], int64_t deadline, struct buf *why,
+int launch_start(const struct conf *c, const struct container_spec *spec, int64_t deadline, struct buf *why,
 		 bool *unreachable, int *wait_fd, struct buf *wait_head);
 
 /* The exit status in dockerd's whole answer to the wait; -1: none. Pure. */

@@ -14,7 +14,7 @@
 #define _GNU_SOURCE
 #include "outputs.h"
 #include "session_files.h"
-#include "argv.h"
+#include "spec_render.h"
 #include "owner.h"
 #include "agent_io.h"
 #include "deadline.h"
@@ -121,8 +121,11 @@ bool exec_outputs(const struct sandbox *sb, const struct sandbox_job *job,
 	const struct conf *c = sb->c;
 	int fds[3];
 	pid_t client;
+	struct container_spec spec;
 	struct strv argv = {0};
-	sandbox_outputs_argv(c, job, sb->name, sandbox_owner_id(), &argv);
+	spec_outputs(c, job, sb->name, sandbox_owner_id(), &spec);
+	spec_argv(&spec, c->docker, &argv);
+	spec_free(&spec);
 	bool ok = agent_start(c, job->lang->name, argv.v, &client, fds, f);
 	strv_free(&argv);
 	if (client < 0)

@@ -4,7 +4,7 @@
  * HTTP.
  *
  * A sandbox is one hardened container (`docker run --runtime=<runsc
- * runtime>` with every flag on: argv.c) and the code directory that only
+ * runtime>` with every flag on: spec.c) and the code directory that only
  * the worker writes, mounted read-only (workdir.c). Its life:
  *
  *	sandbox_create   can it run, the code dir, a name
@@ -190,6 +190,16 @@ struct warm_count {
 	long long refills, refill_ms; /* started and ready, and the time that took */
 };
 size_t warm_counts(const struct warm_pool *wp, struct warm_count *out, size_t max);
+
+/*
+ * The container of a kind of sandbox ("cold", "network", "warm",
+ * "session", "kernel", "volume", "outputs") for language l at its default
+ * limits, as a request would get it (spec.h): its `docker run` argv, each
+ * word ended by a NUL, or (body) dockerd's create body as JSON, into out.
+ * For isobox-fcgi --print-spec; false with the reason in why.
+ */
+bool sandbox_spec_text(const struct conf *c, const struct language *l, const char *kind, bool body,
+		       struct buf *out, struct buf *why);
 
 /*
  * Egress (egress.c). The firewall rules (iptables-restore text) and the

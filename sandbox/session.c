@@ -16,7 +16,7 @@
  */
 #define _GNU_SOURCE
 #include "deadline.h"
-#include "argv.h"
+#include "spec_render.h"
 #include "owner.h"
 #include "agent_io.h"
 #include "docker.h"
@@ -53,8 +53,11 @@ static bool start_sandbox(struct session_handle *h, const struct language *l, st
 	if (!ok) {
 		fail(f, E_SANDBOX_UNAVAILABLE, "cannot make the session's pipes: %s", strerror(errno));
 	} else {
+		struct container_spec spec;
 		struct strv argv = {0};
-		sandbox_session_argv(c, l, s, sandbox_owner_id(), &argv);
+		spec_session(c, l, s, sandbox_owner_id(), &spec);
+		spec_argv(&spec, c->docker, &argv);
+		spec_free(&spec);
 		ok = subproc_detach(argv.v, held);
 		strv_free(&argv);
 		if (!ok)
@@ -133,7 +136,7 @@ void session_step_request(const struct sandbox_job *job, bool kernel, const char
 		return;
 	}
 	struct strv argv = {0};
-	sandbox_step_argv(job, &argv);
+	spec_step_command(job, &argv);
 	buf_printf(b, "run %s %zu %zu %zu\n", tag, job->n_files, argv.n, job->stdin_len);
 	for (size_t i = 0; i < job->n_files; i++) {
 		const struct sandbox_file *file = &job->files[i];

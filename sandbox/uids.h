@@ -1,7 +1,7 @@
 /*
  * uids.h: the host ids that a sandbox's files belong to, per backend.
  *
- * Inside every sandbox the program is uid and gid 65534 (argv.c:
+ * Inside every sandbox the program is uid and gid 65534 (spec.c:
  * --user=65534:65534). On gVisor that is the host's 65534 as well; on
  * runc, a user namespace of the container's own makes it RUNC_HOST_ID, an
  * id that no host user has (runc/runc_spec.h; docker's own userns-remap

@@ -6,7 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "volume.h"
-#include "argv.h"
+#include "spec_render.h"
 #include "deadline.h"
 #include "docker.h"
 #include "removal.h"
@@ -130,8 +130,11 @@ bool volume_agent_call(const struct conf *c, const struct language *l, const cha
 	sandbox_container_name(c->instance, tag, name, sizeof name);
 	int fds[3];
 	pid_t client;
+	struct container_spec spec;
 	struct strv argv = {0};
-	sandbox_volume_argv(c, l, id, name, sandbox_owner_id(), &argv);
+	spec_volume(c, l, id, name, sandbox_owner_id(), &spec);
+	spec_argv(&spec, c->docker, &argv);
+	spec_free(&spec);
 	bool ok = agent_start(c, l->name, argv.v, &client, fds, f);
 	strv_free(&argv);
 	if (client < 0)

@@ -41,7 +41,7 @@
  */
 #define _GNU_SOURCE
 #include "warm.h"
-#include "argv.h"
+#include "spec_render.h"
 #include "cgroup.h"
 #include "owner.h"
 #include "deadline.h"
@@ -258,8 +258,11 @@ static void start_one(struct warm_pool *wp, const struct conf *c, const struct l
 		o->name[0] = '\0';
 		return; /* logged; the next tick tries again */
 	}
+	struct container_spec spec;
 	struct strv argv = {0};
-	sandbox_warm_argv(c, l, &boot, o->name, sandbox_owner_id(), wp->board->own_cgroups, &argv);
+	spec_warm(c, l, &boot, o->name, sandbox_owner_id(), wp->board->own_cgroups, &spec);
+	spec_argv(&spec, c->docker, &argv);
+	spec_free(&spec);
 	int *fds[3] = {&o->fds[0], &o->fds[1], &o->fds[2]};
 	o->client = subproc_spawn(argv.v, fds);
 	strv_free(&argv);

@@ -32,7 +32,7 @@ SHARDS = {
     "C": ["test_status_socket.py", "test_metrics.py", "test_request_id.py", "test_bad_input.py",
           "test_cgi.py", "test_piston.py", "test_attacks_langs.py", "test_attacks.py",
           "test_runtime_behaviour.py", "test_versions.py", "test_playground.py", "test_execute.py",
-          "test_mcp.py", "test_attacks_stream.py", "test_stream.py", "test_sandbox_inside.py",
+          "test_mcp.py", "test_container_spec.py", "test_attacks_stream.py", "test_stream.py", "test_sandbox_inside.py",
           "test_attacks_limits.py", "test_outputs.py", "test_tenants.py", "test_web_errors.py",
           "test_attacks_requests.py", "test_attacks_egress.py"],
 }

@@ -1,5 +1,6 @@
 #include "fixtures.h"
 #include "tap.h"
+#include "../../sandbox/spec_render.h"
 
 #include <stdlib.h>
 
@@ -76,4 +77,40 @@ struct sandbox_job fixture_python_job(const struct registry *r)
 		.limits = {.memory_bytes = 100 << 20, .cpus = 0.5, .pids = 32,
 			   .output_bytes = 1000, .wall_time_ms = 2000},
 	};
+}
+
+void argv_cold(const struct conf *c, const struct sandbox_job *job, const char *name, const char *owner,
+	       const char *src_dir, struct strv *a)
+{
+	struct container_spec s;
+	spec_cold(c, job, name, owner, src_dir, &s);
+	spec_argv(&s, c->docker, a);
+	spec_free(&s);
+}
+
+void argv_warm(const struct conf *c, const struct language *l, const struct limits *lim, const char *name,
+	       const char *owner, bool own_cgroup, struct strv *a)
+{
+	struct container_spec s;
+	spec_warm(c, l, lim, name, owner, own_cgroup, &s);
+	spec_argv(&s, c->docker, a);
+	spec_free(&s);
+}
+
+void argv_session(const struct conf *c, const struct language *l, const struct session *ses, const char *owner,
+		  struct strv *a)
+{
+	struct container_spec s;
+	spec_session(c, l, ses, owner, &s);
+	spec_argv(&s, c->docker, a);
+	spec_free(&s);
+}
+
+void argv_outputs(const struct conf *c, const struct sandbox_job *job, const char *name, const char *owner,
+		  struct strv *a)
+{
+	struct container_spec s;
+	spec_outputs(c, job, name, owner, &s);
+	spec_argv(&s, c->docker, a);
+	spec_free(&s);
 }

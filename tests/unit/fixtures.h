@@ -16,6 +16,16 @@ char *conf_variant(const char *from, const char *to);
 /* A python job (registry r) with one file, app.py, and the args
  * "--flag", "$(rm -rf /)", "a b": 100 MiB, half a cpu, 32 processes. */
 struct sandbox_job fixture_python_job(const struct registry *r);
+/* The docker CLI's argv of each kind of sandbox: its spec (spec.h)
+ * rendered by spec_argv, as a sandbox started by a client gets it. */
+void argv_cold(const struct conf *c, const struct sandbox_job *job, const char *name, const char *owner,
+	       const char *src_dir, struct strv *a);
+void argv_warm(const struct conf *c, const struct language *l, const struct limits *lim, const char *name,
+	       const char *owner, bool own_cgroup, struct strv *a);
+void argv_session(const struct conf *c, const struct language *l, const struct session *s, const char *owner,
+		  struct strv *a);
+void argv_outputs(const struct conf *c, const struct sandbox_job *job, const char *name, const char *owner,
+		  struct strv *a);
 /* Where arg is in an argv (-1: nowhere). */
 int index_of(const struct strv *a, const char *arg);
 

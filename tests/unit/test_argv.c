@@ -1,7 +1,7 @@
 /* The docker argv: every hardening flag, on every run. */
 #include "tap.h"
 #include "fixtures.h"
-#include "../../sandbox/argv.h"
+#include "../../sandbox/spec.h"
 #include "../../sandbox/sandbox.h"
 
 static bool has(const struct strv *a, const char *arg)
@@ -20,7 +20,7 @@ UNIT_TEST(test_argv)
 	fixture_load(&c, &r);
 
 	struct sandbox_job job = fixture_python_job(&r);
-	sandbox_docker_argv(&c, &job, "isobox-main-1.2-abcd", "1.2", "/var/lib/isobox/work/x", &a);
+	argv_cold(&c, &job, "isobox-main-1.2-abcd", "1.2", "/var/lib/isobox/work/x", &a);
 
 	is_str(a.v[0], c.docker, "argv: the docker client from conf");
 	bool unlabelled = true;
@@ -89,7 +89,7 @@ UNIT_TEST(test_argv)
 	struct sandbox_file cfiles[] = {{.name = "src/prog.c"}, {.name = "util.h"}, {.name = "util.c"}};
 	struct sandbox_job cjob = {.lang = &cc, .files = cfiles, .n_files = 3, .args = job.args, .n_args = 1,
 				   .limits = job.limits};
-	sandbox_docker_argv(&c, &cjob, "n", "o", "/d", &a);
+	argv_cold(&c, &cjob, "n", "o", "/d", &a);
 	img = index_of(&a, TEST_ID_PY);
 	ok(img > 0 && !strcmp(a.v[img + 6], "5"), "argv: compile word count (%s)", img > 0 ? a.v[img + 6] : "-");
 	ok(has(&a, "--ulimit=nproc=64:64") && img > 0 && !strcmp(a.v[img + 5], "32"),
@@ -110,7 +110,7 @@ UNIT_TEST(test_argv)
 	run.v[0] = xstrdup("{file}");
 	cc.compile = compile;
 	cc.run = run;
-	sandbox_docker_argv(&c, &cjob, "n", "o", "/d", &a);
+	argv_cold(&c, &cjob, "n", "o", "/d", &a);
 	img = index_of(&a, TEST_ID_PY);
 	ok(img > 0 && !strcmp(a.v[img + 10], "./src/prog.c") && !strcmp(a.v[img + 11], "src/prog.c"),
 	   "argv: {file} is ./name when compiling, name when running");
@@ -120,7 +120,7 @@ UNIT_TEST(test_argv)
 	free(run.v[0]);
 	run.v[0] = xstrdup("/box/out/{file:stem}.js");
 	cc.run = run;
-	sandbox_docker_argv(&c, &cjob, "n", "o", "/d", &a);
+	argv_cold(&c, &cjob, "n", "o", "/d", &a);
 	img = index_of(&a, TEST_ID_PY);
 	ok(img > 0 && !strcmp(a.v[img + 11], "/box/out/src/prog.js"), "argv: {file:stem} keeps the directory");
 	strv_free(&a);
@@ -130,28 +130,28 @@ UNIT_TEST(test_argv)
 	/* A volume: its mount point (never its image) at /memory. */
 	job.volume = "0123456789abcdef0123456789abcdef";
 	job.volume_ro = true;
-	sandbox_docker_argv(&c, &job, "n", "o", "/d", &a);
+	argv_cold(&c, &job, "n", "o", "/d", &a);
 	int at = index_of(&a, "--mount=type=bind,src=/var/lib/isobox/volumes/0123456789abcdef0123456789abcdef,"
 			  "dst=/memory,readonly");
 	ok(at > 0 && at < index_of(&a, TEST_ID_PY), "argv: a volume at /memory, read-only, before the image");
 	strv_free(&a);
 	job.volume_ro = false;
-	sandbox_docker_argv(&c, &job, "n", "o", "/d", &a);
+	argv_cold(&c, &job, "n", "o", "/d", &a);
 	ok(index_of(&a, "--mount=type=bind,src=/var/lib/isobox/volumes/0123456789abcdef0123456789abcdef,"
 		    "dst=/memory") > 0, "argv: a volume, read-write");
 	strv_free(&a);
 	job.volume = NULL;
-	sandbox_docker_argv(&c, &job, "n", "o", "/d", &a);
+	argv_cold(&c, &job, "n", "o", "/d", &a);
 	bool none = true;
 	for (size_t i = 0; i < a.n; i++)
 		none &= !strstr(a.v[i], "/memory");
 	ok(none, "argv: no volume, no /memory");
 	strv_free(&a);
 	job.request_id = "0f9b6c1e";
-	sandbox_docker_argv(&c, &job, "n", "o", "/d", &a);
+	argv_cold(&c, &job, "n", "o", "/d", &a);
 	ok(has(&a, "--label=isobox.request=0f9b6c1e"), "argv: a cold run's sandbox says which request it serves");
 	strv_free(&a);
-	sandbox_outputs_argv(&c, &job, "n", "o", &a);
+	argv_outputs(&c, &job, "n", "o", &a);
 	ok(has(&a, "--label=isobox.request=0f9b6c1e"), "argv: ...and the sandbox that collects its outputs");
 	strv_free(&a);
 	registry_free(&r);

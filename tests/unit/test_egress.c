@@ -1,7 +1,7 @@
 /* Egress: address ranges, the conf's network section, the firewall text. */
 #include "tap.h"
 #include "fixtures.h"
-#include "../../sandbox/argv.h"
+#include "../../sandbox/spec.h"
 #include "../../sandbox/egress.h"
 
 #include <arpa/inet.h>
@@ -246,7 +246,7 @@ UNIT_TEST(test_egress)
 	struct sandbox_job job = {.lang = registry_find(&r, "python", NULL, &f), .files = files,
 		.n_files = 1, .network = true,
 		.limits = {.memory_bytes = 1 << 26, .cpus = 1, .pids = 8, .output_bytes = 10, .wall_time_ms = 100}};
-	sandbox_docker_argv(&c, &job, "x", "1.2", "/w", &a);
+	argv_cold(&c, &job, "x", "1.2", "/w", &a);
 	bool net = false, rt = false, none = false, resolv = false, ro = false, caps = false, sec = false;
 	int resolv_mounts = 0;
 	for (size_t i = 0; i < a.n; i++) {

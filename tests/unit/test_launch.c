@@ -1,6 +1,6 @@
 /*
- * The cold run's container through dockerd's API (launch.c, create_body.c): the create
- * body equals what the docker CLI sends for the same argv, and the
+ * The cold run's container through dockerd's API (launch.c, spec_render.c):
+ * the create body equals what the docker CLI sends for the same spec's argv, and the
  * attached stream's frames come apart right.
  *
  * cli-create-body.json is the body that docker 20.10.24's CLI sent to
@@ -12,8 +12,7 @@
  */
 #include "tap.h"
 #include "fixtures.h"
-#include "../../sandbox/argv.h"
-#include "../../sandbox/create_body.h"
+#include "../../sandbox/spec_render.h"
 #include "../../sandbox/demux.h"
 #include "../../sandbox/launch.h"
 
@@ -73,41 +72,26 @@ static cJSON *read_json(const char *path)
 	return j;
 }
 
-static bool refused(char **argv, const char *what)
-{
-	cJSON *body;
-	const char *name;
-	struct buf why = {0};
-	bool ok = !launch_create_body(argv, &body, &name, &why) && !body && why.len;
-	if (!ok || !strstr(why.data, what))
-		printf("#   why: %s\n", why.data ? why.data : "(none)");
-	ok = ok && strstr(why.data, what);
-	buf_free(&why);
-	return ok;
-}
-
 static void test_body(void)
 {
 	struct conf c;
 	struct registry r;
-	struct strv a = {0};
+	struct container_spec spec;
 	fixture_load(&c, &r);
 	struct sandbox_job job = fixture_python_job(&r);
-	sandbox_docker_argv(&c, &job, "isobox-main-0123456789abcdef", "1.2", "/var/lib/isobox/work/x", &a);
+	spec_cold(&c, &job, "isobox-main-0123456789abcdef", "1.2", "/var/lib/isobox/work/x", &spec);
+	struct strv a = {0};
+	spec_argv(&spec, c.docker, &a);
+	ok(index_of(&a, "--security-opt=seccomp=/var/lib/isobox/sandbox/seccomp.json") > 0,
+	   "launch: the argv names the installed seccomp profile");
+	strv_free(&a);
 	/* The repository's profile: the installed one is setup's copy of it. */
-	int at = index_of(&a, "--security-opt=seccomp=/var/lib/isobox/sandbox/seccomp.json");
-	ok(at > 0, "launch: the argv names the installed seccomp profile");
-	if (at > 0) {
-		free(a.v[at]);
-		a.v[at] = xstrdup("--security-opt=seccomp=deploy/seccomp.json");
-	}
+	spec.seccomp_profile = "deploy/seccomp.json";
 
 	cJSON *body;
-	const char *name;
 	struct buf why = {0};
-	ok(launch_create_body(a.v, &body, &name, &why), "launch: the run's argv makes a create body (%s)",
+	ok(spec_create_body(&spec, &body, &why), "launch: the run's spec makes a create body (%s)",
 	   why.data ? why.data : "");
-	is_str(name, "isobox-main-0123456789abcdef", "launch: the container's name from --name");
 
 	/* The profile goes in whole, as the CLI sends it. */
 	cJSON *host = cJSON_GetObjectItemCaseSensitive(body, "HostConfig");
@@ -134,44 +118,33 @@ static void test_body(void)
 		printf("#   ours: %s\n", mine);
 		free(mine);
 	}
-	ok(same, "launch: the create body is the docker CLI's for the same argv");
+	ok(same, "launch: the create body is the docker CLI's for the same spec's argv");
 	cJSON_Delete(cli);
 	cJSON_Delete(body);
-	buf_free(&why);
 
-	/* A flag that argv.c never writes is refused, not dropped. */
-	char *priv[] = {"docker", "run", "--name=x", "--privileged", "img", NULL};
-	ok(refused(priv, "--privileged"), "launch: an unknown flag is refused");
-	char *vol[] = {"docker", "run", "--name=x", "--mount=type=volume,src=a,dst=/b", "img", NULL};
-	ok(refused(vol, "--mount"), "launch: a mount that is not a bind is refused");
-	char *noname[] = {"docker", "run", "--read-only", "img", NULL};
-	ok(refused(noname, "name"), "launch: a run without a name of ours is refused");
-	char *badname[] = {"docker", "run", "--name=../x", "img", NULL};
-	ok(refused(badname, "name"), "launch: a name that needs escaping is refused");
-	char *noimage[] = {"docker", "run", "--name=x", NULL};
-	ok(refused(noimage, "image"), "launch: a run without an image is refused");
-	char *notrun[] = {"docker", "exec", "x", NULL};
-	ok(refused(notrun, "run"), "launch: only docker run");
-	char *nocpus[] = {"docker", "run", "--name=x", "--cpus=1e999", "img", NULL};
-	ok(refused(nocpus, "--cpus"), "launch: a number that is not one is refused");
-	char *noseccomp[] = {"docker", "run", "--name=x", "--security-opt=seccomp=/nonexistent", "img", NULL};
-	ok(refused(noseccomp, "seccomp"), "launch: a seccomp profile that cannot be read is refused");
-
-	char *runc[] = {"docker", "run", "--name=x", "--cgroupns=private", "--network=isobox-egress",
-			"--runtime=isobox-runc", "img", NULL};
-	ok(launch_create_body(runc, &body, &name, &why), "launch: runc's and egress's flags");
+	/* runc's and egress's fields; no quota of the container's own. */
+	spec.cgroupns_private = true;
+	spec.network = "isobox-egress";
+	spec.runtime = "isobox-runc";
+	spec.cpus = 0;
+	ok(spec_create_body(&spec, &body, &why), "launch: runc's and egress's spec");
 	host = cJSON_GetObjectItemCaseSensitive(body, "HostConfig");
 	is_str(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(host, "CgroupnsMode")), "private",
-	       "launch: --cgroupns=private");
+	       "launch: cgroupns private");
 	is_str(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(host, "NetworkMode")), "isobox-egress",
-	       "launch: --network");
+	       "launch: the network");
 	is_str(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(host, "Runtime")), "isobox-runc",
-	       "launch: --runtime");
-	cJSON *cmd = cJSON_GetObjectItemCaseSensitive(body, "Cmd");
-	ok(cJSON_IsArray(cmd) && !cmd->child, "launch: no command words after the image: none");
+	       "launch: the runtime");
+	ok(!cJSON_GetObjectItemCaseSensitive(host, "NanoCpus"), "launch: no cpus, no NanoCpus");
 	cJSON_Delete(body);
 
-	strv_free(&a);
+	/* A profile that cannot be read stops the create: never a sandbox
+	 * without its filter. */
+	spec.seccomp_profile = "/nonexistent/seccomp.json";
+	ok(!spec_create_body(&spec, &body, &why) && !body && why.data && strstr(why.data, "seccomp"),
+	   "launch: a seccomp profile that cannot be read is refused (%s)", why.data ? why.data : "");
+	buf_free(&why);
+	spec_free(&spec);
 	conf_free(&c);
 	registry_free(&r);
 }

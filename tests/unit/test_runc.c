@@ -2,7 +2,7 @@
 #define _GNU_SOURCE
 #include "tap.h"
 #include "fixtures.h"
-#include "../../sandbox/argv.h"
+#include "../../sandbox/spec.h"
 #include "../../sandbox/sandbox.h"
 #include "../../sandbox/runc/runc_spec.h"
 
@@ -209,7 +209,7 @@ static void test_backend_argv(void)
 	ok(conf_backend_warning(&c) && strstr(conf_backend_warning(&c), "host's kernel"),
 	   "backend: runc warns that the boundary is the host's kernel");
 	struct strv a = {0};
-	sandbox_docker_argv(&c, &job, "isobox-main-1.2-abcd", "1.2", "/w/x", &a);
+	argv_cold(&c, &job, "isobox-main-1.2-abcd", "1.2", "/w/x", &a);
 	ok(has(&a, "--runtime=isobox-runc"), "runc argv: the isobox-runc runtime");
 	ok(has(&a, "--security-opt=seccomp=/var/lib/isobox/sandbox/seccomp-runc.json"),
 	   "runc argv: the runc backend's own seccomp profile");
@@ -222,12 +222,12 @@ static void test_backend_argv(void)
 	ok(has(&a, "--cgroupns=private"), "runc argv: a cgroup namespace of its own (no host cgroup paths)");
 	strv_free(&a);
 	job.network = true;
-	sandbox_docker_argv(&c, &job, "isobox-main-1.2-abcd", "1.2", "/w/x", &a);
+	argv_cold(&c, &job, "isobox-main-1.2-abcd", "1.2", "/w/x", &a);
 	ok(has(&a, "--runtime=isobox-runc") && !has(&a, "--network=none"),
 	   "runc argv: an egress run uses isobox-runc too, on the egress network");
 	strv_free(&a);
 	struct strv w = {0};
-	sandbox_warm_argv(&c, py, &py->defaults, "isobox-main-warm", "1.2", true, &w);
+	argv_warm(&c, py, &py->defaults, "isobox-main-warm", "1.2", true, &w);
 	ok(has(&w, "--runtime=isobox-runc"), "runc argv: warm sandboxes run on runc too");
 	strv_free(&w);
 	conf_free(&c);

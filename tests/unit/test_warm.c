@@ -1,7 +1,7 @@
 /* The warm pool's pure parts: its docker argv, the job frame, its settings. */
 #include "tap.h"
 #include "fixtures.h"
-#include "../../sandbox/argv.h"
+#include "../../sandbox/spec.h"
 #include "../../sandbox/sandbox.h"
 #include "../../sandbox/warm.h"
 
@@ -13,26 +13,32 @@ static void hardening_is_the_same(const struct conf *c, const struct language *p
 			     .output_bytes = 1000, .wall_time_ms = 1000};
 	struct sandbox_job job = {.lang = py, .files = files, .n_files = 1, .limits = lim};
 	struct strv cold = {0}, warm = {0}, plain = {0};
-	sandbox_docker_argv(c, &job, "isobox-main-x", "1.2", "/w/x", &cold);
-	sandbox_warm_argv(c, py, &lim, "isobox-main-x", "1.2", true, &warm);
-	sandbox_warm_argv(c, py, &lim, "isobox-main-x", "1.2", false, &plain);
-	int cold_end = index_of(&cold, "--label=isobox.kind=cold");
-	int warm_end = index_of(&warm, "--label=isobox.kind=warm");
-	ok(cold_end > 0 && cold_end == warm_end, "warm argv: labelled isobox.kind=warm where a cold run says cold");
+	argv_cold(c, &job, "isobox-main-x", "1.2", "/w/x", &cold);
+	argv_warm(c, py, &lim, "isobox-main-x", "1.2", true, &warm);
+	argv_warm(c, py, &lim, "isobox-main-x", "1.2", false, &plain);
+	ok(index_of(&warm, "--label=isobox.kind=warm") > 0, "warm argv: labelled isobox.kind=warm");
 	/* In a cgroup of its own, whose quota is its CPU limit: the same
-	 * flags but --cpus, and that cgroup as the parent. */
+	 * flags but --cpus, and that cgroup as the parent. Without one,
+	 * exactly a cold run's flags but its kind and its code. */
 	bool same = true, same_plain = true;
-	int i = cold_end + 1, w = i;
-	for (; i < (int)cold.n && strncmp(cold.v[i], "--mount=type=bind,src=/w/x", 26); i++) {
-		same_plain = same_plain && i < (int)plain.n && !strcmp(cold.v[i], plain.v[i]);
+	int n = 0, image = index_of(&cold, "--entrypoint=");
+	for (int i = 2; i < image; i++) {
+		if (!strcmp(cold.v[i], "--label=isobox.kind=cold") || !strncmp(cold.v[i], "--mount=type=bind,src=/w/x", 26))
+			continue;
+		n++;
+		same_plain = same_plain && index_of(&plain, cold.v[i]) > 0;
 		if (!strncmp(cold.v[i], "--cpus=", 7))
 			continue;
 		const char *want = !strcmp(cold.v[i], "--cgroup-parent=/isobox.slice") ?
 			"--cgroup-parent=/isobox.slice/isobox-main-x" : cold.v[i];
-		same = same && w < (int)warm.n && !strcmp(want, warm.v[w++]);
+		same = same && index_of(&warm, want) > 0;
 	}
-	ok(same && i > cold_end + 20, "warm argv: every hardening flag as a cold run's (%d flags), in a cgroup "
-	   "of its own, without --cpus", i - cold_end);
+	int agent_mount = 0;
+	for (size_t i = 2; i < plain.n && strcmp(plain.v[i], "--entrypoint="); i++)
+		agent_mount += !strncmp(plain.v[i], "--mount=type=bind,src=", 22) && strstr(plain.v[i], "dst=/isobox-agent");
+	same_plain = same_plain && index_of(&plain, "--entrypoint=") == image - 1 + agent_mount;
+	ok(same && n > 20, "warm argv: every hardening flag as a cold run's (%d flags), in a cgroup "
+	   "of its own, without --cpus", n);
 	ok(index_of(&warm, "--cpus=1.000") < 0 && index_of(&cold, "--cpus=1.000") > 0,
 	   "warm argv: no --cpus in a cgroup of its own (its quota holds the CPU)");
 	ok(same_plain, "warm argv: without a cgroup of its own, exactly a cold run's flags");
