@@ -10,7 +10,7 @@ run split by component, bench/cpu.py).
 
 Variants:
   A  bare: sh -c 'python3 main.py' in /src, --rm
-  C  the worker's own entry script (sandbox/argv.c: the copy to /box, the
+  C  the worker's own entry script (sandbox/spec.c: the copy to /box, the
      records, ulimit -p) in /box, --interactive, stdin from a pipe
   M  a memory limit one page below the default (bench/warm.py forces a
      cold run that way)
@@ -30,7 +30,6 @@ variantbench-<pid>-<n>.
 import argparse
 import itertools
 import os
-import re
 import socket
 import subprocess
 import sys
@@ -45,10 +44,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def entry_script():
-    """The cold run's entry script, as sandbox/argv.c spells it."""
-    src = open(os.path.join(HERE, "..", "sandbox", "argv.c")).read()
-    body = src[src.index("#define COPY_CODE"):src.index("static const char entry_script")]
-    return "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', body)).encode().decode("unicode_escape")
+    """The cold run's entry script, as isobox renders it (--print-spec)."""
+    argv = latency.spec_argv("cold", "python")
+    return argv[argv.index("--entrypoint=") + 4]  # the image, /bin/sh, -c, the script
 
 
 def delete(name):
@@ -71,7 +69,7 @@ def main():
     # What warm.phase reads: one phase of --seconds, no cap on runs.
     args.pool_wait, args.sustain_seconds, args.sustain_rounds, args.sustain_max = 60, args.seconds, 1, 10**9
     args.sustain_settle = 0
-    bare = warm.Bare(warm.load_settings())
+    bare = warm.Bare()
     bare.limits["python"] = warm.execute(args, "python", latency.HELLO["python"][2]).limits
     entry = entry_script()
     seq = itertools.count()

@@ -43,6 +43,33 @@ def conf_value(key):
                           "--print-conf"], check=True, capture_output=True, text=True).stdout
     return dict(line.split("=", 1) for line in out.splitlines())[key]
 
+
+def spec_argv(kind="cold", language="python"):
+    """The `docker run` argv that isobox renders for a sandbox of kind for
+    language, at its default limits (isobox-fcgi --print-spec; sandbox/spec.c
+    is the one source of its hardening)."""
+    out = subprocess.run([f"{PREFIX}/bin/isobox-fcgi", "--conf", f"{PREFIX}/conf/isobox.yaml",
+                          "--print-spec", "argv", kind, language], check=True, capture_output=True).stdout
+    return [a.decode() for a in out.split(b"\0")[:-1]]
+
+
+def hardening(kind="cold", language="python", **values):
+    """spec_argv's flags without what names, labels or feeds one sandbox
+    (--name, --label, --interactive, the code mount /src): what a bare
+    `docker run` of the benches takes, adding its own. values replace a
+    flag's value by its name: memory="1000" makes --memory=1000."""
+    argv = spec_argv(kind, language)
+    flags = []
+    for a in argv[2:argv.index("--entrypoint=")]:
+        if a.startswith(("--name=", "--label=")) or a == "--interactive" or ",dst=/src," in a:
+            continue
+        name = a[2:].split("=", 1)[0].replace("-", "_")
+        if name == "ulimit":
+            name = "ulimit_" + a.split("=")[1]
+        flags.append(a if name not in values else a.split("=", 1)[0] + "=" + (
+            f"{a.split('=')[1]}={values[name]}:{values[name]}" if name.startswith("ulimit_") else values[name]))
+    return flags
+
 # language: (image, file, program, bare command run in the sandbox). The
 # bare command mirrors registry/registry.yaml: compile (if any) and run.
 HELLO = {

@@ -2,7 +2,7 @@
 """The warm pool, measured side by side in one run: isobox warm (a sandbox
 the pool master started ahead), isobox cold (forced by asking for one page
 less memory than the default: no warm sandbox fits), and a bare
-`docker run` of the same image with isobox's flags (argv.c), interleaved,
+`docker run` of the same image with isobox's flags (isobox-fcgi --print-spec), interleaved,
 medians.
 
     bench/warm.py [--runs N] [--url URL] [--only SECTION,...] [--note TEXT]
@@ -110,35 +110,6 @@ class Sample:
 
 
 # ---- the installed service ----
-
-def load_settings():
-    """What argv.c's flags are made of, from the installed conf and
-    registry (PyYAML if there is one, else the shipped defaults)."""
-    s = {"docker": "docker", "runtime": latency.conf_value("runtime"),
-         "seccomp": latency.conf_value("seccomp_profile"),
-         "resolv_conf": "/var/lib/isobox/sandbox/resolv.conf", "cgroup_parent": "/isobox.slice",
-         "tmp_bytes": 67108864, "work_bytes": 67108864, "pids_backstop": 1024,
-         "env": {"python": {"PYTHONDONTWRITEBYTECODE": "1"}, "javascript": {}}}
-    conf_path = f"{latency.PREFIX}/conf/isobox.yaml"
-    try:
-        import yaml
-    except ImportError:
-        note("no PyYAML: the bare run uses the shipped defaults for paths, tmpfs sizes and env")
-        return s
-    conf = yaml.safe_load(open(conf_path))
-    sandbox = conf.get("sandbox", {})
-    s["docker"] = conf.get("docker", s["docker"])
-    s["cgroup_parent"] = conf.get("cgroupParent", s["cgroup_parent"])
-    s["resolv_conf"] = sandbox.get("resolvConf", s["resolv_conf"])
-    s["tmp_bytes"] = sandbox.get("tmpBytes", s["tmp_bytes"])
-    s["work_bytes"] = sandbox.get("workBytes", s["work_bytes"])
-    s["pids_backstop"] = sandbox.get("pidsBackstop", s["pids_backstop"])
-    registry = os.path.join(os.path.dirname(conf_path), conf.get("registry", "../registry/registry.yaml"))
-    for lang in yaml.safe_load(open(registry)).get("languages", []):
-        if lang.get("name") in s["env"]:
-            s["env"][lang["name"]] = {k: str(v) for k, v in (lang.get("env") or {}).items()}
-    return s
-
 
 def metrics(url):
     """The warm pool per language from /metrics:
@@ -250,8 +221,8 @@ def check_output(s, expect, what):
 class Bare:
     """`docker run --rm` of a language's image with isobox's flags."""
 
-    def __init__(self, settings):
-        self.s = settings
+    def __init__(self):
+        self.docker = latency.spec_argv()[0]
         self.ids = latency.image_ids()
         self.limits = {}  # language: what isobox applied (set from a result)
         self.live = set()
@@ -259,23 +230,15 @@ class Bare:
         self.seq = itertools.count()
 
     def argv(self, lang, name, src, command):
-        s, lim = self.s, self.limits[lang]
+        """A cold sandbox's flags as isobox renders them, with the limits
+        isobox applied, the code at /src, and the bare command."""
+        lim = self.limits[lang]
         image, _, _, _ = latency.HELLO[lang]
-        m, cpus, pids = lim["memoryBytes"], lim["cpus"], lim["pids"]
-        return [s["docker"], "run", "--rm", "--pull=never", f"--name={name}",
-                f"--runtime={s['runtime']}", "--network=none",
-                f"--mount=type=bind,src={s['resolv_conf']},dst=/etc/resolv.conf,readonly",
-                "--read-only", "--user=65534:65534", "--cap-drop=ALL",
-                "--security-opt=no-new-privileges", f"--security-opt=seccomp={s['seccomp']}",
-                f"--memory={m}", f"--memory-swap={m}", f"--cpus={cpus:.3f}",
-                f"--ulimit=nproc={pids}:{pids}", f"--pids-limit={s['pids_backstop']}",
-                "--ulimit=core=0:0", "--ulimit=nofile=1024:1024",
-                f"--tmpfs=/tmp:rw,nosuid,nodev,size={s['tmp_bytes']},mode=1777",
-                f"--tmpfs=/box:rw,nosuid,nodev,exec,size={s['work_bytes']},mode=1777",
-                f"--mount=type=bind,src={src},dst=/src,readonly", "--workdir=/src",
-                "--log-driver=none", f"--cgroup-parent={s['cgroup_parent']}", "--hostname=isobox",
-                "--env=PATH=/usr/local/bin:/usr/bin:/bin", "--env=HOME=/box", "--env=LANG=C.UTF-8",
-                "--env=TMPDIR=/tmp", *[f"--env={k}={v}" for k, v in s["env"][lang].items()],
+        m, pids = lim["memoryBytes"], lim["pids"]
+        flags = latency.hardening("cold", lang, memory=str(m), memory_swap=str(m), cpus=f"{lim['cpus']:.3f}",
+                                  ulimit_nproc=str(pids), workdir="/src")
+        return [self.docker, "run", "--rm", f"--name={name}", *flags,
+                f"--mount=type=bind,src={src},dst=/src,readonly",
                 "--entrypoint=", self.ids[image], "sh", "-c", command]
 
     def run(self, lang, code, expect=None):
@@ -306,7 +269,7 @@ class Bare:
         with self.lock:
             names = sorted(self.live)
         if names:  # only ours, by name
-            subprocess.run([self.s["docker"], "rm", "--force", *names], capture_output=True)
+            subprocess.run([self.docker, "rm", "--force", *names], capture_output=True)
 
 
 # ---- statistics and formatting ----
@@ -593,11 +556,12 @@ def inspect_cost(bare, n=5):
     """`docker inspect` of an exited container of ours: what the worker
     runs after every run (exit code, OOM flag). The container is removed."""
     name = f"warmbench-{os.getpid()}-inspect"
-    d = bare.s["docker"]
+    d = bare.docker
+    runtime = next(a for a in latency.hardening() if a.startswith("--runtime="))
     with bare.lock:
         bare.live.add(name)
     try:
-        subprocess.run([d, "run", "--pull=never", f"--name={name}", f"--runtime={bare.s['runtime']}",
+        subprocess.run([d, "run", "--pull=never", f"--name={name}", runtime,
                         "--network=none", "--log-driver=none", "--entrypoint=",
                         bare.ids["python"], "true"], check=True, capture_output=True, timeout=120)
         times = []
@@ -735,7 +699,7 @@ def main():
     if os.geteuid() != 0:
         print("warning: not root; docker may refuse", file=sys.stderr)
 
-    bare = Bare(load_settings())
+    bare = Bare()
     res = {}
     try:
         # The bare run gets the limits isobox applies by default (a warm

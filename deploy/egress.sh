@@ -51,6 +51,26 @@ probe_image() {
 	"$BIN" --conf "$CONF" --print-conf | sed -n 's/^image_bash=//p'
 }
 
+# The flags of an egress sandbox as the worker renders them (isobox-fcgi
+# --print-spec: every hardening flag, its runtime, network and resolvers),
+# into the array sandbox_flags, without what names or feeds one sandbox
+# (its name, labels, stdin, code mount) or, with "no-resolv", the
+# resolvers' file (not written yet while the network mode is picked).
+load_sandbox_flags() {
+	local spec a
+	mapfile -d '' spec < <("$BIN" --conf "$CONF" --print-spec argv network bash)
+	[ ${#spec[@]} -gt 2 ] || die "cannot read an egress sandbox's flags (isobox-fcgi --print-spec)"
+	sandbox_flags=()
+	for a in "${spec[@]:2}"; do
+		case $a in
+		--entrypoint=) break ;;
+		--name=* | --label=* | --interactive | *,dst=/src,*) ;;
+		*,dst=/etc/resolv.conf,*) [ "${1:-}" = no-resolv ] || sandbox_flags+=("$a") ;;
+		*) sandbox_flags+=("$a") ;;
+		esac
+	done
+}
+
 # The one place that writes /etc/docker/daemon.json: runtime NAME is PATH
 # with ARGS, everything else in the file is kept. Prints "changed" if the
 # file changed (the caller reloads dockerd).
@@ -244,11 +264,15 @@ kill_container_processes() {
 # start that fails inside runsc leaves its shim, gofer and sandbox
 # processes behind, unknown to docker: kill them by the container's ID.
 mode_works() {
-	local cidfile ok=1
+	local cidfile ok=1 i
 	set_runtime "$1"
+	load_sandbox_flags no-resolv
+	# The runtime being set up, whichever backend the conf names.
+	for i in "${!sandbox_flags[@]}"; do
+		case ${sandbox_flags[i]} in --runtime=*) sandbox_flags[i]=--runtime=$runtime ;; esac
+	done
 	cidfile=$(mktemp -u /tmp/isobox-egress-probe.XXXXXX)
-	timeout 60 docker run --rm --pull=never --cidfile="$cidfile" --runtime="$runtime" \
-		--network="$docker_network" --user=65534:65534 --cap-drop=ALL --read-only \
+	timeout 60 docker run --rm --cidfile="$cidfile" "${sandbox_flags[@]}" \
 		--entrypoint= "$(probe_image)" /bin/sh -c 'echo isobox-ok' 2>/dev/null |
 		grep -qx isobox-ok || ok=0
 	if [ $ok = 0 ] && [ -s "$cidfile" ]; then
@@ -380,9 +404,8 @@ remove_egress() {
 # firewall's icmp-admin-prohibited), or the error.
 probe() {
 	local ip=${1%:*} port=${1##*:}
-	timeout 30 docker run --rm --pull=never --runtime="$runtime" --network="$docker_network" \
-		--mount="type=bind,src=$state_dir/resolv.conf,dst=/etc/resolv.conf,readonly" \
-		--user=65534:65534 --cap-drop=ALL --security-opt=no-new-privileges --read-only \
+	load_sandbox_flags
+	timeout 30 docker run --rm "${sandbox_flags[@]}" \
 		--entrypoint= "$(probe_image)" /bin/bash -c '
 		out=$(timeout 5 bash -c "exec 3<>/dev/tcp/$0/$1" 2>&1) && { echo connected; exit; }
 		case $out in

@@ -3,17 +3,22 @@
 
     sudo tests/bench_seccomp.py [--runs 15] [--with RUNTIME] [--without RUNTIME]
 
-Runs the same `docker run` (isobox's flags, the python image from the lock,
-the profile from /var/lib/isobox/sandbox/seccomp.json) under two runtimes
+Runs the same `docker run` (a cold python sandbox's flags as isobox renders
+them, isobox-fcgi --print-spec: the image by ID, the installed seccomp
+profile, the default limits) under two runtimes
 that differ only in --oci-seccomp, interleaved: a python hello world (wall
 time of the whole docker run) and a syscall-heavy loop (200k getppid()
 and 50k stat() calls, timed inside the sandbox). Prints medians and p90.
 """
 import argparse
-import re
+import os
 import statistics
 import subprocess
+import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+import latency  # noqa: E402
 
 LOOP = r'''
 import os, time
@@ -28,16 +33,12 @@ print(a, time.perf_counter() - t)
 '''
 
 
-def image():
-    text = open("/var/lib/isobox/images.lock").read()
-    return re.search(r'^  python: \{id: "(sha256:[0-9a-f]+)"', text, re.M).group(1)
-
-
 def run(runtime, code):
-    argv = ["docker", "run", "--rm", "--pull=never", f"--runtime={runtime}", "--network=none",
-            "--read-only", "--user=65534:65534", "--cap-drop=ALL", "--security-opt=no-new-privileges",
-            "--security-opt=seccomp=/var/lib/isobox/sandbox/seccomp.json", "--memory=268435456",
-            "--memory-swap=268435456", "--cpus=1", "--entrypoint=", image(), "python3", "-c", code]
+    """One run with isobox's flags but the runtime: (seconds, stdout)."""
+    spec = latency.spec_argv("cold", "python")
+    image = spec[spec.index("--entrypoint=") + 1]
+    argv = [spec[0], "run", "--rm", *latency.hardening(runtime=runtime), "--entrypoint=", image,
+            "python3", "-c", code]
     t = time.monotonic()
     out = subprocess.run(argv, check=True, capture_output=True, text=True).stdout
     return time.monotonic() - t, out

@@ -8,7 +8,8 @@ hanging it.
 
 agent_argv() says how to start one: the binary on this host with its own
 workspace; with AGENT_DOCKER_IMAGE=<image id>, inside the real sandbox
-(docker, gVisor), the way the worker starts a session; with
+(docker, gVisor), the way the worker starts a session (its argv from the
+installed isobox-fcgi --print-spec, under PREFIX, /opt/isobox); with
 AGENT_RUNSC=/usr/bin/runsc, in gVisor without docker ("runsc do"; as uid
 65534 with AGENT_RUNSC_NOBODY=1 too).
 """
@@ -25,10 +26,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 SOURCES = sorted(glob.glob(os.path.join(REPO, "sandbox", "agent", "*.c")))  # as the Makefile's AGENT_SRC
 KERNEL = os.path.join(REPO, "sandbox", "agent", "kernel.py")
 DOCKER_IMAGE = os.environ.get("AGENT_DOCKER_IMAGE")
-DOCKER_RUNTIME = os.environ.get("AGENT_DOCKER_RUNTIME", "runsc-untrusted")
-# The worker's profile (sandbox/argv.c): docker's default one makes
-# pthread_create fail under runsc, so threads would not start.
-DOCKER_SECCOMP = os.environ.get("AGENT_DOCKER_SECCOMP", "/var/lib/isobox/sandbox/seccomp.json")
+DOCKER_RUNTIME = os.environ.get("AGENT_DOCKER_RUNTIME")  # else the session's
+PREFIX = os.environ.get("PREFIX", "/opt/isobox")
 # Without docker: gVisor itself ("runsc do", the host's files, as root).
 RUNSC = os.environ.get("AGENT_RUNSC")
 
@@ -51,15 +50,7 @@ def build(out_dir):
 def agent_argv(agent_dir, mode, workspace):
     """The command that starts an agent; mode "shell" or "kernel"."""
     if DOCKER_IMAGE:
-        kernel = ["kernel", "python3", "/isobox-agent/kernel.py"]
-        name = "isobox-agent-test-" + secrets.token_hex(6)  # to find a leftover by
-        return ["docker", "run", "-i", "--rm", "--name=" + name, "--runtime=" + DOCKER_RUNTIME, "--network=none",
-                "--read-only", "--user=65534:65534", "--cap-drop=ALL", "--security-opt=no-new-privileges",
-                *(["--security-opt=seccomp=" + DOCKER_SECCOMP] if os.path.exists(DOCKER_SECCOMP) else []),
-                "--ulimit=nofile=1024:1024",
-                "--tmpfs=/workspace:rw,exec,size=64m,mode=1777", "--tmpfs=/tmp:rw,size=64m,mode=1777",
-                "--mount=type=bind,src=%s,dst=/isobox-agent,readonly" % agent_dir, "--entrypoint=",
-                DOCKER_IMAGE, "/isobox-agent/isobox-agent", *(kernel if mode == "kernel" else ["shell"])]
+        return session_argv(agent_dir, mode)
     kernel = ["kernel", "/usr/bin/python3", os.path.join(agent_dir, "kernel.py")]
     runsc = [RUNSC, "--platform=ptrace", "--network=none", "do"] if RUNSC else []
     if RUNSC and os.environ.get("AGENT_RUNSC_NOBODY"):  # as the sandbox's user
@@ -67,6 +58,29 @@ def agent_argv(agent_dir, mode, workspace):
         runsc += ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
     return [*runsc, os.path.join(agent_dir, "isobox-agent"), "--workspace", workspace,
             *(kernel if mode == "kernel" else ["shell"])]
+
+
+def session_argv(agent_dir, mode):
+    """A session's `docker run` as the worker renders it (every hardening
+    flag, the seccomp profile that lets threads start under runsc), with
+    this test's agent dir, image and name, removed when it ends."""
+    done = subprocess.run([os.path.join(PREFIX, "bin", "isobox-fcgi"), "--conf",
+                           os.path.join(PREFIX, "conf", "isobox.yaml"), "--print-spec", "argv",
+                           "kernel" if mode == "kernel" else "session", "python"],
+                          capture_output=True, check=True, timeout=30)
+    spec = [a.decode() for a in done.stdout.split(b"\0")[:-1]]
+    image = spec.index("--entrypoint=") + 1
+    name = "isobox-agent-test-" + secrets.token_hex(6)  # to find a leftover by
+    argv = [spec[0], "run", "--rm", "--name=" + name]
+    for a in spec[2:image - 1]:
+        if a.startswith(("--name=", "--label=")):
+            continue
+        if a.startswith("--mount=") and ",dst=/isobox-agent," in a:
+            a = "--mount=type=bind,src=%s,dst=/isobox-agent,readonly" % agent_dir
+        if a.startswith("--runtime=") and DOCKER_RUNTIME:
+            a = "--runtime=" + DOCKER_RUNTIME
+        argv.append(a)
+    return [*argv, "--entrypoint=", DOCKER_IMAGE, *spec[image + 1:]]
 
 
 class Answer:
