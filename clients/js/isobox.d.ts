@@ -259,6 +259,20 @@ export interface VolumeInfo {
  * reached: status 0, code 'connection_failed' or 'timeout', or its signal
  * aborted the call: status 0, code 'aborted'.
  */
+/** A tool as function-calling APIs take it (GET /v1/tools). */
+export interface ToolDefinition {
+  type: 'function';
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+}
+
+/** What a tool call gives, as MCP's tools/call result. */
+export interface ToolResult {
+  content: Array<{ type: 'text'; text: string } | { type: 'image'; data: string; mimeType: string }
+    | { type: string; [key: string]: unknown }>;
+  structuredContent?: Record<string, unknown>;
+  isError: boolean;
+}
+
 export class IsoboxError extends Error {
   constructor(status: number, code: string, message: string, retryAfter?: number | null);
   readonly name: 'IsoboxError';
@@ -303,6 +317,11 @@ export class Isobox {
   createVolume(name: string, sizeBytes: number): Promise<Volume>;
   volume(name: string): Promise<Volume>;
   volumes(): Promise<VolumeInfo[]>;
+
+  /** isobox's tools as function-calling definitions (GET /v1/tools). */
+  tools(): Promise<ToolDefinition[]>;
+  /** Call a tool by name (MCP tools/call); a refused call rejects with 'tool_call_refused'. */
+  callTool(name: string, args?: Record<string, unknown>): Promise<ToolResult>;
 
   /** A copy of this client with other options, for one call or a few. */
   withOptions(options: ClientOptions): Isobox;
@@ -354,4 +373,8 @@ export class Session {
   remove(path: string): Promise<void>;
   refresh(): Promise<SessionInfo>;
   close(): Promise<void>;
+
+  /** exec and close, by the names E2B's SDK gives them. */
+  runCode(code: string, options?: Omit<StepOptions, 'code'>): Promise<Result>;
+  kill(): Promise<void>;
 }

@@ -459,6 +459,37 @@ export class Isobox {
   }
 
   /**
+   * isobox's tools as function-calling definitions, in the shape
+   * OpenAI-style chat APIs take (GET /v1/tools): hand them to a model, then
+   * pass its call's name and arguments to callTool().
+   */
+  async tools() {
+    return (await (await request(this, 'GET', '/v1/tools')).json()).tools;
+  }
+
+  /**
+   * Call one of isobox's tools by name (MCP tools/call on POST /mcp; the
+   * server keeps no MCP session): resolves to { content, structuredContent,
+   * isError } as an MCP client gets it. isError is a run that went wrong; a
+   * refused call (an unknown tool, bad arguments) rejects with IsoboxError
+   * 400 'tool_call_refused'.
+   */
+  async callTool(name, args = {}) {
+    if (typeof name !== 'string' || !name) throw new TypeError("callTool(): name must be a tool's name");
+    if (args === null || typeof args !== 'object' || Array.isArray(args)) {
+      throw new TypeError('callTool(): arguments must be an object');
+    }
+    const answer = await (await request(this, 'POST', '/mcp', { json: {
+      jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } } })).json();
+    if (answer?.error !== undefined || answer?.result === undefined) {
+      const e = answer?.error;
+      throw new IsoboxError(400, 'tool_call_refused',
+        `${e?.message ?? 'no result in the answer'} (JSON-RPC ${e?.code ?? null})`);
+    }
+    return answer.result;
+  }
+
+  /**
    * A copy of this client with other options (apiKey, timeoutMs, retries,
    * maxRetryWaitMs), for one call or a few: box.withOptions({ timeoutMs: 600000 }).execute(...).
    */
@@ -624,6 +655,16 @@ export class Session extends Place {
   async exec(code, options) {
     const body = pick(STEP_OPTIONS, withFirst('exec()', STEP_OPTIONS, 'code', code, options));
     return (await request(this.box, 'POST', `${this.path}/exec`, { json: body })).json();
+  }
+
+  /** exec(code, options), by the name E2B's SDK gives it. */
+  runCode(code, options) {
+    return this.exec(code, options);
+  }
+
+  /** close(), by the name E2B's SDK gives it. */
+  kill() {
+    return this.close();
   }
 
   /** Run one step (arguments as exec), yielding events as Isobox.stream does. */

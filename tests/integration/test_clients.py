@@ -214,6 +214,52 @@ def test_js_client(js_project):
     # execute('python', code, options), as the Python client takes code.
     assert got["positional"] == ["pos ['x']\n", True]
     assert got["failed"] == [3, False]
+    assert ["function", "execute", "object"] in got["tools"] and len(got["tools"]) >= 6
+    assert got["called"] == [False, "42\n", "42\n"]
+    assert got["wrong"] == [True, 3]
+    assert got["refused"][:2] == [400, "tool_call_refused"] and "no_such_tool" in got["refused"][2]
+    assert got["runCode"] == "42" and got["killed"] == 404
+
+
+def test_python_tools_for_agents(isobox):
+    """The function-calling definitions, a tool called by name (MCP
+    tools/call), and E2B's names on a session, blocking and asyncio."""
+    box = isobox.Isobox(URL)
+    tools = box.tools()
+    names = [t["function"]["name"] for t in tools]
+    assert "execute" in names and "session_exec" in names and all(t["type"] == "function" for t in tools)
+    assert tools[names.index("execute")]["function"]["parameters"]["type"] == "object"
+    r = box.call_tool("execute", {"language": "python", "code": "print(6 * 7)"})
+    assert r["isError"] is False and r["structuredContent"]["run"]["stdout"] == "42\n"
+    assert r["content"][0] == {"type": "text", "text": "42\n"}
+    assert box.call_tool("execute", {"language": "python", "code": "raise SystemExit(3)"})["isError"] is True
+    with pytest.raises(isobox.IsoboxError) as refused:
+        box.call_tool("no_such_tool", {})
+    assert refused.value.status == 400 and refused.value.code == "tool_call_refused"
+    assert "no_such_tool" in refused.value.message
+    with pytest.raises(TypeError):
+        box.call_tool("execute", ["not", "a", "dict"])
+    s = box.session("python", "kernel", idle_timeout_ms=IDLE)
+    try:
+        s.run_code("x = 41")
+        assert s.run_code("x + 1")["kernel"]["value"] == "42"
+    finally:
+        s.kill()
+    with pytest.raises(isobox.IsoboxError) as gone:
+        s.refresh()
+    assert gone.value.status == 404
+
+    async def go():
+        abox = isobox.AsyncIsobox(URL)
+        assert [t["function"]["name"] for t in await abox.tools()] == names
+        r = await abox.call_tool("execute", {"language": "python", "code": "print(7)"})
+        assert r["structuredContent"]["run"]["stdout"] == "7\n"
+        s = await abox.session("python", "kernel", idle_timeout_ms=IDLE)
+        try:
+            assert (await s.run_code("6 * 7"))["kernel"]["value"] == "42"
+        finally:
+            await s.kill()
+    asyncio.run(go())
 
 
 # -- sessions -----------------------------------------------------------------

@@ -31,6 +31,11 @@ The tenant's memory (values under keys, across runs) and volumes
 
 One call with other options: box.with_options(timeout=600).execute(...).
 
+For an agent: box.tools() gives isobox's tools as function-calling
+definitions to hand a model, and box.call_tool(name, arguments) runs the
+call it makes (MCP's tools/call). Sessions also answer to E2B's names:
+s.run_code(code) is s.exec(code), s.kill() is s.close().
+
 Typed (py.typed): results are TypedDicts (Result, SessionInfo, MemoryItem,
 VolumeInfo, ...), plain dicts at run time that a type checker follows.
 
@@ -48,7 +53,7 @@ from ._core import IsoboxError, succeeded
 from ._sync import Isobox, Memory, Session, Volume
 from ._types import (AppliedLimits, FileEntry, FileWritten, KernelResult, MemoryItem, MemoryPage,
                      MemoryValue, OutputFile, Phase, Result, Runtime, Runtimes, SessionInfo,
-                     StreamEvent, VolumeInfo)
+                     StreamEvent, ToolDefinition, ToolResult, VolumeInfo)
 
 __version__ = "0.1.0"
 __all__ = ["Isobox", "Session", "Memory", "Volume", "AsyncIsobox", "AsyncSession", "AsyncMemory",
@@ -56,4 +61,4 @@ __all__ = ["Isobox", "Session", "Memory", "Volume", "AsyncIsobox", "AsyncSession
            # the answers' shapes (TypedDicts: plain dicts at run time)
            "AppliedLimits", "FileEntry", "FileWritten", "KernelResult", "MemoryItem", "MemoryPage",
            "MemoryValue", "OutputFile", "Phase", "Result", "Runtime", "Runtimes", "SessionInfo",
-           "StreamEvent", "VolumeInfo"]
+           "StreamEvent", "ToolDefinition", "ToolResult", "VolumeInfo"]

@@ -10,9 +10,9 @@ from ._core import (DEFAULT_MAX_RETRY_WAIT, DEFAULT_RETRIES, DEFAULT_TIMEOUT, Is
                     CLOSE_BACKOFF, CLOSE_TRIES, ClientBase, RetryBudget, SessionBase, SSEParser,
                     VolumeBase, close_is_done, error_from_answer, execute_body, file_body, memory_list_path,
                     memory_body, memory_path, memory_put_parts, memory_value, quote, quote_etag,
-                    request_parts, session_body, step_body, volume_path)
+                    request_parts, session_body, step_body, tool_call_body, tool_result, volume_path)
 from ._types import (Data, FileEntry, FileWritten, MemoryItem, MemoryPage, MemoryValue, Result,
-                     Runtimes, SessionInfo, StreamEvent, VolumeInfo)
+                     Runtimes, SessionInfo, StreamEvent, ToolDefinition, ToolResult, VolumeInfo)
 
 _LINE_LIMIT = 1 << 20   # a header line at most (asyncio's default is 64 KiB)
 
@@ -115,6 +115,19 @@ class AsyncIsobox(ClientBase):
         return (await self._json("GET", "/v1/volumes"))["volumes"]
 
     # -- plumbing -------------------------------------------------------------
+
+    async def tools(self) -> List[ToolDefinition]:
+        """isobox's tools as function-calling definitions, in the shape
+        OpenAI-style chat APIs take (GET /v1/tools): hand them to a model,
+        then pass its call's name and arguments to call_tool()."""
+        return (await self._json("GET", "/v1/tools"))["tools"]
+
+    async def call_tool(self, name: str, arguments: Optional[Dict[str, Any]] = None) -> ToolResult:
+        """Call one of isobox's tools by name (MCP tools/call on POST /mcp):
+        {"content": [...], "structuredContent": {...}, "isError": bool}, as
+        an MCP client gets it; isError is a run that went wrong, a refused
+        call (an unknown tool, bad arguments) raises IsoboxError."""
+        return tool_result(await self._json("POST", "/mcp", tool_call_body(name, arguments)))
 
     async def _json(self, method, path, body=None, *, headers=None):
         return json.loads(await self._call(method, path, body, headers=headers))
@@ -360,6 +373,14 @@ class AsyncSession(SessionBase, _AsyncFiles):
         """Run one step; the result dict (as Session.exec)."""
         return await self._client._json("POST", self._path + "/exec",
                                         step_body(code, files, stdin, args, limits))
+
+    async def run_code(self, code: str, **options: Any) -> Result:
+        """exec(code, ...), by the name E2B's SDK gives it."""
+        return await self.exec(code, **options)
+
+    async def kill(self) -> None:
+        """close(), by the name E2B's SDK gives it."""
+        await self.close()
 
     def stream(self, code: Optional[str] = None, *, files: Optional[List[Dict[str, Any]]] = None,
                stdin: Optional[str] = None, args: Optional[List[str]] = None,

@@ -271,6 +271,29 @@ def parse_retry_after(value):
     return max(0.0, seconds)
 
 
+def tool_call_body(name, arguments):
+    """The JSON-RPC request of an MCP tools/call (POST /mcp; the server
+    keeps no MCP session, so no initialize is needed first)."""
+    if not isinstance(name, str) or not name:
+        raise TypeError("name: a tool's name (str), as tools() lists them")
+    if arguments is not None and not isinstance(arguments, dict):
+        raise TypeError("arguments: a dict of the tool's input")
+    return {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments or {}}}
+
+
+def tool_result(answer):
+    """The result of a tools/call answer ({"content", "structuredContent",
+    "isError"}); a JSON-RPC error (an unknown tool, bad arguments) raises
+    IsoboxError 400 with code "tool_call_refused"."""
+    error = answer.get("error") if isinstance(answer, dict) else None
+    if error is not None or not isinstance(answer, dict) or "result" not in answer:
+        message = error.get("message", "") if isinstance(error, dict) else "no result in the answer"
+        rpc = error.get("code") if isinstance(error, dict) else None
+        raise IsoboxError(400, "tool_call_refused", f"{message} (JSON-RPC {rpc})")
+    return answer["result"]
+
+
 def error_from_answer(status, raw, retry_after_header):
     """The IsoboxError of a non-2xx answer: its JSON error, or its text."""
     retry_after = parse_retry_after(retry_after_header)

@@ -11,9 +11,9 @@ from ._core import (DEFAULT_MAX_RETRY_WAIT, DEFAULT_RETRIES, DEFAULT_TIMEOUT, Is
                     CLOSE_BACKOFF, CLOSE_TRIES, ClientBase, RetryBudget, SessionBase, SSEParser,
                     VolumeBase, close_is_done, error_from_answer, execute_body, file_body, memory_list_path,
                     memory_body, memory_path, memory_put_parts, memory_value, quote, quote_etag,
-                    request_parts, session_body, step_body, volume_path)
+                    request_parts, session_body, step_body, tool_call_body, tool_result, volume_path)
 from ._types import (Data, FileEntry, FileWritten, MemoryItem, MemoryPage, MemoryValue, Result,
-                     Runtimes, SessionInfo, StreamEvent, VolumeInfo)
+                     Runtimes, SessionInfo, StreamEvent, ToolDefinition, ToolResult, VolumeInfo)
 
 
 class Isobox(ClientBase):
@@ -103,6 +103,19 @@ class Isobox(ClientBase):
     def volumes(self) -> List[VolumeInfo]:
         """The tenant's volumes, as JSON dicts, by name."""
         return self._json("GET", "/v1/volumes")["volumes"]
+
+    def tools(self) -> List[ToolDefinition]:
+        """isobox's tools as function-calling definitions, in the shape
+        OpenAI-style chat APIs take (GET /v1/tools): hand them to a model,
+        then pass its call's name and arguments to call_tool()."""
+        return self._json("GET", "/v1/tools")["tools"]
+
+    def call_tool(self, name: str, arguments: Optional[Dict[str, Any]] = None) -> ToolResult:
+        """Call one of isobox's tools by name (MCP tools/call on POST /mcp):
+        {"content": [...], "structuredContent": {...}, "isError": bool}, as
+        an MCP client gets it; isError is a run that went wrong, a refused
+        call (an unknown tool, bad arguments) raises IsoboxError."""
+        return tool_result(self._json("POST", "/mcp", tool_call_body(name, arguments)))
 
     # -- plumbing -------------------------------------------------------------
 
@@ -221,6 +234,16 @@ class Session(SessionBase, _Files):
         limits: wallTimeMs, outputBytes. A kernel step takes code only."""
         return self._client._json("POST", self._path + "/exec",
                                   step_body(code, files, stdin, args, limits))
+
+    # The names other sandboxes' SDKs use (E2B's run_code, kill), for code
+    # written against them: the same calls.
+    def run_code(self, code: str, **options: Any) -> Result:
+        """exec(code, ...), by the name E2B's SDK gives it."""
+        return self.exec(code, **options)
+
+    def kill(self) -> None:
+        """close(), by the name E2B's SDK gives it."""
+        self.close()
 
     def stream(self, code: Optional[str] = None, *, files: Optional[List[Dict[str, Any]]] = None,
                stdin: Optional[str] = None, args: Optional[List[str]] = None,

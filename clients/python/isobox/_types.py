@@ -158,5 +158,26 @@ class StreamEvent(TypedDict):
     data: Union[bytes, Phase, Result, Dict[str, Any]]
 
 
+class ToolFunction(TypedDict):
+    name: str
+    description: str
+    parameters: Dict[str, Any]  # the tool's input schema (JSON Schema)
+
+
+class ToolDefinition(TypedDict):
+    """A tool as function-calling APIs take it (GET /v1/tools)."""
+    type: Literal["function"]
+    function: ToolFunction
+
+
+class ToolResult(TypedDict, total=False):
+    """What a tool call gives, as MCP's tools/call result: content items
+    ({"type": "text", "text"} or {"type": "image", "data", "mimeType"}),
+    the API's result (or error) object, and whether it went wrong."""
+    content: List[Dict[str, Any]]
+    structuredContent: Dict[str, Any]
+    isError: bool
+
+
 # What a file's or a value's content may be given as.
 Data = Union[bytes, bytearray, memoryview, str]

@@ -32,4 +32,30 @@ const positional = await box.execute('python', 'import sys\nprint(sys.stdin.read
 out.positional = [positional.run.stdout, succeeded(positional)];
 const failed = await box.execute('python', 'raise SystemExit(3)');
 out.failed = [failed.run.exitCode, succeeded(failed)];
+// For an agent: the tools as function-calling definitions, a call by
+// name (MCP tools/call), a refused one, and E2B's names on a session.
+out.tools = (await box.tools()).map((t) => [t.type, t.function.name, typeof t.function.parameters]);
+const called = await box.callTool('execute', { language: 'python', code: 'print(6 * 7)' });
+out.called = [called.isError, called.structuredContent.run.stdout, called.content[0].text];
+const wrong = await box.callTool('execute', { language: 'python', code: 'raise SystemExit(3)' });
+out.wrong = [wrong.isError, wrong.structuredContent.run.exitCode];
+try {
+  await box.callTool('no_such_tool', {});
+  out.refused = 'none';
+} catch (e) {
+  out.refused = e instanceof IsoboxError ? [e.status, e.code, e.message] : String(e);
+}
+const s = await box.session('python', 'kernel', { idleTimeoutMs: 120000 });
+try {
+  await s.runCode('x = 41');
+  out.runCode = (await s.runCode('x + 1')).kernel.value;
+} finally {
+  await s.kill();
+}
+try {
+  await s.refresh();
+  out.killed = 'still there';
+} catch (e) {
+  out.killed = e instanceof IsoboxError ? e.status : String(e);
+}
 console.log(JSON.stringify(out));

@@ -3,8 +3,8 @@
 from typing import List, Optional
 
 from isobox import (AsyncIsobox, FileEntry, Isobox, IsoboxError, Memory, MemoryItem, MemoryPage,
-                    MemoryValue, Result, Runtimes, Session, SessionInfo, StreamEvent, Volume,
-                    VolumeInfo, succeeded)
+                    MemoryValue, Result, Runtimes, Session, SessionInfo, StreamEvent, ToolDefinition,
+                    ToolResult, Volume, VolumeInfo, succeeded)
 
 
 def uses(url: str) -> None:
@@ -60,3 +60,9 @@ async def uses_async(url: str) -> None:
     got: MemoryValue = await box.memory.get("k")
     vols: List[VolumeInfo] = await box.volumes()
     slow: AsyncIsobox = box.with_options(timeout=600)
+    tools: List[ToolDefinition] = await box.tools()
+    called: ToolResult = await box.call_tool(tools[0]["function"]["name"], {"code": "1"})
+    failed_call: bool = called["isError"]
+    async with box.session("python", "kernel") as ks:
+        ran: Result = await ks.run_code("1 + 1")
+        await ks.kill()

@@ -1,7 +1,7 @@
 // Type-checked (tsc --strict, not run) by test_clients.py against the
 // installed package's isobox.d.ts: the documented uses must compile.
 import { Isobox, IsoboxError, Memory, Session, Volume, succeeded } from 'isobox';
-import type { AbortSignalLike, Result, StreamEvent, SessionInfo, FileEntry, Runtimes, MemoryItem, MemoryValue, MemoryPage, VolumeInfo } from 'isobox';
+import type { AbortSignalLike, Result, StreamEvent, SessionInfo, FileEntry, Runtimes, MemoryItem, MemoryValue, MemoryPage, ToolDefinition, ToolResult, VolumeInfo } from 'isobox';
 
 export async function uses(url: string): Promise<void> {
   const box = new Isobox(url, { apiKey: 'ibx_x', timeoutMs: 5000, retries: 0, maxRetryWaitMs: 1000 });
@@ -60,6 +60,13 @@ export async function uses(url: string): Promise<void> {
   const signal: AbortSignalLike = { aborted: false, addEventListener() {}, removeEventListener() {} };
   const stoppable: Isobox = box.withOptions({ signal });
   void stoppable;
+  const tools: ToolDefinition[] = await box.tools();
+  const named: string = tools[0].function.name;
+  const called: ToolResult = await box.callTool(named, { language: 'python', code: 'print(1)' });
+  const failedCall: boolean = called.isError;
+  const agentSession: Session = await box.session('python', 'kernel');
+  const ran: Result = await agentSession.runCode('1 + 1');
+  await agentSession.kill();
   try {
     await box.runtimes();
   } catch (e) {
