@@ -3,7 +3,7 @@
 (Caddy -> FastCGI pool -> docker run under gVisor) next to a bare
 `docker run` of the same image and program, with the same runtime.
 
-    bench/latency.py [--runs N] [--url URL] [--runc] [--write docs/PERFORMANCE.md] [LANG...]
+    bench/latency.py [--runs N] [--url URL] [--runc] [--write docs/PERFORMANCE.md] [LANG[@VERSION]...]
     bench/latency.py --egress [--runs N] [--write docs/PERFORMANCE.md]
 
 --runc adds two columns: the same through the service on the runc backend
@@ -99,6 +99,19 @@ HELLO = {
              "java -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp /box/c Main"),
 }
 
+# The other versions side by side (registry.yaml's versions:), as
+# LANG@VERSION: the image each runs in; the hello world is the language's.
+VERSIONS = {"python@3.14": "python-3.14", "python@3.11": "python-3.11",
+            "javascript@24": "node-24", "java@25": "java-25"}
+
+
+def hello(row):
+    """HELLO's (image, file, program, bare command) for a language or a
+    LANG@VERSION row; with the language and the version to ask for."""
+    lang, _, version = row.partition("@")
+    image, file, code, command = HELLO[lang]
+    return (VERSIONS[row] if version else image), file, code, command, lang, version or None
+
 
 def image_ids():
     ids = {}
@@ -110,8 +123,11 @@ def image_ids():
     return ids
 
 
-def through_service(url, lang, code, network=False):
-    body = json.dumps({"language": lang, "code": code, "network": network}).encode()
+def through_service(url, lang, code, network=False, version=None):
+    ask = {"language": lang, "code": code, "network": network}
+    if version:
+        ask["version"] = version
+    body = json.dumps(ask).encode()
     req = urllib.request.Request(url + "/execute", data=body,
                                  headers={"Content-Type": "application/json"})
     start = time.monotonic()
@@ -192,13 +208,14 @@ def measure(args, lang, runc=False):
     """isobox and bare, interleaved: (isobox median, p90, bare median, p90,
     program time inside)."""
     ids = image_ids()
-    image, file, code, command = HELLO[lang]
-    through_service(args.url, lang, code)  # warm the page cache
+    image, file, code, command, name, version = hello(lang)
+    through_service(args.url, name, code, version=version)  # warm the page cache
     bare_docker(ids[image], file, code, command, runc)
     svc, bare, phases = [], [], []
     for _ in range(args.runs):
-        t, result = through_service(args.url, lang, code)
+        t, result = through_service(args.url, name, code, version=version)
         assert result["backend"] == ("runc" if runc else "gvisor"), result
+        assert not version or result["version"].startswith(version), result["version"]
         svc.append(t)
         phases.append(result.get("compile", {}).get("durationMs", 0) + result["run"]["durationMs"])
         bare.append(bare_docker(ids[image], file, code, command, runc))
@@ -255,7 +272,7 @@ def main():
     args = ap.parse_args()
     if args.egress:
         return egress(args)
-    langs = args.languages or list(HELLO)
+    langs = args.languages or [*HELLO, *VERSIONS]
     rows = {lang: measure(args, lang) for lang in langs}
     runc = {}
     if args.runc:
