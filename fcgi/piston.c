@@ -18,37 +18,22 @@
 #include <string.h>
 #include <strings.h>
 
-/*
- * Piston's names where they are not ours (its packages' metadata.json):
- * its language name, the package that provides the language (its
- * runtimes list says "runtime": "node" for javascript), and its aliases
- * that registry/registry.yaml lacks. A language without a row is named as
- * in the registry. Only the Piston route knows these names.
- */
-static const struct piston_name {
-	const char *ours, *piston, *runtime;
-	const char *aliases[3]; /* NULL-terminated */
-} piston_names[] = {
-	{"javascript", "javascript", "node", {"node-javascript", "node-js", NULL}},
-	{"typescript", "typescript", NULL, {"node-ts", "tsc", NULL}},
-	{"ruby", "ruby", NULL, {"ruby3", NULL}},
-	{"c", "c", "gcc", {NULL}},
-	{"cpp", "c++", "gcc", {NULL}},
-};
-#define N_NAMES (sizeof piston_names / sizeof piston_names[0])
-
-static const struct piston_name *name_row(const struct language *l)
-{
-	for (size_t i = 0; i < N_NAMES; i++)
-		if (!strcmp(piston_names[i].ours, l->name))
-			return &piston_names[i];
-	return NULL;
-}
-
+/* Piston's names where they are not ours are the registry's (piston:
+ * in registry/registry.yaml); a language without them is named as ours. */
 const char *piston_language_name(const struct language *l)
 {
-	const struct piston_name *row = name_row(l);
-	return row ? row->piston : l->name;
+	return l->piston_name ? l->piston_name : l->name;
+}
+
+/* Is name Piston's name or one of its aliases for l? */
+static bool piston_calls(const struct language *l, const char *name)
+{
+	if (l->piston_name && !strcasecmp(l->piston_name, name))
+		return true;
+	for (size_t j = 0; j < l->piston_aliases.n; j++)
+		if (!strcasecmp(l->piston_aliases.v[j], name))
+			return true;
+	return false;
 }
 
 /* A language by Piston's name or alias, else by ours, at the highest of
@@ -59,14 +44,9 @@ static const struct language *find_language(const struct registry *reg, const ch
 {
 	size_t n;
 	const struct language *first = NULL;
-	for (size_t i = 0; i < N_NAMES && !first; i++) {
-		const struct piston_name *row = &piston_names[i];
-		bool match = !strcasecmp(row->piston, name);
-		for (size_t j = 0; row->aliases[j] && !match; j++)
-			match = !strcasecmp(row->aliases[j], name);
-		if (match)
-			first = registry_family(reg, row->ours, &n);
-	}
+	for (size_t i = 0; i < reg->n && !first; i++)
+		if (piston_calls(&reg->langs[i], name))
+			first = registry_family(reg, reg->langs[i].name, &n);
 	if (!first)
 		first = registry_family(reg, name, &n);
 	*known = first != NULL;
@@ -292,7 +272,6 @@ void piston_runtimes(struct worker *w, struct request *rq)
 	cJSON *list = cJSON_CreateArray();
 	for (size_t i = 0; i < w->reg.n; i++) {
 		const struct language *l = &w->reg.langs[i];
-		const struct piston_name *row = name_row(l);
 		const char *name = piston_language_name(l);
 		if (!l->image_id)
 			continue; /* Piston lists what is installed */
@@ -303,10 +282,10 @@ void piston_runtimes(struct worker *w, struct request *rq)
 		add_alias(aliases, l->name, name);
 		for (size_t j = 0; j < l->aliases.n; j++)
 			add_alias(aliases, l->aliases.v[j], name);
-		for (size_t j = 0; row && row->aliases[j]; j++)
-			add_alias(aliases, row->aliases[j], name);
-		if (row && row->runtime)
-			cJSON_AddStringToObject(r, "runtime", row->runtime);
+		for (size_t j = 0; j < l->piston_aliases.n; j++)
+			add_alias(aliases, l->piston_aliases.v[j], name);
+		if (l->piston_runtime)
+			cJSON_AddStringToObject(r, "runtime", l->piston_runtime);
 		cJSON_AddItemToArray(list, r);
 	}
 	http_send_json(&rq->io, 200, "", list);

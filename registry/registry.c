@@ -109,6 +109,55 @@ static void strv_copy(struct strv *to, const struct strv *from)
 		strv_push(to, from->v[i]);
 }
 
+/* Is s a Piston name or alias of one of the first `count` languages? */
+static bool piston_name_taken(const struct registry *r, size_t count, const char *s)
+{
+	for (size_t i = 0; i < count; i++) {
+		if (r->langs[i].piston_name && !strcasecmp(r->langs[i].piston_name, s))
+			return true;
+		for (size_t j = 0; j < r->langs[i].piston_aliases.n; j++)
+			if (!strcasecmp(r->langs[i].piston_aliases.v[j], s))
+				return true;
+	}
+	return false;
+}
+
+/* piston: {name, runtime, aliases}: Piston's words for language l (the
+ * last of r), each a name, none another language's Piston word. */
+static bool parse_piston(const cJSON *o, const char *what, struct registry *r, struct fault *f)
+{
+	static const char *const known[] = {"name", "runtime", "aliases", NULL};
+	struct language *l = &r->langs[r->n - 1];
+	const char *s;
+	if (!o)
+		return true;
+	if (!json_object(o, "piston", f) || !json_known_keys(o, known, "piston", f))
+		return false;
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(o, "name");
+	if (name && (!json_string(name, "piston.name", &s, f) || !valid_name(s)))
+		return f->code ? false : fail(f, E_INVALID_VALUE, "%s: piston.name must be a name", what);
+	l->piston_name = name ? xstrdup(s) : NULL;
+	const cJSON *runtime = cJSON_GetObjectItemCaseSensitive(o, "runtime");
+	if (runtime && (!json_string(runtime, "piston.runtime", &s, f) || !valid_name(s)))
+		return f->code ? false : fail(f, E_INVALID_VALUE, "%s: piston.runtime must be a name", what);
+	l->piston_runtime = runtime ? xstrdup(s) : NULL;
+	const cJSON *aliases = cJSON_GetObjectItemCaseSensitive(o, "aliases");
+	if (aliases && !json_strings(aliases, "piston.aliases", 32, &l->piston_aliases, f))
+		return false;
+	if (l->piston_name && piston_name_taken(r, r->n - 1, l->piston_name))
+		return fail(f, E_INVALID_VALUE, "%s: piston name \"%s\" is already used", what, l->piston_name);
+	for (size_t i = 0; i < l->piston_aliases.n; i++) {
+		const char *a = l->piston_aliases.v[i];
+		bool taken = !valid_name(a) || piston_name_taken(r, r->n - 1, a) ||
+			     (l->piston_name && !strcasecmp(a, l->piston_name));
+		for (size_t j = 0; j < i; j++)
+			taken = taken || !strcasecmp(a, l->piston_aliases.v[j]);
+		if (taken)
+			return fail(f, E_INVALID_VALUE, "%s: piston alias \"%.40s\" is bad or already used", what, a);
+	}
+	return true;
+}
+
 /* Another version of the language r->langs[at]: a copy of it with its own
  * version, image and note. */
 static bool parse_version(const cJSON *o, const char *what, struct registry *r, size_t at,
@@ -148,6 +197,9 @@ static bool parse_version(const cJSON *o, const char *what, struct registry *r, 
 	strv_copy(&l->kernel, &base->kernel);
 	l->defaults = base->defaults;
 	l->min_memory_bytes = base->min_memory_bytes;
+	l->piston_name = base->piston_name ? xstrdup(base->piston_name) : NULL;
+	l->piston_runtime = base->piston_runtime ? xstrdup(base->piston_runtime) : NULL;
+	strv_copy(&l->piston_aliases, &base->piston_aliases);
 	return true;
 }
 
@@ -176,7 +228,7 @@ static bool parse_language(const cJSON *o, const char *what, struct registry *r,
 {
 	static const char *const known[] = {"name", "aliases", "version", "image", "file", "compile",
 		"compileTimeMs", "run", "env", "limits", "minMemoryBytes", "agent", "preload", "kernel",
-		"note", "versions", NULL};
+		"note", "versions", "piston", NULL};
 	struct language *l = &r->langs[r->n];
 	const char *s;
 	char name[128];
@@ -195,6 +247,8 @@ static bool parse_language(const cJSON *o, const char *what, struct registry *r,
 	/* From here on, l is part of r, so registry_free releases it on failure. */
 	r->n++;
 	snprintf(name, sizeof name, "%s (%s)", what, l->name);
+	if (!parse_piston(cJSON_GetObjectItemCaseSensitive(o, "piston"), name, r, f))
+		return false;
 
 	const cJSON *aliases = cJSON_GetObjectItemCaseSensitive(o, "aliases");
 	if (aliases && !json_strings(aliases, "aliases", 32, &l->aliases, f))
@@ -420,6 +474,9 @@ void registry_free(struct registry *r)
 		strv_free(&l->agent);
 		strv_free(&l->preload);
 		strv_free(&l->kernel);
+		free(l->piston_name);
+		free(l->piston_runtime);
+		strv_free(&l->piston_aliases);
 	}
 	free(r->langs);
 	*r = (struct registry){0};

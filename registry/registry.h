@@ -40,6 +40,12 @@ struct language {
 	struct limits defaults; /* compile_time_ms: 0 without a compile step */
 	int64_t min_memory_bytes; /* the least its compiler or runtime works in
 				     (minMemoryBytes); 0: the conf's floor */
+	/* Piston's words for it where they are not ours (piston:), for the
+	 * Piston routes only: its language name (NULL: ours), the package
+	 * that provides it (its runtimes list's "runtime"; NULL: none), and
+	 * its aliases that ours lack. */
+	char *piston_name, *piston_runtime;
+	struct strv piston_aliases;
 };
 
 struct registry {

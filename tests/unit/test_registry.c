@@ -126,6 +126,34 @@ static void test_registry_least_memory(void)
 	conf_free(&c);
 }
 
+/* Piston's words for a language (piston:), for the Piston routes. */
+static void test_registry_piston(void)
+{
+	struct registry r;
+	char err[512];
+	const char *two = "  - name: cpp\n    version: \"14\"\n    image: gcc\n    file: main.cpp\n"
+		"    run: [a]\n    limits: {memoryBytes: 1000000, cpus: 1, pids: 10, outputBytes: 100, wallTimeMs: 1000}\n";
+	char text[2048];
+	snprintf(text, sizeof text, "%s%s", LANG("    piston: {name: py3k, runtime: cpython, aliases: [python-3]}\n"
+		 "    versions: [{version: \"3.13\", image: b}]\n"), two);
+	ok(reg_from(text, NULL, &r, err, sizeof err) && r.n == 3 && !strcmp(r.langs[1].piston_name, "py3k") &&
+	   !strcmp(r.langs[1].piston_runtime, "cpython") && r.langs[1].piston_aliases.n == 1 &&
+	   !r.langs[2].piston_name && !r.langs[2].piston_runtime,
+	   "registry: piston's words are kept, and a version shares them (%s)", err);
+	registry_free(&r);
+	snprintf(text, sizeof text, "%s%s    piston: {aliases: [py3k]}\n",
+		 LANG("    piston: {name: py3k}\n"), two);
+	ok(!reg_from(text, NULL, &r, err, sizeof err) && strstr(err, "piston alias"),
+	   "registry: a piston alias that is another language's piston name is refused (%s)", err);
+	registry_free(&r);
+	ok(!reg_from(LANG("    piston: {name: \"a/b\"}\n"), NULL, &r, err, sizeof err) && strstr(err, "piston.name"),
+	   "registry: a piston name that is not a name is refused (%s)", err);
+	registry_free(&r);
+	ok(!reg_from(LANG("    piston: {version: \"1\"}\n"), NULL, &r, err, sizeof err) && strstr(err, "version"),
+	   "registry: an unknown piston key is refused (%s)", err);
+	registry_free(&r);
+}
+
 UNIT_TEST(test_registry)
 {
 	struct conf c;
@@ -211,4 +239,5 @@ UNIT_TEST(test_registry)
 	   "registry: versions ordered by their numbers");
 	test_registry_versions();
 	test_registry_least_memory();
+	test_registry_piston();
 }
