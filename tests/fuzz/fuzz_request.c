@@ -1,12 +1,11 @@
 /* libFuzzer: POST /execute bodies through the parser, the validator, the
- * clamping and the docker argv builder, and the same bytes as a Piston body
+ * clamping and the container spec (rendered as the docker argv), and the same bytes as a Piston body
  * through its translation first. Nothing may crash or leak, an accepted
  * request must respect every ceiling, and a refusal is a 4xx. */
 #include "../unit/fixtures.h"
 #include "../../fcgi/errors.h"
 #include "../../fcgi/piston.h"
 #include "../../fcgi/request.h"
-#include "../../sandbox/argv.h"
 
 #include <stdlib.h>
 
@@ -43,7 +42,7 @@ static void check(const char *body, size_t size)
 			if (!sandbox_valid_path(rq.job.files[i].name, 255, &f))
 				abort();
 		struct strv argv = {0};
-		sandbox_docker_argv(&conf, &rq.job, "isobox-fuzz", "1.1", "/nonexistent", &argv);
+		argv_cold(&conf, &rq.job, "isobox-fuzz", "1.1", "/nonexistent", &argv);
 		strv_free(&argv);
 	} else {
 		refused_4xx(&rq.fault);
