@@ -7,27 +7,10 @@
 #include <sys/types.h>
 #include <time.h>
 
-/*
- * A kill asked in the background, its answer read later (supervise.c
- * stops a container so, and keeps draining its output meanwhile: a
- * program blocked on a full pipe can hold up its own death). Zero: none
- * asked. Through dockerd's API, as a removal; a docker kill process when
- * the socket cannot be reached.
- */
-struct docker_kill {
-	bool asked;
-	int fd;    /* the API's connection; -1: none */
-	pid_t pid; /* the docker kill process; -1: none */
-};
-void docker_kill_ask(const struct conf *c, const char *name, struct docker_kill *k);
-/* Its answer (or the process's end) by deadline; k is none again after. */
-void docker_kill_wait(struct docker_kill *k, int64_t deadline);
+pid_t docker_kill_start(const struct conf *c, const char *name); /* in the background */
 /* rm --force, in the background: a process that its parent reaps (-1:
- * none, logged). removal.h waits for removals and starts these when the
- * socket cannot be reached. The pool master also starts them for what it
- * leaves to its child reaper (an expired session, an orphan, a full
- * queue): it never waits on an answer, and an API request whose
- * connection closed unanswered may be cancelled by dockerd. */
+ * none, logged). removal.h waits for removals; the master starts these and
+ * its reaper collects them. */
 pid_t docker_remove_start(const struct conf *c, const char *name);
 /* rm --force through dockerd's API: the request sent, its connection's fd
  * (-1: none, logged); done reads the answer by deadline and closes fd:
@@ -55,28 +38,6 @@ const char *docker_http_body(const char *reply, size_t len);
 bool docker_state_of(const cJSON *record, int *code, bool *oom);
 bool docker_inspect(const struct conf *c, const char *name, int64_t deadline, int *code, bool *oom);
 bool docker_oom_seen(const struct conf *c, const char *name, time_t since, int64_t deadline);
-/* Does an events answer's body (one JSON object a line) hold an event
- * whose Action is action? */
-bool docker_events_saw(const char *body, size_t len, const char *action);
-/* s with every byte but RFC 3986's unreserved ones as %XX, for a query
- * string. The caller frees it. */
-char *docker_url_encode(const char *s);
-/* A filters= value: pairs (key, value, key, value, ..., NULL) as dockerd's
- * JSON ({"key": ["value", ...]}), URL-encoded. The caller frees it. */
-char *docker_filters(const char *const pairs[]);
-/*
- * The containers that match filters (pairs as above; NULL: every one), the
- * stopped ones too if all, from dockerd's API by deadline: the list's JSON
- * array, the caller's to cJSON_Delete; NULL (logged) if none came whole.
- */
-cJSON *docker_list(const struct conf *c, const char *const filters[], bool all, int64_t deadline);
-/* Of one container of a list: its Id if it is 64 hex digits, its name
- * without dockerd's '/' (a link's "/a/b" is none), else NULL; its State
- * and a label's value, "" if it has none. */
-const char *docker_listed_id(const cJSON *entry);
-const char *docker_listed_name(const cJSON *entry);
-const char *docker_listed_state(const cJSON *entry);
-const char *docker_listed_label(const cJSON *entry, const char *key);
 /* Why a sandbox did not start, from docker's own words: image missing,
  * docker down, the start timeout, or else a failure with those words. */
 bool docker_start_failed(const struct conf *c, const char *lang, const char *why, bool timed_out,

@@ -26,8 +26,8 @@ bool exec_session(const struct sandbox *sb, struct session_link *link, int in_fd
 		 * interrupt until the drain ended): the session is over. */
 		log_msg("session sandbox %s did not end its step: removing it", sb->name);
 		link->lost = true;
-		if (!x.kill.asked)
-			docker_kill_ask(x.c, sb->name, &x.kill);
+		if (x.killer <= 0)
+			x.killer = docker_kill_start(x.c, sb->name);
 	}
 	bool ok = supervise_collect(&x, f);
 	buf_free(&x.docker_msg);

@@ -44,7 +44,8 @@ bool exec_warm(const struct sandbox *sb, struct warm_lease *lease, const struct 
 		close_fd(&x.in_fd);
 		close_fd(&x.out_fd);
 		close_fd(&x.err_fd);
-		docker_kill_wait(&x.kill, now_ms() + COLLECT_MS);
+		if (x.killer > 0)
+			subproc_wait(x.killer, COLLECT_MS);
 		ok = fail(f, E_SANDBOX_FAILED, "the warm sandbox ended before the program started");
 	} else {
 		ok = supervise_collect(&x, f);

@@ -23,9 +23,8 @@
 #define _GNU_SOURCE
 #include "cgroup.h"
 #include "deadline.h"
-#include "docker.h"
 #include "owner.h"
-#include "removal.h"
+#include "subproc.h"
 #include "warm.h"
 #include "workdir.h"
 
@@ -46,50 +45,46 @@ static bool has(const struct strv *s, const char *str)
 	return false;
 }
 
-/* Is this container of the instance left for the reaper? */
-static bool to_reap(const cJSON *e)
-{
-	const char *state = docker_listed_state(e);
-	/* "dead": a removal that dockerd failed half-way ("directory not
-	 * empty", seen under load); nobody uses it any more, whoever owns
-	 * it. dockerd 20.10's list can go on saying "removing" of it (its
-	 * view keeps the flag the failed removal set): a second removal
-	 * clears both. Sessions outlive their creators: session_expire
-	 * ends them. */
-	return !strcmp(state, "dead") || !strcmp(state, "removing") ||
-	       (strcmp(docker_listed_label(e, "isobox.kind"), "session") &&
-		!owner_alive(docker_listed_label(e, "isobox.owner")));
-}
-
 /* Removes the containers of dead workers; every container it listed
- * goes into *listed. The removals are the one queue type's (removal.h):
- * the master's never waits on a process, its child reaper collects them. */
-static void reap_containers(const struct conf *c, bool master, struct strv *listed)
+ * goes into *listed. */
+static void reap_containers(const struct conf *c, struct strv *listed)
 {
-	autofree char *instance = xasprintf("isobox.instance=%s", c->instance);
-	const char *filters[] = {"label", instance, NULL};
-	cJSON *list = docker_list(c, filters, true, now_ms() + REAP_LIST_MS);
-	struct removals rm;
-	removals_init(&rm, NULL, NULL, master);
-	size_t n = 0;
-	const cJSON *e;
-	cJSON_ArrayForEach(e, list) {
-		const char *id = docker_listed_id(e), *name = docker_listed_name(e);
-		if (!id)
-			continue;
-		strv_push(listed, id);
-		if (name)
-			strv_push(listed, name); /* a warm one's own cgroup is named so */
-		if (to_reap(e)) {
-			removals_add(&rm, c, id);
-			n++;
+	struct buf out = {0};
+	char *filter = xasprintf("label=isobox.instance=%s", c->instance);
+	char *ps[] = {c->docker, "ps", "--all", "--no-trunc", "--filter", filter, "--format",
+		"{{.ID}} {{.State}} {{.Label \"isobox.kind\"}} {{.Label \"isobox.owner\"}} {{.Names}}", NULL};
+	struct strv rm = {0};
+	strv_push(&rm, c->docker);
+	strv_push(&rm, "rm");
+	strv_push(&rm, "--force");
+	if (subproc_capture(ps, REAP_LIST_MS, &out, NULL) == 0 && out.data) {
+		for (char *line = strtok(out.data, "\n"); line; line = strtok(NULL, "\n")) {
+			char id[80], state[16] = "", kind[16] = "", owner[64] = "", name[80] = "";
+			int n = sscanf(line, "%79s %15s %15s %63s %79s", id, state, kind, owner, name);
+			if (n >= 1)
+				strv_push(listed, id);
+			if (n >= 5)
+				strv_push(listed, name); /* a warm one's own cgroup is named so */
+			/* "dead": a removal that dockerd failed half-way ("directory
+			 * not empty", seen under load); nobody uses it any more,
+			 * whoever owns it. dockerd 20.10's list can go on saying
+			 * "removing" of it (its view keeps the flag the failed
+			 * removal set): a second removal clears both. Sessions
+			 * outlive their creators: session_expire ends them. */
+			if ((n >= 2 && (!strcmp(state, "dead") || !strcmp(state, "removing"))) ||
+			    (n >= 3 && strcmp(kind, "session") && !owner_alive(owner)))
+				strv_push(&rm, id);
 		}
 	}
-	cJSON_Delete(list);
-	if (n)
-		log_msg("reaping %zu container(s) of dead workers", n);
-	if (removals_collect(&rm, now_ms() + REAP_REMOVE_MS))
-		removals_abandon(&rm);
+	if (rm.n > 3) {
+		log_msg("reaping %zu container(s) of dead workers", rm.n - 3);
+		struct buf ignored = {0};
+		subproc_capture(rm.v, REAP_REMOVE_MS, &ignored, NULL);
+		buf_free(&ignored);
+	}
+	strv_free(&rm);
+	buf_free(&out);
+	free(filter);
 }
 
 static void reap_dirs(const struct conf *c)
@@ -158,15 +153,12 @@ static void cgroup_ids(const struct conf *c, const struct reap_by *by, const str
  * instance, or a bare docker run, may share the cgroup parent. */
 static bool all_containers(const struct conf *c, struct strv *out)
 {
-	cJSON *list = docker_list(c, NULL, true, now_ms() + REAP_LIST_MS);
-	const cJSON *e;
-	cJSON_ArrayForEach(e, list) {
-		const char *id = docker_listed_id(e);
-		if (id)
-			strv_push(out, id);
-	}
-	bool ok = list != NULL;
-	cJSON_Delete(list);
+	struct buf ps_out = {0};
+	char *ps[] = {c->docker, "ps", "--all", "--no-trunc", "--quiet", NULL};
+	bool ok = subproc_capture(ps, REAP_LIST_MS, &ps_out, NULL) == 0;
+	for (char *line = ok && ps_out.data ? strtok(ps_out.data, "\n") : NULL; line; line = strtok(NULL, "\n"))
+		strv_push(out, line);
+	buf_free(&ps_out);
 	return ok;
 }
 
@@ -208,7 +200,7 @@ void sandbox_reap(const struct conf *c, const struct reap_by *by)
 	struct strv parents = {0}, cgroups = {0}, own = {0}, listed = {0}, unlisted = {0};
 	cgroup_parents(c, &parents);
 	cgroup_ids(c, by, &parents, &cgroups, &own); /* before the containers are listed */
-	reap_containers(c, by->master, &listed);
+	reap_containers(c, &listed);
 	for (size_t i = 0; i < cgroups.n; i++)
 		if (!has(&listed, cgroups.v[i]))
 			strv_push(&unlisted, cgroups.v[i]);

@@ -14,6 +14,7 @@
 #include "removal.h"
 #include "session_store.h"
 #include "../conf/store/store.h"
+#include "subproc.h"
 #include "workdir.h"
 
 #include <dirent.h>
@@ -517,23 +518,31 @@ static int expire_one(const struct conf *c, int top, const char *id, int64_t now
 }
 
 /* Containers of sessions that have no directory any more (a worker died
- * half-way through ending one). Their removals are processes the master's
- * child reaper collects (docker.h: the master waits on no answer). */
+ * half-way through ending one). */
 static void remove_orphans(const struct conf *c, int top)
 {
-	autofree char *instance = xasprintf("isobox.instance=%s", c->instance);
-	const char *filters[] = {"label", instance, "label", "isobox.kind=session", NULL};
-	cJSON *list = docker_list(c, filters, true, now_ms() + REAP_LIST_MS);
-	const cJSON *e;
-	cJSON_ArrayForEach(e, list) {
-		const char *name = docker_listed_name(e), *id = docker_listed_label(e, "isobox.session");
+	struct buf out = {0};
+	autofree char *instance = xasprintf("label=isobox.instance=%s", c->instance);
+	char *ps[] = {c->docker, "ps", "--all", "--filter", instance, "--filter",
+		"label=isobox.kind=session", "--format", "{{.Names}} {{.Label \"isobox.session\"}}", NULL};
+	if (subproc_capture(ps, REAP_LIST_MS, &out, NULL) != 0 || !out.data) {
+		buf_free(&out);
+		return;
+	}
+	for (char *line = strtok(out.data, "\n"); line; line = strtok(NULL, "\n")) {
+		/* Room for the longest id and one more: a longer label is not
+		 * an id, and must not be cut into one. */
+		char name[128], id[SESSION_ID_LEN + 2] = "";
 		struct stat st;
-		if (!name || (session_valid_id(id) && fstatat(top, id, &st, AT_SYMLINK_NOFOLLOW) == 0))
+		_Static_assert(SESSION_ID_LEN + 1 == 66, "the width below");
+		if (sscanf(line, "%127s %66s", name, id) < 1)
+			continue;
+		if (session_valid_id(id) && fstatat(top, id, &st, AT_SYMLINK_NOFOLLOW) == 0)
 			continue;
 		log_msg("removing session container %s: its session is gone", name);
 		docker_remove_start(c, name);
 	}
-	cJSON_Delete(list);
+	buf_free(&out);
 }
 
 void session_expire(const struct conf *c, int *expired, int *died, struct strv *ended)

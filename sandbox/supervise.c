@@ -49,7 +49,7 @@ static void stop(struct exec *x, enum stop_reason why)
 		return; /* the session lives on if its agent ends the step */
 	if (x->link)
 		x->link->lost = true;
-	docker_kill_ask(x->c, x->sb->name, &x->kill);
+	x->killer = docker_kill_start(x->c, x->sb->name);
 }
 
 /* Tell the sink about output; a sink that fails has lost its client. */
@@ -458,7 +458,8 @@ bool supervise_collect(struct exec *x, struct fault *f)
 		client_status = subproc_wait(x->client, deadline - now_ms());
 	else if (x->lease && !x->stopped && !x->agent_ended)
 		client_status = warm_exit_status(x->lease, 200);
-	docker_kill_wait(&x->kill, deadline);
+	if (x->killer > 0)
+		subproc_wait(x->killer, deadline - now_ms());
 	int waited = x->api ? launch_exit_code(&x->wait_reply) : -1;
 	if (waited >= 0)
 		client_status = W_EXITCODE(waited, 0); /* dockerd's wait answered */

@@ -10,7 +10,6 @@
 #include "decoder.h"
 #include "deadline.h"
 #include "demux.h"
-#include "docker.h"
 #include "frame.h"
 #include "sandbox.h"
 
@@ -45,8 +44,7 @@ struct exec {
 	struct sandbox_result *res;
 	struct decoder dec;
 	struct exec_clock clock;
-	pid_t client;            /* -1 in a warm sandbox (the master's child) */
-	struct docker_kill kill; /* stop()'s, waited for by supervise_collect */
+	pid_t client, killer;    /* client: -1 in a warm sandbox (the master's child) */
 	const struct warm_lease *lease; /* a warm sandbox's, else NULL */
 	struct session_link *link;      /* a session step's, else NULL */
 	int in_fd, out_fd, err_fd;
@@ -69,7 +67,7 @@ struct exec {
 	bool agent_ended;        /* a warm agent's end marks came: run.exit_code holds its word */
 	int64_t ended_ms;
 	int64_t last_emit_ms;    /* when the sink last heard from us */
-	time_t spawned_at;       /* wall clock: the OOM events are asked from then */
+	time_t spawned_at;       /* wall clock, for `docker events --since` */
 };
 
 /* Supervise x until its program ends or is stopped. */

@@ -55,19 +55,18 @@ bool volume_make(const struct conf *c, const char *id, int64_t bytes, struct fau
 /*
  * Does a container bind its mount point? Unmounting it would not stop
  * one: the bind in the container's namespace keeps the filesystem alive,
- * so "busy" is asked of dockerd (a bind's source is its volume filter;
- * running ones: a stopped one holds no mount). No CLI to fall back on:
- * without dockerd's socket nothing can tell, and the volume stays.
+ * so "busy" is asked of dockerd (a bind's source is its volume filter).
  */
 static bool mounted_by_a_container(const struct conf *c, const char *id, struct fault *f)
 {
-	autofree char *source = xasprintf("%s/%s", c->volumes.dir, id);
-	const char *filters[] = {"volume", source, NULL};
-	cJSON *running = docker_list(c, filters, false, now_ms() + REAP_LIST_MS);
-	if (!running)
+	struct buf out = {0};
+	autofree char *filter = xasprintf("volume=%s/%s", c->volumes.dir, id);
+	char *ps[] = {c->docker, "ps", "--quiet", "--filter", filter, NULL};
+	int rc = subproc_capture(ps, REAP_LIST_MS, &out, NULL);
+	bool busy = rc == 0 && out.len > 0;
+	buf_free(&out);
+	if (rc != 0)
 		return !fail(f, E_DOCKER_UNAVAILABLE, "cannot ask dockerd what mounts the volume");
-	bool busy = cJSON_GetArraySize(running) > 0;
-	cJSON_Delete(running);
 	if (busy)
 		fail(f, E_VOLUME_BUSY, "the volume is mounted by a run or a session: delete it when they end");
 	return busy;
