@@ -19,6 +19,7 @@ Run as root on a host where `make run` is up. Prints a Markdown table; with
 """
 import argparse
 import contextlib
+import functools
 import json
 import os
 import platform
@@ -44,13 +45,16 @@ def conf_value(key):
     return dict(line.split("=", 1) for line in out.splitlines())[key]
 
 
+@functools.lru_cache(maxsize=None)
 def spec_argv(kind="cold", language="python"):
     """The `docker run` argv that isobox renders for a sandbox of kind for
     language, at its default limits (isobox-fcgi --print-spec; sandbox/spec.c
-    is the one source of its hardening)."""
+    is the one source of its hardening), asked once a run: a process per
+    sample would be CPU counted against the bare runs (bench/cpu.py). A
+    tuple: the cache's, not to be changed."""
     out = subprocess.run([f"{PREFIX}/bin/isobox-fcgi", "--conf", f"{PREFIX}/conf/isobox.yaml",
                           "--print-spec", "argv", kind, language], check=True, capture_output=True).stdout
-    return [a.decode() for a in out.split(b"\0")[:-1]]
+    return tuple(a.decode() for a in out.split(b"\0")[:-1])
 
 
 def hardening(kind="cold", language="python", **values):

@@ -400,11 +400,11 @@ remove_egress() {
 }
 
 # One TCP connect from a sandbox on the egress network, with the worker's
-# flags; prints what happened: "connected", "blocked" (EHOSTUNREACH: the
-# firewall's icmp-admin-prohibited), or the error.
+# flags (sandbox_flags: load_sandbox_flags first); prints what happened:
+# "connected", "blocked" (EHOSTUNREACH: the firewall's
+# icmp-admin-prohibited), or the error.
 probe() {
 	local ip=${1%:*} port=${1##*:}
-	load_sandbox_flags
 	timeout 30 docker run --rm "${sandbox_flags[@]}" \
 		--entrypoint= "$(probe_image)" /bin/bash -c '
 		out=$(timeout 5 bash -c "exec 3<>/dev/tcp/$0/$1" 2>&1) && { echo connected; exit; }
@@ -432,6 +432,7 @@ check_egress() {
 	done
 	docker info --format '{{json .Runtimes}}' | grep -qF "\"$runtime\":{\"path\":\"$WRAPPER\"" ||
 		{ say "FAIL: docker's $runtime runtime is not $WRAPPER"; failed=1; }
+	load_sandbox_flags
 	# Docker's embedded DNS answers on 127.0.0.11:53 unless the wrapper's
 	# rules reject it (with a reset: "refused" here).
 	got=$(probe 127.0.0.11:53)

@@ -350,7 +350,9 @@ void spec_step_command(const struct sandbox_job *job, struct strv *argv)
 	push_command(argv, step_script, job);
 }
 
-/* Owned by no process ("0.0"): a container made from it is the reaper's. */
+/* Owned by no process: a container made from an example is the reaper's. */
+static const char no_owner[] = "0.0";
+
 bool spec_example(const struct conf *c, const struct language *l, const char *kind, struct container_spec *s)
 {
 	*s = (struct container_spec){0};
@@ -364,19 +366,19 @@ bool spec_example(const struct conf *c, const struct language *l, const char *ki
 		return false;
 	if (!strcmp(kind, "cold") || job.network) {
 		autofree char *src = xasprintf("%s/print", c->work_dir);
-		spec_cold(c, &job, name, "0.0", src, s);
+		spec_cold(c, &job, name, no_owner, src, s);
 	} else if (!strcmp(kind, "warm")) {
-		spec_warm(c, l, &l->defaults, name, "0.0", false, s);
+		spec_warm(c, l, &l->defaults, name, no_owner, false, s);
 	} else if (!strcmp(kind, "session") || !strcmp(kind, "kernel")) {
 		struct session ses = {.type = strcmp(kind, "kernel") ? SESSION_SHELL : SESSION_KERNEL,
 				      .limits = l->defaults};
 		snprintf(ses.id, sizeof ses.id, "print");
 		snprintf(ses.container, sizeof ses.container, "%s", name);
-		spec_session(c, l, &ses, "0.0", s);
+		spec_session(c, l, &ses, no_owner, s);
 	} else if (!strcmp(kind, "volume")) {
-		spec_volume(c, l, "print", name, "0.0", s);
+		spec_volume(c, l, "print", name, no_owner, s);
 	} else if (!strcmp(kind, "outputs")) {
-		spec_outputs(c, &job, name, "0.0", s);
+		spec_outputs(c, &job, name, no_owner, s);
 	} else {
 		return false;
 	}

@@ -17,6 +17,12 @@
 #include <string.h>
 #include <unistd.h>
 
+/* A tmpfs's options, one spelling for both renderers. The caller frees it. */
+static char *tmpfs_options(const struct spec_tmpfs *t)
+{
+	return xasprintf("rw,nosuid,nodev,%ssize=%lld,mode=1777", t->exec ? "exec," : "", (long long)t->bytes);
+}
+
 void spec_argv(const struct container_spec *s, const char *docker, struct strv *a)
 {
 	strv_push(a, docker);
@@ -46,9 +52,10 @@ void spec_argv(const struct container_spec *s, const char *docker, struct strv *
 		strv_pushf(a, "--ulimit=%s=%lld:%lld", s->ulimits[i].name, (long long)s->ulimits[i].limit,
 			   (long long)s->ulimits[i].limit);
 	strv_pushf(a, "--pids-limit=%lld", (long long)s->pids_limit);
-	for (size_t i = 0; i < s->n_tmpfs; i++)
-		strv_pushf(a, "--tmpfs=%s:rw,nosuid,nodev,%ssize=%lld,mode=1777", s->tmpfs[i].dst,
-			   s->tmpfs[i].exec ? "exec," : "", (long long)s->tmpfs[i].bytes);
+	for (size_t i = 0; i < s->n_tmpfs; i++) {
+		autofree char *options = tmpfs_options(&s->tmpfs[i]);
+		strv_pushf(a, "--tmpfs=%s:%s", s->tmpfs[i].dst, options);
+	}
 	for (size_t i = 0; i < s->n_mounts; i++)
 		strv_pushf(a, "--mount=type=bind,src=%s,dst=%s%s", s->mounts[i].src, s->mounts[i].dst,
 			   s->mounts[i].readonly ? ",readonly" : "");
@@ -128,9 +135,8 @@ static bool host_config(const struct container_spec *s, cJSON *host, struct buf 
 	cJSON_AddNumberToObject(host, "PidsLimit", (double)s->pids_limit);
 	cJSON *tmpfs = cJSON_AddObjectToObject(host, "Tmpfs");
 	for (size_t i = 0; i < s->n_tmpfs; i++) {
-		autofree char *opts_text = xasprintf("rw,nosuid,nodev,%ssize=%lld,mode=1777",
-						     s->tmpfs[i].exec ? "exec," : "", (long long)s->tmpfs[i].bytes);
-		cJSON_AddStringToObject(tmpfs, s->tmpfs[i].dst, opts_text);
+		autofree char *options = tmpfs_options(&s->tmpfs[i]);
+		cJSON_AddStringToObject(tmpfs, s->tmpfs[i].dst, options);
 	}
 	cJSON *mounts = cJSON_AddArrayToObject(host, "Mounts");
 	for (size_t i = 0; i < s->n_mounts; i++) {
