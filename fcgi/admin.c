@@ -87,12 +87,28 @@ static int status_sent(const struct request *rq)
 	return rq->io.status ? rq->io.status : status_of(rq);
 }
 
-void admin_done(struct worker *w, struct request *rq, int64_t started_ms)
+void admin_release(struct worker *w, struct request *rq)
 {
-	struct metrics *m = w->metrics;
+	if (rq->released)
+		return;
+	rq->released = true;
 	scoreboard_release_execution(w->board, w->slot);
 	auth_release(w, rq);
 	volumes_release(w, rq);
+	/* A step that ended its session, or found it ended (its sandbox gone):
+	 * its place in the tenant's share, and its volume, are free at once. */
+	if (rq->in_session && (rq->result.session_ended || rq->fault.code == E_SESSION_EXPIRED)) {
+		struct fault ignored;
+		struct store *s = w->conf.store.backend != STORE_NONE ? worker_store(w, &ignored) : NULL;
+		if (s)
+			store_session_release(s, rq->session.id);
+	}
+}
+
+void admin_done(struct worker *w, struct request *rq, int64_t started_ms)
+{
+	struct metrics *m = w->metrics;
+	admin_release(w, rq); /* if no answer did (one never sent, or a head of ours) */
 	const struct error_info *e = rq->fault.code ? error_info(rq->fault.code) : NULL;
 	char st[16], sent[16];
 	snprintf(st, sizeof st, "%d", status_of(rq));
@@ -102,14 +118,6 @@ void admin_done(struct worker *w, struct request *rq, int64_t started_ms)
 	if (rq->tenant[0]) {
 		metrics_tenant_label(m, rq->tenant, w->conf.pool.metrics_tenants, tenant);
 		metrics_count(m, M_TENANT_REQUESTS, tenant, sent);
-	}
-	/* A step that ended its session, or found it ended (its sandbox gone):
-	 * its place in the tenant's share, and its volume, are free at once. */
-	if (rq->in_session && (rq->result.session_ended || rq->fault.code == E_SESSION_EXPIRED)) {
-		struct fault ignored;
-		struct store *s = w->conf.store.backend != STORE_NONE ? worker_store(w, &ignored) : NULL;
-		if (s)
-			store_session_release(s, rq->session.id);
 	}
 	if (e) {
 		metrics_count(m, e->server_side ? M_SANDBOX_FAILURES : M_REJECTED, e->name, st);

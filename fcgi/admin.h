@@ -19,8 +19,17 @@ bool admin_admit(struct worker *w, struct request *rq);
 /* What a route that runs programs claims before it runs one (admin_admit
  * does it for them; /mcp's tools/call for itself): a place in the
  * tenant's share, then an execution slot (the whenBusy gate). false with
- * rq->fault (429, 503 busy), not answered. admin_done gives both back. */
+ * rq->fault (429, 503 busy), not answered. admin_release gives both back. */
 bool admin_claim_run(struct worker *w, struct request *rq);
+/*
+ * Give back what the request holds for others to count: its execution
+ * slot, its place in the tenant's share, its volume's mark, and the
+ * share of a session that has ended. Once; before the answer's end
+ * (http_io.before_end, set by routes.c), so that a client that sends
+ * its next request the moment it reads an answer is never refused for
+ * the one it has been answered; admin_done does it if no answer did.
+ */
+void admin_release(struct worker *w, struct request *rq);
 /* After it: count the request (started_ms: when it began). */
 void admin_done(struct worker *w, struct request *rq, int64_t started_ms);
 /* Then its one line in the log (reqlog.h): who asked what, what ran, how

@@ -88,7 +88,7 @@ static void on_end(struct follow *fl, const struct queue_event *e)
 	sse_output(&b, &fl->carry[2], "stderr", "", 0, true);
 	autofree char *data = xstrndup(e->data.data, e->data.len);
 	sse_event(&b, failed ? "error" : "result", data);
-	http_send_piece(&fl->rq->io, &b);
+	http_send_last(&fl->rq->io, &b);
 }
 
 static void on_event(struct follow *fl, const struct queue_event *e)
@@ -195,5 +195,5 @@ void front_execute(struct worker *w, struct request *rq)
 	sse_event(&b, "error", json);
 	free(json);
 	cJSON_Delete(o);
-	http_send_piece(&rq->io, &b);
+	http_send_last(&rq->io, &b);
 }

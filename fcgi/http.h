@@ -18,6 +18,15 @@ struct http_io {
 	int status;         /* the status of the head written (http_send_head); 0: none yet */
 	uint64_t sent_bytes; /* head and body, as written to the web server */
 	char always[512];   /* "Name: v\r\n"... that every response carries (its id, CORS) */
+	/*
+	 * Called once, just before the answer's end is written (a whole
+	 * answer, or a stream's last piece), then cleared: what the request
+	 * holds that the same client's next request may need (its place in
+	 * the tenant's share, a volume's mark) is given back before the
+	 * client can read the answer and send that request. NULL: nothing.
+	 */
+	void (*before_end)(void *ctx);
+	void *end_ctx;
 };
 
 const char *http_param(const struct http_io *io, const char *name);
@@ -27,6 +36,9 @@ bool http_flush(struct http_io *io);
 /* A stream's next piece: write b, flush it, free b; false when the client
  * is gone. */
 bool http_send_piece(struct http_io *io, struct buf *b);
+/* A stream's last piece (its result or error event): before_end, then
+ * the same. */
+bool http_send_last(struct http_io *io, struct buf *b);
 /* The same for a text of ours (an event stream's keepalive). */
 bool http_send_text(struct http_io *io, const char *text);
 /*

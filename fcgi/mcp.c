@@ -284,7 +284,7 @@ void mcp_handler(struct worker *w, struct request *rq)
 		sse_event(&b, "message", json);
 		free(json);
 		cJSON_Delete(o);
-		http_send_piece(&rq->io, &b);
+		http_send_last(&rq->io, &b);
 	}
 out:
 	cJSON_Delete(msg);

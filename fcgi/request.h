@@ -70,6 +70,7 @@ struct request {
 	char tenant[TENANT_NAME_MAX + 1]; /* who calls (ACL_TENANT routes); "" otherwise */
 	const struct tenant_limits *share; /* its limits, borrowed from the worker's conf */
 	int64_t claim;      /* its place among the tenant's running executions; 0: none */
+	bool released;      /* its claims are given back (admin_release) */
 	char volume_name[64]; /* "volume": the tenant's volume to mount ("": none) */
 	char volume_id[33];   /* its id, once found in the store (job.volume) */
 	char volume_owner[96]; /* who holds its mark in use (volumes.h); "": no mark */

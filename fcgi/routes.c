@@ -157,9 +157,24 @@ static bool routed(struct worker *w, struct request *rq)
 	return true;
 }
 
+/* What the answer's end gives back (http.h before_end, admin_release). */
+struct held {
+	struct worker *w;
+	struct request *rq;
+};
+
+static void give_back(void *ctx)
+{
+	struct held *h = ctx;
+	admin_release(h->w, h->rq);
+}
+
 void route_request(struct worker *w, struct http_io *io)
 {
 	struct request rq = {.io = *io};
+	struct held held = {.w = w, .rq = &rq};
+	rq.io.before_end = give_back;
+	rq.io.end_ctx = &held;
 	int64_t started_ms = now_ms();
 	rq.method = http_param(io, "REQUEST_METHOD");
 	rq.path = request_route(http_param(io, "PATH_INFO"), http_param(io, "REQUEST_URI"));

@@ -78,5 +78,5 @@ void stream_execute(struct worker *w, struct request *rq)
 	sse_event(&b, ok ? "result" : "error", json);
 	free(json);
 	cJSON_Delete(body);
-	http_send_piece(&rq->io, &b);
+	http_send_last(&rq->io, &b);
 }

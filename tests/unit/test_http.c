@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-enum what { JSON_201, EMPTY_204, SSE_HEAD };
+enum what { JSON_201, EMPTY_204, SSE_HEAD, PIECE, LAST_PIECE };
 
 /* What one response wrote to stdout (the caller frees it). */
 static char *captured(struct http_io *io, enum what what)
@@ -24,8 +24,16 @@ static char *captured(struct http_io *io, enum what what)
 		http_send_json(io, 201, "ETag: \"x\"\r\n", o);
 	else if (what == EMPTY_204)
 		http_send_empty(io, 204, "");
-	else
+	else if (what == SSE_HEAD)
 		http_send_head(io, 200, SSE_HEADERS);
+	else {
+		struct buf b = {0};
+		buf_printf(&b, "data: x\n\n");
+		if (what == PIECE)
+			http_send_piece(io, &b);
+		else
+			http_send_last(io, &b);
+	}
 	cJSON_Delete(o);
 	dup2(saved, STDOUT_FILENO);
 	close(saved);
@@ -35,6 +43,52 @@ static char *captured(struct http_io *io, enum what what)
 		text[0] = '\0';
 	fclose(tmp);
 	return text;
+}
+
+/* A before_end hook that notes when it ran: how many bytes had gone. */
+struct ends {
+	struct http_io *io;
+	int calls;
+	uint64_t sent_then;
+};
+
+static void note_end(void *ctx)
+{
+	struct ends *e = ctx;
+	e->calls++;
+	e->sent_then = e->io->sent_bytes;
+}
+
+/* Does this answer call before_end once, before its first byte? */
+static void ends_first(enum what what, const char *what_text)
+{
+	struct http_io io = {0};
+	struct ends e = {.io = &io};
+	io.before_end = note_end;
+	io.end_ctx = &e;
+	io.sent_bytes = 7; /* a stream's earlier pieces */
+	char *t = captured(&io, what);
+	ok(e.calls == 1 && e.sent_then == 7 && io.sent_bytes > 7,
+	   "http: %s gives back the request's claims once, before its first byte (calls %d, sent %llu)",
+	   what_text, e.calls, (unsigned long long)e.sent_then);
+	free(t);
+	t = captured(&io, what);
+	ok(e.calls == 1, "http: ...and not again on a second write");
+	free(t);
+}
+
+UNIT_TEST(test_http_answer_end)
+{
+	ends_first(JSON_201, "a JSON answer");
+	ends_first(EMPTY_204, "an empty answer");
+	ends_first(LAST_PIECE, "a stream's last piece");
+	struct http_io io = {0};
+	struct ends e = {.io = &io};
+	io.before_end = note_end;
+	io.end_ctx = &e;
+	free(captured(&io, SSE_HEAD));
+	free(captured(&io, PIECE));
+	ok(e.calls == 0 && io.before_end, "http: a stream's head and middle pieces keep them (the run goes on)");
 }
 
 UNIT_TEST(test_http)
