@@ -272,12 +272,13 @@ static bool parse_warm(const cJSON *o, const char *base_dir, struct conf_warm *w
 static bool parse_sessions(const cJSON *o, const char *base_dir, struct conf_sessions *s, struct fault *f)
 {
 	static const char *const keys[] = {"dir", "max", "memoryBudgetBytes", "memoryBytes",
-		"idleTimeoutMs", "maxIdleTimeoutMs", "lifetimeMs", "maxLifetimeMs", "workspaceBytes",
-		"maxFileBytes", "maxListEntries", NULL};
+		"idleTimeoutMs", "maxIdleTimeoutMs", "lifetimeMs", "maxLifetimeMs", "maxStepMs",
+		"workspaceBytes", "maxFileBytes", "maxListEntries", NULL};
 	*s = (struct conf_sessions){.max = 16, .memory_budget_bytes = (int64_t)4 << 30,
 				    .memory_bytes = (int64_t)512 << 20, .idle_ms = 600000,
 				    .max_idle_ms = 3600000, .lifetime_ms = 3600000,
-				    .max_lifetime_ms = 86400000, .workspace_bytes = (int64_t)256 << 20,
+				    .max_lifetime_ms = 86400000, .max_step_ms = 300000,
+				    .workspace_bytes = (int64_t)256 << 20,
 				    .max_file_bytes = (int64_t)32 << 20, .max_list_entries = 10000};
 	if (!o)
 		return true;
@@ -290,6 +291,7 @@ static bool parse_sessions(const cJSON *o, const char *base_dir, struct conf_ses
 	    !get_optional_int(o, "sessions", "maxIdleTimeoutMs", 1000, &s->max_idle_ms, f) ||
 	    !get_optional_int(o, "sessions", "lifetimeMs", 1000, &s->lifetime_ms, f) ||
 	    !get_optional_int(o, "sessions", "maxLifetimeMs", 1000, &s->max_lifetime_ms, f) ||
+	    !get_optional_int(o, "sessions", "maxStepMs", 1000, &s->max_step_ms, f) ||
 	    !get_optional_int(o, "sessions", "workspaceBytes", 1 << 20, &s->workspace_bytes, f) ||
 	    !get_optional_int(o, "sessions", "maxFileBytes", 1, &s->max_file_bytes, f) ||
 	    !get_optional_int(o, "sessions", "maxListEntries", 1, &s->max_list_entries, f))

@@ -80,6 +80,7 @@ struct conf {
 		int64_t memory_bytes;     /* ceiling of one session's memory (cpus, pids: ceilings) */
 		int64_t idle_ms, max_idle_ms;         /* default and ceiling of idleTimeoutMs */
 		int64_t lifetime_ms, max_lifetime_ms; /* default and ceiling of maxLifetimeMs */
+		int64_t max_step_ms;      /* ceiling of a step's wallTimeMs (its default: the language's) */
 		int64_t workspace_bytes;  /* tmpfs /workspace */
 		int64_t max_file_bytes;   /* one upload or download */
 		int64_t max_list_entries; /* one listing */

@@ -56,9 +56,14 @@ start() {
 
 	# Volumes: isobox-volumed (root) makes and mounts their images for
 	# the workers, who hold no privilege (sandbox/volumed/volumed.c).
-	local vdir vsock
-	vdir=$("$PREFIX/bin/isobox-fcgi" --conf "$CONF" --print-conf | sed -n 's/^volumes_dir=//p')
-	vsock=$("$PREFIX/bin/isobox-fcgi" --conf "$CONF" --print-conf | sed -n 's/^volumes_socket=//p')
+	local printed vdir vsock answer_ms
+	printed=$("$PREFIX/bin/isobox-fcgi" --conf "$CONF" --print-conf)
+	vdir=$(sed -n 's/^volumes_dir=//p' <<<"$printed")
+	vsock=$(sed -n 's/^volumes_socket=//p' <<<"$printed")
+	# Caddy's read_timeout is one deadline for the whole answer (a stream's
+	# keep-alives do not extend it): the longest a request may take, from
+	# the conf (a session step's ceiling, start-up, a compile step).
+	answer_ms=$(sed -n 's/^answer_bound_ms=//p' <<<"$printed")
 	if [ -n "$vdir" ] && ! alive $RUN/volumed.pid isobox-volumed; then
 		setsid "$PREFIX/bin/isobox-volumed" --dir "$vdir" --socket "$vsock" --user isobox \
 			>>"$LOG/volumed.log" 2>&1 </dev/null 9>&- &
@@ -81,11 +86,18 @@ start() {
 	fi
 	start_log_keeper
 	[ "$WEB" != none ] || return 0
+	local read_timeout=${ISOBOX_READ_TIMEOUT:-$(( (answer_ms + 999) / 1000 ))s}
+	# A Caddy given another bound (the conf changed since) gets this one.
+	if alive $RUN/caddy.pid caddy && ! tr '\0' '\n' <"/proc/$(cat $RUN/caddy.pid)/environ" |
+		grep -qxF "ISOBOX_READ_TIMEOUT=$read_timeout"; then
+		stop_pid $RUN/caddy.pid caddy caddy
+	fi
 	if ! alive $RUN/caddy.pid caddy; then
 		install -d -m 0750 -o caddy -g caddy /var/lib/caddy
 		# Caddy's access log: Caddy rolls it by renaming it, in a
 		# directory of its own.
 		install -d -m 0755 -o caddy -g caddy "$LOG/caddy"
+		ISOBOX_READ_TIMEOUT=$read_timeout \
 		ISOBOX_PORT=$PORT ISOBOX_BIND=$BIND ISOBOX_SOCKET=$SOCKET ISOBOX_STATUS_SOCKET=$STATUS_SOCKET \
 			ISOBOX_LOG=$LOG HOME=/var/lib/caddy \
 			XDG_DATA_HOME=/var/lib/caddy XDG_CONFIG_HOME=/var/lib/caddy \

@@ -184,6 +184,8 @@ int64_t admin_hang_bound_ms(const struct worker *w)
 {
 	struct limits most = w->conf.ceilings;
 	most.compile_time_ms = 0;
+	if (w->conf.sessions.dir && w->conf.sessions.max_step_ms > most.wall_time_ms)
+		most.wall_time_ms = w->conf.sessions.max_step_ms; /* a session's step */
 	for (size_t i = 0; i < w->reg.n; i++)
 		if (w->reg.langs[i].defaults.compile_time_ms > most.compile_time_ms)
 			most.compile_time_ms = w->reg.langs[i].defaults.compile_time_ms;

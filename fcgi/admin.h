@@ -36,7 +36,9 @@ void admin_done(struct worker *w, struct request *rq, int64_t started_ms);
  * it ended, how long it took and how many bytes went each way. */
 void admin_log_request(const struct worker *w, const struct request *rq, int64_t started_ms);
 
-/* How long any request may take before its worker counts as hung (ms). */
+/* How long any request may take before its worker counts as hung (ms):
+ * also the least read timeout a web server in front needs (--print-conf
+ * answer_bound_ms; deploy/pool.sh gives it to Caddy). */
 int64_t admin_hang_bound_ms(const struct worker *w);
 /* Once the job is parsed: its own limits replace that pool-wide bound. */
 void admin_job_accepted(struct worker *w, const struct request *rq);

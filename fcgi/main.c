@@ -32,6 +32,7 @@
  */
 #define _GNU_SOURCE
 #include "worker.h"
+#include "admin.h"
 #include "errors.h"
 #include "keys.h"
 #include "metrics.h"
@@ -188,8 +189,10 @@ static int print_egress(const struct conf *c, const char *what)
 /* For deploy/setup.sh (the runtime to configure, the cgroup parent's CPU
  * quota) and bench/ (a bare run under the same seccomp profile): KEY=VALUE
  * lines that scripts split with `read`, never evaluate. */
-static int print_conf(const struct conf *c, const struct registry *r)
+static int print_conf(const struct worker *w)
 {
+	const struct conf *c = &w->conf;
+	const struct registry *r = &w->reg;
 	printf("instance=%s\nruntime=%s\nceilings_cpus=%.3f\nceilings_memory_bytes=%lld\n"
 	       "seccomp_profile=%s\ncgroup_parent=%s\nbackend=%s\nplatform=%s\n", c->instance, c->runtime,
 	       c->ceilings.cpus, (long long)c->ceilings.memory_bytes, c->sandbox.seccomp_profile,
@@ -210,6 +213,7 @@ static int print_conf(const struct conf *c, const struct registry *r)
 		printf("sessions_dir=%s\n", c->sessions.dir);
 	if (c->volumes.dir)
 		printf("volumes_dir=%s\nvolumes_socket=%s\n", c->volumes.dir, c->volumes.socket);
+	printf("answer_bound_ms=%lld\n", (long long)admin_hang_bound_ms(w));
 	return 0;
 }
 
@@ -297,7 +301,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (egress || print) {
-		status = egress ? print_egress(&w.conf, egress) : print_conf(&w.conf, &w.reg);
+		status = egress ? print_egress(&w.conf, egress) : print_conf(&w);
 		goto out;
 	}
 	drop_privileges();

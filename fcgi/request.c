@@ -334,7 +334,12 @@ bool request_parse_step(struct request *rq, const struct conf *c, const struct l
 	if (set & (LIMIT_MEMORY | LIMIT_CPUS | LIMIT_PIDS))
 		return fail(f, E_INVALID_REQUEST, "memoryBytes, cpus and pids belong to the session: "
 			    "set them when you create it; a step sets wallTimeMs and outputBytes");
-	rq->job.limits = language_limits(rq->lang, &asked, set, c, &c->ceilings);
+	/* A step may run longer than a run: an agent's pip install or model
+	 * fit takes minutes (sessions.maxStepMs); the session's life still
+	 * bounds it. */
+	struct limits ceiling = c->ceilings;
+	ceiling.wall_time_ms = c->sessions.max_step_ms;
+	rq->job.limits = language_limits(rq->lang, &asked, set, c, &ceiling);
 	rq->job.limits.memory_bytes = held->memory_bytes;
 	rq->job.limits.cpus = held->cpus;
 	rq->job.limits.pids = held->pids;

@@ -8,11 +8,13 @@ import json
 import os
 import re
 import signal
+import subprocess
 import time
 
 import pytest
 
-from conftest import CONF, INSTANCE, LOG_DIR, URL, reload_pool, request, restart_pool, wait_until, workers
+from conftest import (CONF, INSTANCE, LOG_DIR, PREFIX, REPO, RUN_DIR, URL, reload_pool, request, restart_pool,
+                      wait_until, workers)
 from sessions_util import (create, delete, get, gone_without_trace, put, raw, session_containers,
                            session_dirs, step, step_ok)
 from streaming import chunk_bytes, events, open_stream
@@ -389,3 +391,76 @@ def test_ceilings_on_sessions():
         with open(CONF, "w") as f:
             f.write(shipped)
         reload_pool()
+
+
+def print_conf(conf=CONF):
+    """What `isobox-fcgi --print-conf` says of a conf: {name: value}."""
+    out = subprocess.run([os.path.join(PREFIX, "bin", "isobox-fcgi"), "--conf", conf, "--print-conf"],
+                         check=True, capture_output=True, text=True).stdout
+    return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+
+
+def test_a_step_has_a_ceiling_of_its_own():
+    """A step's wallTimeMs is clamped to sessions.maxStepMs, not to
+    ceilings.wallTimeMs: here a run may take 2 s and a step 4 s. The
+    bound the web server is given follows the conf."""
+    with open(CONF) as f:
+        shipped = f.read()
+    changed, n = re.subn(r"(?m)^  wallTimeMs: 20000", "  wallTimeMs: 2000", shipped)
+    changed, m = re.subn(r"(?m)^  maxStepMs: 300000", "  maxStepMs: 4000", changed)
+    assert n == 1 and m == 1
+    bound = int(print_conf()["answer_bound_ms"])
+    try:
+        with open(CONF, "w") as f:
+            f.write(changed)
+        reload_pool()
+        assert int(print_conf()["answer_bound_ms"]) == bound - 300000 + 4000
+        status, _, r = request("POST", "/execute", {"language": "python", "code": "print(1)",
+                                                    "limits": {"wallTimeMs": 4000}})
+        assert status == 200 and r["limits"]["wallTimeMs"] == 2000, r
+        s = create()
+        try:
+            # Longer than a run may take: it ends on its own.
+            r = step_ok(s["id"], "import time; time.sleep(3); print('slept')", limits={"wallTimeMs": 4000})
+            assert r["run"]["stdout"] == "slept\n" and not r["run"]["timedOut"], r
+            assert r["limits"]["wallTimeMs"] == 4000 and r["run"]["durationMs"] >= 3000, r
+            # Past the step's ceiling: clamped to it, and timed out there.
+            r = step_ok(s["id"], "import time; time.sleep(30)", limits={"wallTimeMs": 60000})
+            assert r["limits"]["wallTimeMs"] == 4000 and r["run"]["timedOut"], r
+            assert 4000 <= r["run"]["durationMs"] < 10000, r
+        finally:
+            delete(s["id"])
+    finally:
+        with open(CONF, "w") as f:
+            f.write(shipped)
+        reload_pool()
+
+
+def test_the_web_servers_wait_as_long_as_a_request_may_take():
+    """The shipped configs' read timeouts cover the longest answer of the
+    shipped conf (a session step), and pool.sh gives Caddy that bound:
+    Caddy 2.6's read_timeout is one deadline for the whole answer."""
+    bound_s = int(print_conf(os.path.join(REPO, "conf", "isobox.yaml"))["answer_bound_ms"]) / 1000
+    assert bound_s > 300  # a step of maxStepMs (5 min) and its start
+    deploy = os.path.join(REPO, "deploy")
+    found = {}
+    for path, pattern in [("caddy/Caddyfile", r"read_timeout \{\$ISOBOX_READ_TIMEOUT:(\d+)s\}"),
+                          ("caddy/Caddyfile.cluster", r"(?m)^\t\tread_timeout (\d+)s$"),
+                          ("nginx/isobox.conf", r"fastcgi_read_timeout (\d+)s;"),
+                          ("apache/httpd.conf", r"(?m)^Timeout (\d+)$"),
+                          ("apache/isobox-fcgi.conf", r"Define ISOBOX_READ_TIMEOUT (\d+)\n"),
+                          ("apache/isobox-cgi.conf", r"CGIDScriptTimeout (\d+)"),
+                          ("lighttpd/isobox-fcgi.conf", r'"read-timeout" => (\d+),'),
+                          ("lighttpd/lighttpd.conf", r"server.max-write-idle = (\d+)")]:
+        with open(os.path.join(deploy, path)) as f:
+            found[path] = [int(v) for v in re.findall(pattern, f.read())]
+    assert all(found.values()), found
+    assert all(v >= bound_s for values in found.values() for v in values), (bound_s, found)
+    # The running Caddy (deploy/pool.sh's) has the installed conf's bound.
+    with open(os.path.join(RUN_DIR, "caddy.pid")) as f:
+        pid = int(f.read())
+    with open(f"/proc/{pid}/environ", "rb") as f:
+        env = dict(v.split(b"=", 1) for v in f.read().split(b"\0") if b"=" in v)
+    installed_s = -(-int(print_conf()["answer_bound_ms"]) // 1000)
+    assert env.get(b"ISOBOX_READ_TIMEOUT") == f"{installed_s}s".encode(), env.get(b"ISOBOX_READ_TIMEOUT")
+

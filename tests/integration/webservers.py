@@ -211,7 +211,7 @@ def nginx(socket_path=SOCKET, read_timeout=None, status_socket=STATUS_SOCKET):
                 text = subprocess.run(["envsubst", names], stdin=src, env=env, check=True,
                                       capture_output=True, text=True).stdout
             if name == "isobox.conf" and read_timeout is not None:
-                text = _replace(text, "fastcgi_read_timeout 120s;",
+                text = _replace(text, "fastcgi_read_timeout 450s;",
                                 f"fastcgi_read_timeout {read_timeout}s;")
             with open(os.path.join(root, name), "w") as dst:
                 dst.write(text)
@@ -238,7 +238,7 @@ def lighttpd(site, user, url_path="", port=None, read_timeout=None, pool_up=True
         site_path = os.path.join(DEPLOY, "lighttpd", site)
         if read_timeout is not None:
             with open(site_path) as f:
-                text = _replace(f.read(), '"read-timeout" => 120,',
+                text = _replace(f.read(), '"read-timeout" => 450,',
                                 f'"read-timeout" => {read_timeout},')
             site_path = os.path.join(root, site)
             with open(site_path, "w") as f:

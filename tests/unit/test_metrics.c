@@ -204,6 +204,11 @@ static void test_hang_bound(void)
 	/* sandbox_bound_ms (pinned in test_deadline.c) adds 47 s of docker
 	 * teardown, outputs and start allowance to start + compile + wall;
 	 * sandbox_call_bound_ms is 130 s (a volume's creation + remove). */
+	ok(admin_hang_bound_ms(&w) == 30000 + 300000 + 47000 + 15000,
+	   "hang bound: a session step's ceiling (sessions.maxStepMs) bounds it, + margin: %lld",
+	   (long long)admin_hang_bound_ms(&w));
+	char *sessions_dir = w.conf.sessions.dir;
+	w.conf.sessions.dir = NULL; /* sessions off: a step's ceiling no longer counts */
 	ok(admin_hang_bound_ms(&w) == 130000 + 15000,
 	   "hang bound: small ceilings: a volume's creation bounds it, + margin: %lld",
 	   (long long)admin_hang_bound_ms(&w));
@@ -213,6 +218,7 @@ static void test_hang_bound(void)
 	w.reg.langs[1].defaults.compile_time_ms = 15000;
 	ok(admin_hang_bound_ms(&w) == 30000 + 15000 + 100000 + 47000 + 15000,
 	   "hang bound: plus the longest compile time in the registry");
+	w.conf.sessions.dir = sessions_dir;
 	worker_free(&w);
 }
 

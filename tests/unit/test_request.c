@@ -269,3 +269,36 @@ UNIT_TEST(test_request)
 	registry_free(&reg);
 	conf_free(&conf);
 }
+
+/* A session step's wall time is clamped to sessions.maxStepMs, not to the
+ * run's ceiling; its other limits are the session's. */
+static int64_t step_wall(const char *body)
+{
+	struct fault f = {0};
+	struct request rq = {0};
+	struct limits held = {.memory_bytes = 1 << 28, .cpus = 1, .pids = 64};
+	rq.lang = registry_find(&reg, "python", NULL, &f);
+	buf_append(&rq.body, body, strlen(body));
+	int64_t wall = rq.lang && request_parse_step(&rq, &conf, &held) ? rq.job.limits.wall_time_ms : -1;
+	request_free(&rq);
+	return wall;
+}
+
+UNIT_TEST(test_request_step_ceiling)
+{
+	struct request rq;
+	fixture_load(&conf, &reg);
+	ok(conf.sessions.max_step_ms == 300000 && conf.ceilings.wall_time_ms == 20000,
+	   "step: the shipped ceilings (a step 5 min, a run 20 s)");
+	ok(parse(&rq, "{\"language\":\"python\",\"code\":\"1\",\"limits\":{\"wallTimeMs\":60000}}") &&
+	   rq.job.limits.wall_time_ms == 20000, "step: a run asking 60 s gets the run's ceiling, 20 s");
+	request_free(&rq);
+	ok(step_wall("{\"code\":\"1\",\"limits\":{\"wallTimeMs\":60000}}") == 60000,
+	   "step: a step asking 60 s gets it");
+	ok(step_wall("{\"code\":\"1\",\"limits\":{\"wallTimeMs\":99999999}}") == 300000,
+	   "step: a step asking more gets sessions.maxStepMs");
+	ok(step_wall("{\"code\":\"1\"}") == 10000, "step: a step asking nothing gets the language's default");
+	conf.sessions.max_step_ms = 5000;
+	ok(step_wall("{\"code\":\"1\",\"limits\":{\"wallTimeMs\":60000}}") == 5000,
+	   "step: a lower maxStepMs holds too");
+}
