@@ -4,6 +4,7 @@
 #include "admin.h"
 #include "assets.h"
 #include "auth.h"
+#include "commands.h"
 #include "errors.h"
 #include "execute.h"
 #include "health.h"
@@ -46,6 +47,12 @@ static const struct route routes[] = {
 	{"/v1/sessions/*/files/**", "GET", sessions_file_get, 0, ACL_TENANT, sessions_here},
 	{"/v1/sessions/*/files/**", "PUT", sessions_file_put, 0, ACL_TENANT, sessions_here},
 	{"/v1/sessions/*/files/**", "DELETE", sessions_file_delete, 0, ACL_TENANT, sessions_here},
+	{"/v1/sessions/*/commands", "POST", commands_start, 0, ACL_TENANT, sessions_here},
+	{"/v1/sessions/*/commands", "GET", commands_list, 0, ACL_TENANT, sessions_here},
+	{"/v1/sessions/*/commands/*", "GET", commands_get, 0, ACL_TENANT, sessions_here},
+	{"/v1/sessions/*/commands/*", "DELETE", commands_delete, 0, ACL_TENANT, sessions_here},
+	{"/v1/sessions/*/commands/*/stdin", "POST", commands_stdin, 0, ACL_TENANT, sessions_here},
+	{"/v1/sessions/*/commands/*/signal", "POST", commands_signal, 0, ACL_TENANT, sessions_here},
 	{"/v1/volumes", "POST", volumes_create, ROUTE_RUNS_PROGRAM, ACL_TENANT, NULL},
 	{"/v1/volumes", "GET", volumes_list, 0, ACL_TENANT, NULL},
 	{"/v1/volumes/*", "GET", volumes_get, 0, ACL_TENANT, NULL},

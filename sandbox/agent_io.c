@@ -116,7 +116,7 @@ bool agent_converse(int in_fd, int out_fd, struct agent_call *call, int64_t dead
 				buf_append(&call->data, ev.data, ev.len);
 			}
 			if (ours && ev.kind == FRAME_END) {
-				if (call->reply.len < 65536)
+				if (call->reply.len < (call->reply_max ? call->reply_max : 65536))
 					buf_append(&call->reply, ev.data, ev.len);
 				if (!ev.more) {
 					call->code = (int)ev.code;

@@ -28,6 +28,7 @@ struct agent_call {
 	size_t data_max;  /* of a get's data */
 	struct buf data;  /* a get's bytes */
 	struct buf reply; /* the end frame's payload */
+	size_t reply_max; /* kept of it (0: 64 KiB); the rest is cut */
 	int code;         /* its code: 0 or an errno value */
 };
 

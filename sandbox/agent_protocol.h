@@ -10,5 +10,7 @@
 #define AGENT_TAG_LEN 16      /* a request's tag, in lowercase hex digits */
 #define AGENT_MAX_HEADER 512  /* one header line, its LF included */
 #define AGENT_MAX_CHUNK 65536 /* the largest out/err/data frame */
+#define AGENT_MAX_COMMANDS 16 /* background commands kept, running or ended (bg) */
+#define AGENT_COMMAND_LOG (1 << 20) /* of each of a command's stdout and stderr, the last bytes kept */
 
 #endif

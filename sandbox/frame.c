@@ -29,7 +29,7 @@ static bool number(const char *s, unsigned long long max, unsigned long long *ou
 	return v <= max;
 }
 
-static bool valid_tag(const char *s)
+bool frame_tag_valid(const char *s)
 {
 	if (strlen(s) != AGENT_TAG_LEN)
 		return false;
@@ -75,10 +75,10 @@ static size_t header_done(struct frame_decoder *d, size_t used, struct frame_eve
 		return used;
 	}
 	bool chunk = !strcmp(w[0], "out") || !strcmp(w[0], "err") || !strcmp(w[0], "data");
-	if (chunk && n == 3 && valid_tag(w[1]) && number(w[2], AGENT_MAX_CHUNK, &len)) {
+	if (chunk && n == 3 && frame_tag_valid(w[1]) && number(w[2], AGENT_MAX_CHUNK, &len)) {
 		d->body_kind = w[0][0] == 'd' ? FRAME_DATA : FRAME_OUT;
 		d->fd = w[0][0] == 'e' ? 2 : 1;
-	} else if (!strcmp(w[0], "end") && n == 4 && valid_tag(w[1]) && number(w[2], 100000, &code) &&
+	} else if (!strcmp(w[0], "end") && n == 4 && frame_tag_valid(w[1]) && number(w[2], 100000, &code) &&
 		   number(w[3], d->end_max, &len)) {
 		d->body_kind = FRAME_END;
 		d->code = (long long)code;

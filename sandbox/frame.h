@@ -38,6 +38,29 @@
  *       PATH is relative to /workspace; the agent opens every component
  *       with O_NOFOLLOW, so no symbolic link is followed (ELOOP/ENOTDIR).
  *
+ *   bg TAG NARGV STDINLEN OPEN           then NARGV times "LEN" LF ARG,
+ *                                        then STDINLEN bytes of stdin.
+ *       Start ARGV in /workspace in a session of its own, as a command
+ *       that outlives requests (agent/agent_cmds.h); its id is TAG. Its
+ *       stdin: the bytes then end of file, or with OPEN 1 (and STDINLEN
+ *       0) a pipe for bgin. It answers at once: 0, or EBUSY when
+ *       AGENT_MAX_COMMANDS are kept.
+ *   bgin TAG ID LEN                      then LEN bytes (LEN at most
+ *       AGENT_MAX_CHUNK): to command ID's stdin, as much as its pipe takes
+ *       now; LEN 0 closes it. end: 0 and the count written as decimal
+ *       text, or ESRCH (no such command), EPIPE (its stdin is closed).
+ *   bgout TAG ID OUTFROM ERRFROM MAX     its stdout from byte OUTFROM and
+ *       stderr from ERRFROM (or from the first byte kept), at most MAX
+ *       (at most AGENT_COMMAND_LOG) of each. end 0 with
+ *       "RUNNING CODE OUTSTART OUTLEN OUTTOTAL ERRSTART ERRLEN ERRTOTAL" LF
+ *       then OUTLEN bytes of stdout and ERRLEN of stderr; RUNNING 1 or 0,
+ *       CODE -1 while it runs, else its exit status (128 + signal).
+ *   bgkill TAG ID SIG                    signal its process group.
+ *   bgdel TAG ID                         kill it if it runs, forget it.
+ *   bglist TAG                           end 0 with, per command,
+ *       "ID RUNNING CODE OUTTOTAL ERRTOTAL ARGSLEN" LF then its argv,
+ *       each argument ended by a NUL (ARGSLEN bytes in all).
+ *
  * A new run or cell while another is running (its worker died) ends the
  * old one first, as `int` would, without an answer to it.
  *
@@ -115,5 +138,7 @@ size_t frame_feed(struct frame_decoder *d, const char *p, size_t n, struct frame
 
 /* A fresh request tag (16 hex digits and a NUL). */
 void frame_new_tag(char out[AGENT_TAG_LEN + 1]);
+/* Is s one (16 lowercase hex digits)? A command's id is its start's tag. */
+bool frame_tag_valid(const char *s);
 
 #endif

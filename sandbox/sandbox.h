@@ -25,6 +25,7 @@
 
 #include "../conf/conf.h"
 #include "../registry/registry.h"
+#include "agent_protocol.h" /* AGENT_MAX_COMMANDS, AGENT_COMMAND_LOG */
 
 #include <signal.h> /* sig_atomic_t */
 #include <sys/types.h>
@@ -348,6 +349,55 @@ bool files_list(const struct conf *c, const struct files_place *p, const char *p
 		struct session_entry **out, size_t *n, struct fault *f);
 bool files_delete(const struct conf *c, const struct files_place *p, const char *path, struct fault *f);
 void session_entries_free(struct session_entry *e, size_t n);
+
+/*
+ * Commands that outlive steps, in a session's sandbox (session_commands.c,
+ * through its agent: frame.h bg...): started in the background in
+ * /workspace, their stdout and stderr kept by the agent (the last
+ * AGENT_COMMAND_LOG bytes of each, at offsets counted from the start),
+ * their stdin written when asked, killed when deleted. At most
+ * AGENT_MAX_COMMANDS are kept, running or ended; 404 command_not_found
+ * for an id the session does not have, 404/410 for the session as the
+ * files calls answer.
+ */
+struct session_command {
+	char id[17];          /* 16 hex digits */
+	bool running;
+	int exit_code;        /* once ended: 128 + N when killed by signal N; -1 while running */
+	uint64_t stdout_bytes, stderr_bytes; /* written in all */
+	struct strv args;
+};
+struct command_output {
+	bool running;
+	int exit_code;
+	uint64_t from[2];    /* where the bytes start, in stdout and stderr */
+	uint64_t written[2]; /* in all, so far */
+	struct buf out[2];
+};
+/* Start argv (argc > 0) with stdin_data then end of file on its stdin, or
+ * (stdin_open, no data) a pipe that command_stdin writes to; 409
+ * too_many_commands when the session keeps its most. id: the command's. */
+bool command_start(const struct conf *c, const char *tenant, const char *session, char *const *argv,
+		   size_t argc, const char *stdin_data, size_t stdin_len, bool stdin_open, char id[17],
+		   struct fault *f);
+bool command_list(const struct conf *c, const char *tenant, const char *session,
+		  struct session_command **out, size_t *n, struct fault *f);
+void session_commands_free(struct session_command *v, size_t n);
+/* Its stdout and stderr from byte from[i] on (or from the first byte kept,
+ * if those are gone), at most max of each. */
+bool command_output(const struct conf *c, const char *tenant, const char *session, const char *id,
+		    const uint64_t from[2], size_t max, struct command_output *o, struct fault *f);
+void command_output_free(struct command_output *o);
+/* Write to its stdin as much as its pipe takes now (*written); len 0
+ * closes it. 409 stdin_closed once closed. */
+bool command_stdin(const struct conf *c, const char *tenant, const char *session, const char *id,
+		   const char *data, size_t len, size_t *written, struct fault *f);
+/* Signal its process group (sig 1..64); nothing for an ended one. */
+bool command_kill(const struct conf *c, const char *tenant, const char *session, const char *id, int sig,
+		  struct fault *f);
+/* Kill it if it runs and forget it, its output with it. */
+bool command_delete(const struct conf *c, const char *tenant, const char *session, const char *id,
+		    struct fault *f);
 
 /* The master's duty: end idle and old sessions (*expired) and those whose
  * sandbox stopped (*died), remove what ended ones left. The ids of those

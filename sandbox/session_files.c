@@ -21,18 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Open the session, send the call, read the answer; the session ends if
- * its agent cannot answer. */
-static bool call_agent(const struct conf *c, const struct files_place *p, struct agent_call *call,
-		       size_t moved, struct fault *f)
+bool session_agent_call(const struct conf *c, const char *tenant, const char *id, struct agent_call *call,
+			int64_t deadline, struct fault *f)
 {
 	struct session_handle h;
 	int in_fd, out_fd;
-	const char *id = p->session;
-	int64_t deadline = now_ms() + file_request_ms(moved);
-	if (!id)
-		return volume_agent_call(c, p->lang, p->volume, call, deadline, f);
-	if (!session_open(c, p->tenant, id, &h, f))
+	if (!session_open(c, tenant, id, &h, f))
 		return false;
 	if (!session_pipes(&h, &in_fd, &out_fd, f)) {
 		session_close(&h, false);
@@ -49,6 +43,16 @@ static bool call_agent(const struct conf *c, const struct files_place *p, struct
 	}
 	session_close(&h, true);
 	return true;
+}
+
+/* A session's agent, or a volume's in a sandbox of its own. */
+static bool call_agent(const struct conf *c, const struct files_place *p, struct agent_call *call,
+		       size_t moved, struct fault *f)
+{
+	int64_t deadline = now_ms() + file_request_ms(moved);
+	if (!p->session)
+		return volume_agent_call(c, p->lang, p->volume, call, deadline, f);
+	return session_agent_call(c, p->tenant, p->session, call, deadline, f);
 }
 
 /* The agent's errno, as the API's error. */

@@ -54,6 +54,9 @@ enum fault_code {
 	E_TOO_MANY_SESSIONS,
 	E_SESSION_MEMORY_FULL,  /* sessions.memoryBudgetBytes */
 	E_WORKSPACE_FULL,
+	E_COMMAND_NOT_FOUND,
+	E_TOO_MANY_COMMANDS,    /* a session keeps AGENT_MAX_COMMANDS */
+	E_STDIN_CLOSED,         /* a command's stdin, closed on request */
 	/* Tenants: who calls, and their share (conf/tenants.h). */
 	E_UNAUTHORIZED,         /* no key where one is needed, or a key that is not valid */
 	E_RATE_LIMITED,         /* requestsPerMinute */

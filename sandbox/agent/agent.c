@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "agent_base.h"
+#include "agent_cmds.h"
 #include "agent_files.h"
 #include "agent_procs.h"
 #include "agent_wire.h"
@@ -85,6 +86,7 @@ static void stop_children(void)
 		kill(-step.pid, SIGKILL);
 	if (kernel.pid > 0)
 		kill(-kernel.pid, SIGKILL);
+	cmds_stop_all();
 }
 
 static int64_t now_ms(void)
@@ -328,6 +330,8 @@ static void reap(void)
 			run_ended(true, status);
 		else if (kernel.pid > 0 && pid == kernel.pid)
 			kernel_gone(status, false);
+		else
+			cmds_reaped(pid, status); /* or an orphan: nothing to do */
 	}
 }
 
@@ -371,6 +375,8 @@ static void readable(int fd)
 		relay(fd == kernel.out ? &kernel.out : &kernel.err, fd == kernel.out ? "out" : "err", cell_tag());
 	else if (kernel.pid > 0 && fd == kernel.res)
 		kernel_result();
+	else if (cmds_readable(fd))
+		;
 	else
 		for (int i = 0; i < ndiscarded; i++)
 			if (discarded[i] == fd && relay(&discarded[i], NULL, NULL) == 0)
@@ -381,7 +387,7 @@ static void readable(int fd)
  * ends after what it wrote; requests come last. */
 static void loop_once(bool requests)
 {
-	struct pollfd p[8 + MAX_DISCARDED];
+	struct pollfd p[8 + MAX_DISCARDED + 2 * MAX_CMDS];
 	int n = 0, timeout = -1;
 	bool run = step.kind == STEP_RUN;
 	int fds[] = {run ? step.out : -1, run ? step.err : -1, kernel.out, kernel.err, kernel.res};
@@ -389,6 +395,7 @@ static void loop_once(bool requests)
 		p[n++] = (struct pollfd){.fd = fds[i], .events = POLLIN};
 	for (int i = 0; i < ndiscarded; i++)
 		p[n++] = (struct pollfd){.fd = discarded[i], .events = POLLIN};
+	n += cmds_pollfds(p + n);
 	p[n++] = (struct pollfd){.fd = chld_pipe[0], .events = POLLIN};
 	p[n++] = (struct pollfd){.fd = requests ? 0 : -1, .events = POLLIN};
 	if (step.kind == STEP_CELL && step.kill_at) {
@@ -528,11 +535,39 @@ static void cell_request(const char *tag, unsigned long long code_len, unsigned 
 	in_copy(write_all(kernel.in, h, (size_t)n) ? kernel.in : -1, code_len + stdin_len, "cell", &w);
 }
 
+/* A command that outlives requests (agent_cmds.h): its stdin the bytes
+ * that follow then end of file, or (open) a pipe that bgin writes to. */
+static void bg_request(const char *tag, unsigned long long nargv, unsigned long long stdin_len, bool open)
+{
+	struct why w = {0};
+	if (nargv == 0)
+		fatal("a command without a program");
+	if (open && stdin_len)
+		fatal("a command with an open stdin and bytes for it");
+	char **argv = in_argv(nargv);
+	int wr = -1, rd = open ? -1 : stdin_file(stdin_len, &wr);
+	in_copy(open ? -1 : wr, stdin_len, "stdin", &w);
+	if (wr != rd)
+		close(wr);
+	else if (rd >= 0)
+		lseek(rd, 0, SEEK_SET);
+	if (!open && (rd < 0 || w.err)) {
+		for (unsigned long long i = 0; i < nargv; i++)
+			free(argv[i]);
+		free(argv);
+		fd_close(&rd);
+		set_why(&w, errno, "cannot hold stdin: %s", strerror(errno));
+		send_end(tag, &w, "", 0);
+		return;
+	}
+	cmds_start(tag, argv, nargv, rd, spawn);
+}
+
 static void serve_request(void)
 {
-	char line[AGENT_MAX_HEADER + 1], *w[5];
+	char line[AGENT_MAX_HEADER + 1], *w[6];
 	in_line(line, AGENT_MAX_HEADER);
-	int n = split(line, w, 5);
+	int n = split(line, w, 6);
 	if (n < 2 || !valid_tag(w[1]))
 		fatal("a request without a valid tag");
 	const char *v = w[0], *tag = w[1];
@@ -550,6 +585,20 @@ static void serve_request(void)
 		list_request(tag, number(w[2], MAX_PATH));
 	else if (!strcmp(v, "del") && n == 3)
 		del_request(tag, number(w[2], MAX_PATH));
+	else if (!strcmp(v, "bg") && n == 5)
+		bg_request(tag, number(w[2], MAX_ARGV), number(w[3], MAX_PAYLOAD), number(w[4], 1));
+	else if (!strcmp(v, "bglist") && n == 2)
+		cmds_list(tag);
+	else if (n >= 3 && !valid_tag(w[2]))
+		fatal("a request for a command without a valid id");
+	else if (!strcmp(v, "bgin") && n == 4)
+		cmds_stdin(tag, w[2], number(w[3], AGENT_MAX_CHUNK));
+	else if (!strcmp(v, "bgout") && n == 6)
+		cmds_output(tag, w[2], number(w[3], ~0ULL >> 1), number(w[4], ~0ULL >> 1), number(w[5], CMD_LOG_MAX));
+	else if (!strcmp(v, "bgkill") && n == 4)
+		cmds_kill(tag, w[2], (int)number(w[3], NSIG - 1));
+	else if (!strcmp(v, "bgdel") && n == 3)
+		cmds_delete(tag, w[2]);
 	else
 		fatal("an unknown request \"%.8s\" or one with the wrong number of words", v);
 }

@@ -205,6 +205,26 @@ class Agent:
         path = path.encode()
         return self.request("del TAG %d" % len(path), path)
 
+    # --- background commands (agent_cmds.h) ---
+    def bg(self, argv, stdin=b"", open_stdin=False):
+        body = b"".join(b"%d\n" % len(a.encode()) + a.encode() for a in argv)
+        return self.request("bg TAG %d %d %d" % (len(argv), len(stdin), int(open_stdin)), body + stdin)
+
+    def bgin(self, cid, data):
+        return self.request("bgin TAG %s %d" % (cid, len(data)), data)
+
+    def bgout(self, cid, out_from=0, err_from=0, most=1 << 20):
+        return self.request("bgout TAG %s %d %d %d" % (cid, out_from, err_from, most))
+
+    def bgkill(self, cid, sig):
+        return self.request("bgkill TAG %s %d" % (cid, sig))
+
+    def bgdel(self, cid):
+        return self.request("bgdel TAG %s" % cid)
+
+    def bglist(self):
+        return self.request("bglist TAG")
+
     # --- request and answer ---
     def do(self, method, *args, timeout=10, **kw):
         method = {"del": "delete"}.get(method, method)
@@ -235,3 +255,23 @@ def parse_list(payload):
 
 def workspace_dir():
     return tempfile.mkdtemp(prefix="isobox-agent-ws-")
+
+
+def parse_output(payload):
+    """bgout's payload: (running, code, (start, bytes, total) for stdout and stderr)."""
+    header, rest = payload.split(b"\n", 1)
+    r, code, os_, ol, ot, es, el, et = (int(x) for x in header.split(b" "))
+    assert len(rest) == ol + el, (header, len(rest))
+    return bool(r), code, (os_, rest[:ol], ot), (es, rest[ol:], et)
+
+
+def parse_commands(payload):
+    """bglist's payload: {id: (running, code, out_total, err_total, argv)}."""
+    found = {}
+    while payload:
+        header, payload = payload.split(b"\n", 1)
+        cid, r, code, ot, et, n = header.split(b" ")
+        args, payload = payload[: int(n)], payload[int(n):]
+        assert args.endswith(b"\0"), args
+        found[cid.decode()] = (r == b"1", int(code), int(ot), int(et), [a.decode() for a in args[:-1].split(b"\0")])
+    return found

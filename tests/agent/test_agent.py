@@ -22,7 +22,7 @@ import time
 
 import pytest
 
-from harness import Agent, agent_argv, build, parse_list, workspace_dir
+from harness import Agent, agent_argv, build, parse_commands, parse_list, parse_output, workspace_dir
 
 
 @pytest.fixture(scope="session")
@@ -942,3 +942,149 @@ def test_kernel_sigint_between_cells(kernel):
     time.sleep(1.5)
     a, r = cell(kernel, "os.getpid()")
     assert (a.code, r["value"], r["restarted"]) == (0, pid, False)
+
+
+# --- background commands (agent_cmds.h) ----------------------------------------
+
+def wait_ended(a, cid, timeout=10):
+    """bgout until the command has ended: its last answer, parsed."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = parse_output(a.do("bgout", cid).payload)
+        if not got[0] or time.monotonic() > deadline:
+            return got
+        time.sleep(0.05)
+
+
+def started(a, argv, **kw):
+    tag = a.bg(argv, **kw)
+    ans = a.answer(tag)
+    assert (ans.code, ans.payload) == (0, b""), ans.payload
+    return tag
+
+
+def test_a_command_answers_at_once_and_keeps_its_output(shell):
+    t0 = time.monotonic()
+    cid = started(shell, ["sh", "-c", "echo out; echo err >&2; sleep 0.5; echo more; exit 3"])
+    assert time.monotonic() - t0 < 0.4  # not held until it ends
+    running, code, out, err = parse_output(shell.do("bgout", cid).payload)
+    assert running and code == -1
+    running, code, out, err = wait_ended(shell, cid)
+    assert (running, code) == (False, 3)
+    assert out == (0, b"out\nmore\n", 9) and err == (0, b"err\n", 4)
+    # From an offset on, and at most so many bytes.
+    assert parse_output(shell.do("bgout", cid, 4, 4).payload)[2:] == ((4, b"more\n", 9), (4, b"", 4))
+    assert parse_output(shell.do("bgout", cid, 0, 0, 3).payload)[2] == (0, b"out", 9)
+    assert parse_output(shell.do("bgout", cid, 99, 0).payload)[2] == (9, b"", 9)
+
+
+def test_a_command_runs_in_the_workspace_and_outlives_steps(shell):
+    cid = started(shell, ["sh", "-c", "pwd; sleep 2; echo still"])
+    assert shell.do("run", ["echo", "a step"]).out == b"a step\n"
+    tag = shell.run(["sleep", "30"])  # a step that is stopped takes its own processes only
+    time.sleep(0.2)
+    shell.interrupt(tag)
+    assert shell.answer(tag).code == 137
+    running, code, out, _ = wait_ended(shell, cid)
+    assert (running, code) == (False, 0)
+    assert out[1] == os.path.realpath(shell.workspace).encode() + b"\nstill\n", out
+
+
+def test_a_command_stdin_given_or_written(shell):
+    cid = started(shell, ["cat"], stdin=b"given\x00bytes")
+    assert wait_ended(shell, cid)[2][1] == b"given\x00bytes"
+    ans = shell.do("bgin", cid, b"more")
+    assert ans.code == errno.EPIPE, ans.payload  # a given stdin is closed
+    cid = started(shell, ["cat"], open_stdin=True)
+    ans = shell.do("bgin", cid, b"hello ")
+    assert (ans.code, ans.payload) == (0, b"6")
+    assert shell.do("bgin", cid, b"world").payload == b"5"
+    assert parse_output(shell.do("bgout", cid).payload)[0]  # cat waits for more
+    assert shell.do("bgin", cid, b"").code == 0  # end of its stdin
+    running, code, out, _ = wait_ended(shell, cid)
+    assert (running, code, out[1]) == (False, 0, b"hello world")
+
+
+def test_a_full_stdin_pipe_never_blocks_the_agent(shell):
+    cid = started(shell, ["sleep", "30"], open_stdin=True)
+    written = 0
+    for _ in range(4):  # more than a pipe holds: short writes, then none
+        ans = shell.do("bgin", cid, b"x" * 65536)
+        assert ans.code == 0
+        written += int(ans.payload)
+    assert 0 < written < 4 * 65536
+    assert shell.do("run", ["echo", "alive"]).out == b"alive\n"
+    assert shell.do("bgdel", cid).code == 0
+
+
+def test_a_command_is_signalled_and_deleted(shell):
+    cid = started(shell, ["sh", "-c", "trap 'echo bye; exit 7' TERM; echo up; while :; do sleep 0.1; done"])
+    deadline = time.monotonic() + 5
+    while parse_output(shell.do("bgout", cid).payload)[2][1] != b"up\n" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert shell.do("bgkill", cid, 15).code == 0
+    running, code, out, _ = wait_ended(shell, cid)
+    assert (running, code, out[1]) == (False, 7, b"up\nbye\n")
+    cid2 = started(shell, ["sleep", "60"])
+    assert shell.do("bgkill", cid2, 9).code == 0
+    assert wait_ended(shell, cid2)[:2] == (False, 137)
+    # Deleted: killed if it runs, and forgotten.
+    cid3 = started(shell, ["sh", "-c", "echo $$; exec sleep 60"])
+    deadline = time.monotonic() + 5
+    while not parse_output(shell.do("bgout", cid3).payload)[2][1] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    pid = int(parse_output(shell.do("bgout", cid3).payload)[2][1])
+    assert set(parse_commands(shell.do("bglist").payload)) == {cid, cid2, cid3}
+    assert shell.do("bgdel", cid3).code == 0
+    assert set(parse_commands(shell.do("bglist").payload)) == {cid, cid2}
+    deadline = time.monotonic() + 5
+    while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+        shell.do("run", ["true"])  # the agent reaps it as it goes
+        time.sleep(0.05)
+    assert not os.path.exists(f"/proc/{pid}")
+    for gone in (cid3, "0123456789abcdef"):
+        for req in (("bgout", gone), ("bgin", gone, b"x"), ("bgkill", gone, 15), ("bgdel", gone)):
+            assert shell.do(*req).code == errno.ESRCH, req
+
+
+def test_commands_are_listed_with_their_args(shell):
+    cid = started(shell, ["sh", "-c", "printf 'a\\nb'; exit 2", "name with spaces", ""])
+    wait_ended(shell, cid)
+    listed = parse_commands(shell.do("bglist").payload)
+    assert listed == {cid: (False, 2, 3, 0, ["sh", "-c", "printf 'a\\nb'; exit 2", "name with spaces", ""])}
+
+
+def test_a_command_keeps_the_last_mib_of_its_output(shell):
+    cid = started(shell, ["head", "-c", "3000000", "/dev/zero"])
+    running, code, out, err = wait_ended(shell, cid)
+    assert (running, code, out[2]) == (False, 0, 3000000)
+    assert out[0] == 3000000 - (1 << 20) and len(out[1]) == 1 << 20  # the first bytes are gone
+    assert parse_output(shell.do("bgout", cid, 5, 0, 10).payload)[2] == (3000000 - (1 << 20), b"\0" * 10, 3000000)
+
+
+def test_at_most_16_commands_are_kept(shell):
+    ids = [started(shell, ["true"]) for _ in range(16)]
+    ans = shell.do("bg", ["true"])
+    assert ans.code == errno.EBUSY and b"16 commands" in ans.payload, ans.payload
+    assert shell.do("bgdel", ids[0]).code == 0
+    started(shell, ["true"])
+
+
+def test_a_missing_program_ends_at_once(shell):
+    cid = started(shell, ["no-such-program-here"])
+    running, code, _, err = wait_ended(shell, cid)
+    assert (running, code) == (False, 127) and b"cannot run no-such-program-here" in err[1]
+
+
+@pytest.mark.parametrize("garbage", [b"bg TAG 0 0 0\n", b"bg TAG 1 3 1\n1\nx", b"bgout TAG xyz 0 0 1\n",
+                                     b"bgin TAG 0123456789abcdef 70000\n", b"bgkill TAG 0123456789abcdef 65\n"])
+def test_a_broken_command_request_ends_the_agent(agent_dir, garbage):
+    a = start(agent_dir, "shell")
+    try:
+        a.send(garbage.replace(b"TAG", b"0123456789abcdef"))
+        a.proc.wait(timeout=10)
+        assert a.proc.returncode == 2
+    finally:
+        a.close()
+        shutil.rmtree(a.workspace, ignore_errors=True)
+

@@ -9,6 +9,7 @@
 #include "../../sandbox/spec.h"
 #include "../../sandbox/sandbox.h"
 #include "../../sandbox/session.h"
+#include "../../sandbox/session_commands.h"
 #include "../../sandbox/session_files.h"
 #include "../../sandbox/session_store.h"
 
@@ -276,3 +277,66 @@ UNIT_TEST(test_session)
 	registry_free(&r);
 	conf_free(&c);
 }
+
+/* What the agent says of its background commands (frame.h bglist, bgout). */
+#define BYTES(x) {x, sizeof x - 1}
+UNIT_TEST(test_session_commands)
+{
+	struct fault f = {0};
+	struct session_command *v;
+	size_t n;
+	static const char list[] = TAG " 1 -1 10 0 9\nsh\0-c\0ls\0"
+				   "fedcba9876543210 0 137 0 5 6\nsleep\0";
+	ok(session_parse_commands(list, sizeof list - 1, &v, &n, &f) && n == 2 &&
+	   !strcmp(v[0].id, TAG) && v[0].running && v[0].exit_code == -1 && v[0].stdout_bytes == 10 &&
+	   v[0].args.n == 3 && !strcmp(v[0].args.v[2], "ls") && !v[1].running && v[1].exit_code == 137 &&
+	   v[1].stderr_bytes == 5 && v[1].args.n == 1 && !strcmp(v[1].args.v[0], "sleep"),
+	   "commands: a list, read (%s)", f.message);
+	session_commands_free(v, n);
+	ok(session_parse_commands("", 0, &v, &n, &f) && n == 0, "commands: none");
+	static const struct {
+		const char *p;
+		size_t n;
+	} bad[] = {
+		BYTES(TAG " 1 0 0 0 3\nsh\0"),              /* running with an exit code */
+		BYTES(TAG " 0 -1 0 0 3\nsh\0"),             /* ended without one */
+		BYTES(TAG " 0 256 0 0 3\nsh\0"),            /* past 255 */
+		BYTES(TAG " 2 -1 0 0 3\nsh\0"),             /* neither running nor ended */
+		BYTES("0123456789ABCDEF 1 -1 0 0 3\nsh\0"), /* not a tag */
+		BYTES(TAG " 1 -1 0 0 9\nsh\0"),             /* its args run past the end */
+		BYTES(TAG " 1 -1 0 0 3\nshx"),              /* the last arg not ended */
+		BYTES(TAG " 1 -1 0 0 0\n"),                 /* no program */
+		BYTES(TAG " 1 -1 0 0 3 \nsh\0"),            /* a word too many */
+		BYTES(TAG " 1 -1 0 0 3"),                   /* no line end */
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		f = (struct fault){0};
+		ok(!session_parse_commands(bad[i].p, bad[i].n, &v, &n, &f) && f.code == E_SANDBOX_FAILED && !v &&
+		   n == 0, "commands: refused: %s", bad[i].p);
+	}
+	struct buf many = {0};
+	for (int i = 0; i <= AGENT_MAX_COMMANDS; i++) {
+		buf_printf(&many, "%016x 1 -1 0 0 2\na", i);
+		buf_append(&many, "", 1);
+	}
+	ok(!session_parse_commands(many.data, many.len, &v, &n, &f), "commands: no more than the agent keeps");
+	buf_free(&many);
+
+	struct command_output o;
+	static const char out[] = "0 3 5 4 9 0 2 2\nmoreer";
+	ok(session_parse_output(out, sizeof out - 1, 10, &o) && !o.running && o.exit_code == 3 &&
+	   o.from[0] == 5 && o.written[0] == 9 && o.out[0].len == 4 && !memcmp(o.out[0].data, "more", 4) &&
+	   o.from[1] == 0 && o.out[1].len == 2 && !memcmp(o.out[1].data, "er", 2), "output: read");
+	command_output_free(&o);
+	static const char *const bad_out[] = {
+		"0 3 5 4 9 0 2 2\nmoreerX",       /* bytes past the lengths */
+		"0 3 5 4 9 0 2 2\nmore",          /* fewer */
+		"0 3 7 4 9 0 0 0\nmore",          /* past what was written */
+		"0 3 0 11 11 0 0 0\n0123456789a", /* over max */
+		"1 3 0 0 0 0 0 0\n",              /* running with a code */
+		"0 3 0 0 0 0 0\n",                /* a number short */
+	};
+	for (size_t i = 0; i < sizeof bad_out / sizeof *bad_out; i++)
+		ok(!session_parse_output(bad_out[i], strlen(bad_out[i]), 10, &o), "output: refused: %s", bad_out[i]);
+}
+
