@@ -1,9 +1,12 @@
 /* libFuzzer: the session agent's frame decoder (sandbox/frame.c) and the
- * listing parser (session_files.c). Whatever the bytes, the decoder never
+ * parsers of its listings (session_files.c) and of what it says of its
+ * commands (session_commands.c). Whatever the bytes, the decoder never
  * reads outside them, always makes progress, and says the same fed whole
- * or one byte at a time; the parser never reads past its input. */
+ * or one byte at a time; the parsers never read past their input, and
+ * what they accept is within it. */
 #include "../../sandbox/frame.h"
 #include "../../sandbox/sandbox.h"
+#include "../../sandbox/session_commands.h"
 #include "../../sandbox/session_files.h"
 
 #include <stdlib.h>
@@ -58,6 +61,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct fault f;
 	if (session_parse_listing(copy, size, 64, &e, &n, &f))
 		session_entries_free(e, n);
+	struct session_command *cmds;
+	if (session_parse_commands(copy, size, &cmds, &n, &f)) {
+		if (n > AGENT_MAX_COMMANDS)
+			abort();
+		session_commands_free(cmds, n);
+	}
+	struct command_output o;
+	if (session_parse_output(copy, size, 64, &o)) {
+		if (o.out[0].len > 64 || o.out[1].len > 64 || o.out[0].len + o.out[1].len >= size ||
+		    o.from[0] + o.out[0].len > o.written[0] || o.from[1] + o.out[1].len > o.written[1])
+			abort();
+		command_output_free(&o);
+	}
 	free(copy);
 	return 0;
 }

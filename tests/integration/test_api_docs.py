@@ -288,8 +288,13 @@ def test_every_endpoint_in_the_routes_is_described():
     with open(os.path.join(ROOT, "fcgi", "routes.c"), encoding="utf-8") as f:
         routes = set(re.findall(r'\{"(/[^"]*)", "(GET|POST|PUT|DELETE|PATCH)"', f.read()))
     assert len(routes) > 10, routes
-    described = {(path.replace("/**", "/{path}").replace("/*", "/{id}"), method.lower())
-                 for path, method in routes}
+    def template(path):  # the second `*` is named by the part before it: commands/* is {commandId}
+        parts = path.split("/")
+        stars = [i for i, p in enumerate(parts) if p == "*"]
+        for n, i in enumerate(stars):
+            parts[i] = "{id}" if n == 0 else "{%sId}" % parts[i - 1].rstrip("s")
+        return "/".join(parts).replace("/**", "/{path}")
+    described = {(template(path), method.lower()) for path, method in routes}
     in_spec = {(p, m) for p, item in SPEC["paths"].items() for m in item if m != "parameters"}
     assert described == in_spec, (described - in_spec, in_spec - described)
 
@@ -548,11 +553,40 @@ def test_session_answers_match_the_spec():
         assert call("GET", base, status=200)["state"] == "busy"
         slow.join(30)
         assert call("GET", base, status=200)["steps"] == 4
+        # Background commands: started, read, written to, signalled, listed, deleted.
+        c = call("POST", base + "/commands", {"command": "cat; echo bye >&2", "stdinOpen": True}, status=201)
+        assert c["running"] and c["exitCode"] is None and c["args"] == ["sh", "-c", "cat; echo bye >&2"]
+        cmd = base + "/commands/" + c["id"]
+        assert call("POST", cmd + "/stdin", {"data": "hi\n", "close": True}, status=200) == \
+            {"written": 3, "closed": True}
+        assert wait_until(lambda: not call("GET", cmd, status=200)["running"], 10)
+        r = call("GET", cmd, status=200)
+        assert (r["exitCode"], r["stdout"], r["stderr"], r["stdoutNext"]) == (0, "hi\n", "bye\n", 3), r
+        r = call("GET", cmd + "?stdoutFrom=1&encoding=base64", status=200)
+        assert (r["encoding"], r["stdout"], r["stdoutFrom"]) == ("base64", "aQo=", 1), r
+        assert call("POST", cmd + "/stdin", {"data": "x"}, status=409)["error"]["code"] == "stdin_closed"
+        s2 = call("POST", base + "/commands", {"args": ["sleep", "30"]}, status=201)
+        call("POST", base + "/commands/" + s2["id"] + "/signal", {"signal": "SIGKILL"}, status=204)
+        assert wait_until(lambda: call("GET", base + "/commands/" + s2["id"], status=200)["exitCode"] == 137, 10)
+        assert call("POST", base + "/commands/" + s2["id"] + "/signal", {"signal": "SIGNOPE"},
+                    status=400)["error"]["code"] == "invalid_value"
+        listed = call("GET", base + "/commands", status=200)["commands"]
+        assert [x["id"] for x in listed] == [c["id"], s2["id"]] and listed[0]["stdoutBytes"] == 3
+        call("DELETE", cmd, status=204)
+        assert call("GET", cmd, status=404)["error"]["code"] == "command_not_found"
+        assert call("DELETE", base + "/commands/nothex", status=404)["error"]["code"] == "command_not_found"
+        assert call("POST", base + "/commands", {"command": "x", "args": ["y"]},
+                    status=400)["error"]["code"] == "invalid_request"
+        assert call("POST", base + "/commands", {}, status=400)["error"]["code"] == "missing_field"
+        assert call("GET", base + "/commands/" + s2["id"] + "?maxBytes=-1",
+                    status=400)["error"]["code"] == "invalid_value"
+
         # Deleted: 404 on every route.
         call("DELETE", base, status=204)
         for method, path, body in [("GET", "", None), ("DELETE", "", None), ("POST", "/exec", {"code": "1"}),
                                    ("GET", "/files", None), ("GET", "/files/out.txt", None),
-                                   ("PUT", "/files/x", "x"), ("DELETE", "/files/x", None)]:
+                                   ("PUT", "/files/x", "x"), ("DELETE", "/files/x", None),
+                                   ("GET", "/commands", None), ("POST", "/commands", {"args": ["true"]})]:
             assert call(method, base + path, body, status=404)["error"]["code"] == "session_not_found"
 
         # A kernel session: values, errors, images, an interrupt.

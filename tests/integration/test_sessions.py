@@ -464,3 +464,43 @@ def test_the_web_servers_wait_as_long_as_a_request_may_take():
     installed_s = -(-int(print_conf()["answer_bound_ms"]) // 1000)
     assert env.get(b"ISOBOX_READ_TIMEOUT") == f"{installed_s}s".encode(), env.get(b"ISOBOX_READ_TIMEOUT")
 
+
+def command_output(sid, cid, **query):
+    q = "&".join(f"{k}={v}" for k, v in query.items())
+    status, _, r = request("GET", f"/v1/sessions/{sid}/commands/{cid}" + (f"?{q}" if q else ""))
+    assert status == 200, r
+    return r
+
+
+def test_a_command_outlives_its_request_and_ends_with_the_session():
+    """A background command answers at once, runs on beside steps (one
+    that is interrupted does not take it), reads from an offset, and goes
+    with its session."""
+    s = create()
+    sid = s["id"]
+    try:
+        t0 = time.monotonic()
+        status, _, c = request("POST", f"/v1/sessions/{sid}/commands",
+                               {"command": "echo started; i=0; while :; do i=$((i+1)); echo tick $i; sleep 0.2; done"})
+        assert status == 201 and c["running"] and time.monotonic() - t0 < 10, c
+        cid = c["id"]
+        assert wait_until(lambda: "tick 3" in command_output(sid, cid)["stdout"], 20)
+        # The session takes steps meanwhile; a step stopped at its wall time takes only its own.
+        assert step_ok(sid, "print('a step')")["run"]["stdout"] == "a step\n"
+        r = step_ok(sid, "import time; time.sleep(30)", limits={"wallTimeMs": 1000})
+        assert r["run"]["timedOut"], r
+        first = command_output(sid, cid)
+        assert first["running"] and first["exitCode"] is None and first["stdout"].startswith("started\ntick 1\n")
+        later = command_output(sid, cid, stdoutFrom=first["stdoutNext"])
+        assert later["stdoutFrom"] == first["stdoutNext"] and later["stdout"].startswith("tick ")
+        # Stopped by a signal: its end is read.
+        assert request("POST", f"/v1/sessions/{sid}/commands/{cid}/signal", {"signal": "SIGTERM"})[0] == 204
+        assert wait_until(lambda: not command_output(sid, cid)["running"], 10)
+        assert command_output(sid, cid)["exitCode"] == 128 + signal.SIGTERM
+        # One still running when the session is deleted goes with its sandbox.
+        status, _, c2 = request("POST", f"/v1/sessions/{sid}/commands", {"args": ["sleep", "600"]})
+        assert status == 201, c2
+    finally:
+        assert delete(sid) == 204
+    assert gone_without_trace(sid)
+
