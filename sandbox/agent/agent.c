@@ -27,7 +27,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -36,7 +35,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -47,6 +45,7 @@
 #include "agent_cmds.h"
 #include "agent_files.h"
 #include "agent_procs.h"
+#include "agent_spawn.h"
 #include "agent_wire.h"
 
 
@@ -98,44 +97,6 @@ static int64_t now_ms(void)
 
 
 /* --- Processes ---------------------------------------------------------- */
-
-/* Forks argv in a new session in the workspace with fds[i] as its fd i.
- * Every fd of the agent is O_CLOEXEC besides: close_range catches whatever
- * it was given when it started. */
-static pid_t spawn(char **argv, const int *fds, int nfds)
-{
-	pid_t pid = fork();
-	if (pid != 0)
-		return pid;
-	int moved[4];
-	sigset_t none;
-	setsid();
-	if (fchdir(ws_fd) < 0)
-		_exit(127); /* cannot happen: the agent's own cwd is the workspace */
-	for (int i = 0; i < nfds; i++) /* out of the way of the dup2s */
-		moved[i] = fds[i] >= nfds ? fds[i] : fcntl(fds[i], F_DUPFD, nfds);
-	for (int i = 0; i < nfds; i++)
-		if (moved[i] < 0 || dup2(moved[i], i) < 0)
-			_exit(127); /* never with the agent's own fds 0-2 */
-	if (close_range((unsigned)nfds, INT_MAX, 0)) /* not ~0U: EINVAL in gVisor */
-		for (int fd = nfds; fd < 1024; fd++)
-			close(fd);
-	for (int s = 1; s < NSIG; s++) /* SIGPIPE above all: the agent ignores it */
-		signal(s, SIG_DFL);
-	sigemptyset(&none);
-	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0) {
-		dprintf(2, "isobox-agent: sigprocmask: %s\n", strerror(errno));
-		_exit(127);
-	}
-	execvp(argv[0], argv);
-	dprintf(2, "isobox-agent: cannot run %s: %s\n", argv[0], strerror(errno));
-	_exit(127);
-}
-
-static void nonblocking(int fd)
-{
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-}
 
 /* What the non-blocking *fd holds, as KIND frames of tag (dropped if tag is
  * NULL); at end of file *fd is closed. >0: relayed; 0: end; -1: nothing now. */
@@ -432,19 +393,6 @@ static void step_start(enum step_kind kind, const char *tag)
 	step.interrupted = false;
 }
 
-/* A file holding the program's stdin, read from its start: a memfd, else an
- * unnamed file in /tmp, else for a small stdin a pipe. *wr: where to write. */
-static int stdin_file(unsigned long long len, int *wr)
-{
-	int fd = memfd_create("stdin", MFD_CLOEXEC), p[2];
-	if (fd < 0)
-		fd = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd >= 0 || len > 4096 || pipe2(p, O_CLOEXEC))
-		return *wr = fd;
-	*wr = p[1];
-	return p[0];
-}
-
 static char **in_argv(unsigned long long n)
 {
 	char line[AGENT_MAX_HEADER + 1], **argv = calloc((size_t)n + 1, sizeof *argv);
@@ -560,7 +508,7 @@ static void bg_request(const char *tag, unsigned long long nargv, unsigned long 
 		send_end(tag, &w, "", 0);
 		return;
 	}
-	cmds_start(tag, argv, nargv, rd, spawn);
+	cmds_start(tag, argv, nargv, rd);
 }
 
 static void serve_request(void)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "agent_cmds.h"
+#include "agent_spawn.h"
 #include "agent_wire.h"
 
 /* The last CMD_LOG_MAX bytes of a stream: p holds bytes [total - len, total). */
@@ -79,7 +80,7 @@ static void free_argv(char **argv, unsigned long long argc)
 	free(argv);
 }
 
-void cmds_start(const char *tag, char **argv, unsigned long long argc, int stdin_fd, cmds_spawner spawn)
+void cmds_start(const char *tag, char **argv, unsigned long long argc, int stdin_fd)
 {
 	struct why w = {0};
 	struct cmd *c = NULL;
@@ -106,11 +107,9 @@ void cmds_start(const char *tag, char **argv, unsigned long long argc, int stdin
 		memcpy(c->id, tag, AGENT_TAG_LEN + 1);
 		for (unsigned long long i = 0; i < argc; i++)
 			buf_add(&c->args, argv[i], strlen(argv[i]) + 1);
-		for (int i = 0; i < 3; i++) {
-			int fd = i == 0 ? c->in : i == 1 ? c->out : c->err;
-			if (fd >= 0)
-				fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-		}
+		if (c->in >= 0)
+			nonblocking(c->in);
+		nonblocking(c->out), nonblocking(c->err);
 	}
 	free_argv(argv, argc);
 	send_end(tag, &w, "", 0);

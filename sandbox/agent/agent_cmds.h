@@ -26,15 +26,11 @@
 #define MAX_CMDS AGENT_MAX_COMMANDS
 #define CMD_LOG_MAX AGENT_COMMAND_LOG
 
-/* How to start one (the agent's spawn: argv in the workspace, in a new
- * session, with fds as its 0, 1, 2). */
-typedef pid_t (*cmds_spawner)(char **argv, const int *fds, int nfds);
-
 /* The requests (after their header's words are checked): each answers
  * with an end frame. argv and its strings, and stdin_fd, become the
  * command's: its stdin (closed here once given), or -1 for a pipe that
  * bgin writes to. */
-void cmds_start(const char *tag, char **argv, unsigned long long argc, int stdin_fd, cmds_spawner spawn);
+void cmds_start(const char *tag, char **argv, unsigned long long argc, int stdin_fd);
 void cmds_stdin(const char *tag, const char *id, unsigned long long len);
 void cmds_output(const char *tag, const char *id, unsigned long long out_from,
 		 unsigned long long err_from, unsigned long long max);
