@@ -2,8 +2,9 @@
  * agent_base.h: what every file of the session agent uses (agent_base.c):
  * its limits, a growable buffer, the reason a file request failed, and the
  * fatal exit. The agent is agent.c (the loop, the steps and the kernel),
- * agent_wire.c (the protocol) and agent_files.c (the workspace), compiled
- * into one static binary.
+ * agent_wire.c (the protocol), agent_files.c (the workspace),
+ * agent_spawn.c (starting programs), agent_procs.c (a step's processes)
+ * and agent_cmds.c (background commands), compiled into one static binary.
  */
 #ifndef ISOBOX_AGENT_BASE_H
 #define ISOBOX_AGENT_BASE_H
