@@ -377,4 +377,58 @@ export class Session {
   /** exec and close, by the names E2B's SDK gives them. */
   runCode(code: string, options?: Omit<StepOptions, 'code'>): Promise<Result>;
   kill(): Promise<void>;
+
+  /** Background commands: answered at once, they run on in /workspace. */
+  startCommand(command: string, options?: Omit<CommandOptions, 'command' | 'args'>): Promise<CommandInfo>;
+  startCommand(options: CommandOptions): Promise<CommandInfo>;
+  commands(): Promise<CommandInfo[]>;
+  commandOutput(id: string, options?: CommandOutputOptions): Promise<CommandOutput>;
+  writeCommandStdin(id: string, data?: string, options?: { close?: boolean }): Promise<{ written: number; closed: boolean }>;
+  signalCommand(id: string, signal?: string): Promise<void>;
+  deleteCommand(id: string): Promise<void>;
+}
+
+export interface CommandOptions {
+  /** A line for the sandbox's sh -c (or args). */
+  command?: string;
+  /** A program found on PATH and its arguments (or command). */
+  args?: string[];
+  /** Its stdin, then end of file. */
+  stdin?: string;
+  /** Its stdin a pipe that writeCommandStdin writes to. */
+  stdinOpen?: boolean;
+}
+
+/** A background command of a session. */
+export interface CommandInfo {
+  id: string;
+  args: string[];
+  running: boolean;
+  /** null while it runs; 128 + N after signal N. */
+  exitCode: number | null;
+  stdinOpen?: boolean;
+  stdoutBytes?: number;
+  stderrBytes?: number;
+  [more: string]: unknown;
+}
+
+export interface CommandOutputOptions {
+  stdoutFrom?: number;
+  stderrFrom?: number;
+  maxBytes?: number;
+  encoding?: 'utf-8' | 'base64';
+}
+
+/** What a command wrote from the offsets asked for. */
+export interface CommandOutput {
+  id: string;
+  running: boolean;
+  exitCode: number | null;
+  encoding: 'utf-8' | 'base64';
+  stdout: string;
+  stdoutFrom: number;
+  stdoutNext: number;
+  stderr: string;
+  stderrFrom: number;
+  stderrNext: number;
 }

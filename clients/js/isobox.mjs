@@ -59,6 +59,7 @@ const CLIENT_OPTIONS = ['apiKey', 'timeoutMs', 'retries', 'maxRetryWaitMs', 'sig
 const EXECUTE_OPTIONS = ['code', 'files', 'stdin', 'args', 'limits', 'network', 'version', 'outputs',
   'volume', 'volumeReadOnly'];
 const STEP_OPTIONS = ['code', 'files', 'stdin', 'args', 'limits'];
+const COMMAND_OPTIONS = ['command', 'args', 'stdin', 'stdinOpen'];
 const SESSION_OPTIONS = ['type', 'version', 'limits', 'network', 'idleTimeoutMs', 'maxLifetimeMs', 'volume',
   'volumeReadOnly'];
 const DEFAULT_RETRY_DELAY_S = 1;
@@ -665,6 +666,56 @@ export class Session extends Place {
   /** close(), by the name E2B's SDK gives it. */
   kill() {
     return this.close();
+  }
+
+  /**
+   * Start a background command, answered at once while it runs on in
+   * /workspace: startCommand('a shell line', options) or startCommand({
+   * args: [program, ...args], stdin, stdinOpen }). Resolves to { id, args, running, exitCode, stdinOpen }.
+   */
+  async startCommand(command, options) {
+    const body = withFirst('startCommand()', COMMAND_OPTIONS, 'command', command, options);
+    if (absent(body.command) === absent(body.args)) {
+      throw new TypeError('startCommand(): give command (a shell line) or args (a program and its arguments), one of them');
+    }
+    return (await request(this.box, 'POST', `${this.path}/commands`, { json: pick(COMMAND_OPTIONS, body) })).json();
+  }
+
+  /** The session's commands, running or ended. */
+  async commands() {
+    return (await (await request(this.box, 'GET', `${this.path}/commands`)).json()).commands;
+  }
+
+  /**
+   * What a command wrote from byte offsets { stdoutFrom, stderrFrom } (at most
+   * maxBytes of each; encoding 'base64' for exact bytes): { stdout, stdoutNext,
+   * stderr, stderrNext, running, exitCode, ... }; read again from the Next offsets.
+   */
+  async commandOutput(id, options) {
+    const query = new URLSearchParams(pick(['stdoutFrom', 'stderrFrom', 'maxBytes', 'encoding'],
+      checked('commandOutput()', ['stdoutFrom', 'stderrFrom', 'maxBytes', 'encoding'], options)));
+    const tail = query.toString() ? `?${query}` : '';
+    return (await request(this.box, 'GET', `${this.#command(id)}${tail}`)).json();
+  }
+
+  /** Write to its stdin (started with stdinOpen): { written, closed }; send the rest again. */
+  async writeCommandStdin(id, data = '', options) {
+    const { close = false } = checked('writeCommandStdin()', ['close'], options);
+    return (await request(this.box, 'POST', `${this.#command(id)}/stdin`, { json: { data, close } })).json();
+  }
+
+  /** Signal its process group ('SIGTERM' unless another is named). */
+  async signalCommand(id, signal = 'SIGTERM') {
+    await (await request(this.box, 'POST', `${this.#command(id)}/signal`, { json: { signal } })).bytes();
+  }
+
+  /** Kill it if it runs, and forget it with its output. */
+  async deleteCommand(id) {
+    await (await request(this.box, 'DELETE', this.#command(id))).bytes();
+  }
+
+  #command(id) {
+    return `${this.path}/commands/${encodeURIComponent(id)}`;
   }
 
   /** Run one step (arguments as exec), yielding events as Isobox.stream does. */

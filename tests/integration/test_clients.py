@@ -312,6 +312,37 @@ def test_python_shell_session_files_are_byte_exact(isobox):
         assert sorted(e["name"] for e in s.files()) == ["main.py", "out.bin"]
 
 
+def test_python_session_background_commands(isobox):
+    box = isobox.Isobox(URL)
+    with box.session("python", idle_timeout_ms=IDLE) as s:
+        c = s.start_command("echo one; sleep 0.3; echo two >&2; exit 4")
+        assert c["running"] and c["args"] == ["sh", "-c", "echo one; sleep 0.3; echo two >&2; exit 4"]
+        deadline = time.monotonic() + 10
+        while s.command_output(c["id"])["running"] and time.monotonic() < deadline:
+            time.sleep(0.1)
+        out = s.command_output(c["id"])
+        assert (out["exitCode"], out["stdout"], out["stderr"], out["stdoutNext"]) == (4, "one\n", "two\n", 4)
+        assert s.command_output(c["id"], stdout_from=1, encoding="base64")["stdout"] == "bmUK"
+        cat = s.start_command(args=["cat"], stdin_open=True)
+        assert s.write_command_stdin(cat["id"], "hi", close=True) == {"written": 2, "closed": True}
+        with pytest.raises(isobox.IsoboxError) as err:
+            s.write_command_stdin(cat["id"], "more")
+        assert err.value.status == 409 and err.value.code == "stdin_closed"
+        sleeper = s.start_command(args=["sleep", "60"])
+        s.signal_command(sleeper["id"], "SIGKILL")
+        deadline = time.monotonic() + 10
+        while s.command_output(sleeper["id"])["running"] and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert s.command_output(sleeper["id"])["exitCode"] == 137
+        assert [x["id"] for x in s.commands()] == [c["id"], cat["id"], sleeper["id"]]
+        s.delete_command(c["id"])
+        with pytest.raises(isobox.IsoboxError) as err:
+            s.command_output(c["id"])
+        assert err.value.status == 404 and err.value.code == "command_not_found"
+        with pytest.raises(ValueError):
+            s.start_command("x", args=["y"])
+
+
 def test_python_session_stream_yields_stdout_then_result(isobox):
     box = isobox.Isobox(URL)
     with box.session("python", type="kernel", idle_timeout_ms=IDLE) as s:
@@ -423,6 +454,10 @@ def test_js_client_sessions(js_project):
         assert got["afterRemove"] == ["all bytes #?.bin"]
         assert got["missing"] == [404, "file_not_found"]
         assert got["info"] == 1
+        assert got["command"] == [0, "one\n", "two\n", 4] and got["commandFrom"] == "bmUK"
+        assert got["wrote"] == {"written": 2, "closed": True} and got["stdinClosed"] == [409, "stdin_closed"]
+        assert got["commands"] is True and got["commandGone"] == [404, "command_not_found"]
+        assert got["bothOrNone"] == "TypeError"
         assert got["afterDispose"] == [404, "session_not_found"]
         assert got["execClosed"] == [404, "session_not_found"]
         assert got["closeTwice"] == "none"
@@ -508,6 +543,17 @@ def test_async_sessions(isobox):
                 await s.download(name)
             assert err.value.status == 404 and err.value.code == "file_not_found"
             assert (await s.refresh())["steps"] == 2
+            c = await s.start_command(args=["sh", "-c", "echo bg"])
+            while (await s.command_output(c["id"]))["running"]:
+                await asyncio.sleep(0.1)
+            assert (await s.command_output(c["id"]))["stdout"] == "bg\n"
+            assert [x["id"] for x in await s.commands()] == [c["id"]]
+            cat = await s.start_command(args=["cat"], stdin_open=True)
+            assert (await s.write_command_stdin(cat["id"], "x"))["written"] == 1
+            await s.signal_command(cat["id"])
+            await s.delete_command(cat["id"])
+            await s.delete_command(c["id"])
+            assert await s.commands() == []
         finally:
             await s.close()
         await s.close()                          # closing twice is fine

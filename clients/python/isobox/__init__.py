@@ -19,6 +19,13 @@ session (python) a live interpreter whose variables survive:
         s.upload("data/in.bin", b"\\x00\\xff")
         print(s.download("data/in.bin"), s.files("data"))
 
+A session's background commands answer at once and run on beside its
+steps (a pip install, a server); read their output from an offset:
+
+        c = s.start_command("pip install --user tqdm 2>&1")
+        out = s.command_output(c["id"])            # stdout, stdoutNext, running, exitCode
+        more = s.command_output(c["id"], stdout_from=out["stdoutNext"])
+
 The tenant's memory (values under keys, across runs) and volumes
 (filesystems that outlive runs, mounted at /memory):
 
@@ -51,7 +58,7 @@ times (retries=, max_retry_wait=; retries=0 turns it off).
 from ._async import AsyncIsobox, AsyncMemory, AsyncSession, AsyncVolume
 from ._core import IsoboxError, succeeded
 from ._sync import Isobox, Memory, Session, Volume
-from ._types import (AppliedLimits, FileEntry, FileWritten, KernelResult, MemoryItem, MemoryPage,
+from ._types import (AppliedLimits, CommandInfo, CommandOutput, CommandWrite, FileEntry, FileWritten, KernelResult, MemoryItem, MemoryPage,
                      MemoryValue, OutputFile, Phase, Result, Runtime, Runtimes, SessionInfo,
                      StreamEvent, ToolDefinition, ToolResult, VolumeInfo)
 
@@ -59,6 +66,6 @@ __version__ = "0.1.0"
 __all__ = ["Isobox", "Session", "Memory", "Volume", "AsyncIsobox", "AsyncSession", "AsyncMemory",
            "AsyncVolume", "IsoboxError", "succeeded",
            # the answers' shapes (TypedDicts: plain dicts at run time)
-           "AppliedLimits", "FileEntry", "FileWritten", "KernelResult", "MemoryItem", "MemoryPage",
+           "AppliedLimits", "CommandInfo", "CommandOutput", "CommandWrite", "FileEntry", "FileWritten", "KernelResult", "MemoryItem", "MemoryPage",
            "MemoryValue", "OutputFile", "Phase", "Result", "Runtime", "Runtimes", "SessionInfo",
            "StreamEvent", "ToolDefinition", "ToolResult", "VolumeInfo"]

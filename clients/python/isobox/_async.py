@@ -10,8 +10,8 @@ from ._core import (DEFAULT_MAX_RETRY_WAIT, DEFAULT_RETRIES, DEFAULT_TIMEOUT, Is
                     CLOSE_BACKOFF, CLOSE_TRIES, ClientBase, RetryBudget, SessionBase, SSEParser,
                     VolumeBase, close_is_done, error_from_answer, execute_body, file_body, memory_list_path,
                     memory_body, memory_path, memory_put_parts, memory_value, quote, quote_etag,
-                    request_parts, session_body, step_body, tool_call_body, tool_result, volume_path)
-from ._types import (Data, FileEntry, FileWritten, MemoryItem, MemoryPage, MemoryValue, Result,
+                    request_parts, session_body, step_body, command_body, command_output_path, tool_call_body, tool_result, volume_path)
+from ._types import (CommandInfo, CommandOutput, CommandWrite, Data, FileEntry, FileWritten, MemoryItem, MemoryPage, MemoryValue, Result,
                      Runtimes, SessionInfo, StreamEvent, ToolDefinition, ToolResult, VolumeInfo)
 
 _LINE_LIMIT = 1 << 20   # a header line at most (asyncio's default is 64 KiB)
@@ -387,6 +387,36 @@ class AsyncSession(SessionBase, _AsyncFiles):
                limits: Optional[Dict[str, Any]] = None) -> AsyncIterator[StreamEvent]:
         """Run one step; an async generator of its events."""
         return self._client._stream(self._path + "/exec", step_body(code, files, stdin, args, limits))
+
+    async def start_command(self, command: Optional[str] = None, *, args: Optional[List[str]] = None,
+                            stdin: Optional[str] = None, stdin_open: bool = False) -> CommandInfo:
+        """Start a background command (as Session.start_command)."""
+        return await self._client._json("POST", self._path + "/commands",
+                                        command_body(command, args, stdin, stdin_open))
+
+    async def commands(self) -> List[CommandInfo]:
+        """The session's commands, running or ended."""
+        return (await self._client._json("GET", self._path + "/commands"))["commands"]
+
+    async def command_output(self, command_id: str, *, stdout_from: int = 0, stderr_from: int = 0,
+                             max_bytes: Optional[int] = None, encoding: Optional[str] = None) -> CommandOutput:
+        """What it wrote from those byte offsets (as Session.command_output)."""
+        return await self._client._json("GET", command_output_path(self._command(command_id), stdout_from,
+                                                                   stderr_from, max_bytes, encoding))
+
+    async def write_command_stdin(self, command_id: str, data: str = "", *,
+                                  close: bool = False) -> CommandWrite:
+        """Write to its stdin: {"written", "closed"}."""
+        return await self._client._json("POST", self._command(command_id) + "/stdin",
+                                        {"data": data, "close": close})
+
+    async def signal_command(self, command_id: str, signal: str = "SIGTERM") -> None:
+        """Signal its process group."""
+        await self._client._call("POST", self._command(command_id) + "/signal", body={"signal": signal})
+
+    async def delete_command(self, command_id: str) -> None:
+        """Kill it if it runs, and forget it."""
+        await self._client._call("DELETE", self._command(command_id))
 
     async def refresh(self) -> SessionInfo:
         """Fetch the session's state again; returns and keeps .info."""

@@ -77,6 +77,20 @@ def step_body(code, files, stdin, args, limits):
     return fields(code=code, files=files, stdin=stdin, args=args, limits=limits)
 
 
+def command_body(command, args, stdin, stdin_open):
+    """POST /v1/sessions/{id}/commands: command (a shell line) or args."""
+    if (command is None) == (args is None):
+        raise ValueError("give command (a shell line) or args (a program and its arguments), one of them")
+    return fields(command=command, args=args, stdin=stdin, stdinOpen=stdin_open or None)
+
+
+def command_output_path(path, stdout_from, stderr_from, max_bytes, encoding):
+    """GET /v1/sessions/{id}/commands/{commandId} with its query."""
+    query = urllib.parse.urlencode(fields(stdoutFrom=stdout_from or None, stderrFrom=stderr_from or None,
+                                          maxBytes=max_bytes, encoding=encoding))
+    return path + ("?" + query if query else "")
+
+
 def memory_path(key):
     """/v1/memory/{key}: the key's bytes percent-encoded, its slashes kept."""
     if not isinstance(key, str) or not key:
@@ -177,6 +191,9 @@ class PlaceBase:
     def _listing(self, path):
         query = "" if path is None else "?" + urllib.parse.urlencode({"path": path})
         return self._path + "/files" + query
+
+    def _command(self, command_id):
+        return self._path + "/commands/" + quote(command_id)
 
 
 class SessionBase(PlaceBase):

@@ -11,8 +11,8 @@ from ._core import (DEFAULT_MAX_RETRY_WAIT, DEFAULT_RETRIES, DEFAULT_TIMEOUT, Is
                     CLOSE_BACKOFF, CLOSE_TRIES, ClientBase, RetryBudget, SessionBase, SSEParser,
                     VolumeBase, close_is_done, error_from_answer, execute_body, file_body, memory_list_path,
                     memory_body, memory_path, memory_put_parts, memory_value, quote, quote_etag,
-                    request_parts, session_body, step_body, tool_call_body, tool_result, volume_path)
-from ._types import (Data, FileEntry, FileWritten, MemoryItem, MemoryPage, MemoryValue, Result,
+                    request_parts, session_body, step_body, command_body, command_output_path, tool_call_body, tool_result, volume_path)
+from ._types import (CommandInfo, CommandOutput, CommandWrite, Data, FileEntry, FileWritten, MemoryItem, MemoryPage, MemoryValue, Result,
                      Runtimes, SessionInfo, StreamEvent, ToolDefinition, ToolResult, VolumeInfo)
 
 
@@ -250,6 +250,41 @@ class Session(SessionBase, _Files):
                limits: Optional[Dict[str, Any]] = None) -> Iterator[StreamEvent]:
         """Run one step, yielding events as Isobox.stream does."""
         return self._client._stream(self._path + "/exec", step_body(code, files, stdin, args, limits))
+
+    # Background commands: they answer at once and run on in the session.
+    def start_command(self, command: Optional[str] = None, *, args: Optional[List[str]] = None,
+                      stdin: Optional[str] = None, stdin_open: bool = False) -> CommandInfo:
+        """Start command (a line for the sandbox's sh -c) or args (a program
+        and its arguments) in /workspace, in the background: {"id", "args",
+        "running", ...} at once. stdin: given then closed; stdin_open: a pipe
+        for write_command_stdin."""
+        return self._client._json("POST", self._path + "/commands",
+                                  command_body(command, args, stdin, stdin_open))
+
+    def commands(self) -> List[CommandInfo]:
+        """The session's commands, running or ended."""
+        return self._client._json("GET", self._path + "/commands")["commands"]
+
+    def command_output(self, command_id: str, *, stdout_from: int = 0, stderr_from: int = 0,
+                       max_bytes: Optional[int] = None, encoding: Optional[str] = None) -> CommandOutput:
+        """What it wrote from those byte offsets ({"stdout", "stdoutNext", ...,
+        "running", "exitCode"}); read again from the Next offsets."""
+        return self._client._json("GET", command_output_path(self._command(command_id), stdout_from,
+                                                             stderr_from, max_bytes, encoding))
+
+    def write_command_stdin(self, command_id: str, data: str = "", *, close: bool = False) -> CommandWrite:
+        """Write to its stdin (started with stdin_open): {"written", "closed"};
+        send what was not written again."""
+        return self._client._json("POST", self._command(command_id) + "/stdin",
+                                  {"data": data, "close": close})
+
+    def signal_command(self, command_id: str, signal: str = "SIGTERM") -> None:
+        """Signal its process group (SIGTERM, SIGINT, SIGKILL, ...)."""
+        self._client._call("POST", self._command(command_id) + "/signal", body={"signal": signal})
+
+    def delete_command(self, command_id: str) -> None:
+        """Kill it if it runs, and forget it with its output."""
+        self._client._call("DELETE", self._command(command_id))
 
     def refresh(self) -> SessionInfo:
         """Fetch the session's state again (GET); returns and keeps .info."""

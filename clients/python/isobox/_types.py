@@ -106,6 +106,36 @@ class SessionInfo(TypedDict, total=False):
     expiresAt: str
 
 
+class CommandInfo(TypedDict, total=False):
+    """A background command of a session (start_command, commands())."""
+    id: str
+    args: List[str]
+    running: bool
+    exitCode: Optional[int]
+    stdinOpen: bool
+    stdoutBytes: int
+    stderrBytes: int
+
+
+class CommandOutput(TypedDict):
+    """What a command wrote from the offsets asked for (command_output)."""
+    id: str
+    running: bool
+    exitCode: Optional[int]
+    encoding: Literal["utf-8", "base64"]
+    stdout: str
+    stdoutFrom: int
+    stdoutNext: int
+    stderr: str
+    stderrFrom: int
+    stderrNext: int
+
+
+class CommandWrite(TypedDict):
+    written: int
+    closed: bool
+
+
 class FileEntry(TypedDict):
     name: str
     type: Literal["file", "directory", "link", "other"]

@@ -66,6 +66,24 @@ try {
   out.missing = await error(s.download('data/text.txt'));
   out.info = (await s.refresh()).steps;
 
+  // Background commands: started at once, read from an offset, written to, signalled, deleted.
+  const c = await s.startCommand('echo one; echo two >&2');
+  let o = await s.commandOutput(c.id);
+  for (let i = 0; o.running && i < 100; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    o = await s.commandOutput(c.id);
+  }
+  out.command = [o.exitCode, o.stdout, o.stderr, o.stdoutNext];
+  out.commandFrom = (await s.commandOutput(c.id, { stdoutFrom: 1, encoding: 'base64' })).stdout;
+  const cat = await s.startCommand({ args: ['cat'], stdinOpen: true });
+  out.wrote = await s.writeCommandStdin(cat.id, 'hi', { close: true });
+  out.stdinClosed = await error(s.writeCommandStdin(cat.id, 'more'));
+  await s.signalCommand(cat.id, 'SIGKILL');
+  out.commands = (await s.commands()).map((x) => x.id).join() === [c.id, cat.id].join();
+  await s.deleteCommand(c.id);
+  out.commandGone = await error(s.commandOutput(c.id));
+  out.bothOrNone = await s.startCommand({}).then(() => 'started', (e) => e.constructor.name);
+
   // Asynchronous disposal deletes it; then its requests are typed errors.
   await s[Symbol.asyncDispose]();
   out.afterDispose = await error(s.refresh());

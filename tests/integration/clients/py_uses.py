@@ -2,7 +2,7 @@
 # package pip installed in a venv: the documented uses must check clean.
 from typing import List, Optional
 
-from isobox import (AsyncIsobox, FileEntry, Isobox, IsoboxError, Memory, MemoryItem, MemoryPage,
+from isobox import (AsyncIsobox, CommandInfo, CommandOutput, CommandWrite, FileEntry, Isobox, IsoboxError, Memory, MemoryItem, MemoryPage,
                     MemoryValue, Result, Runtimes, Session, SessionInfo, StreamEvent, ToolDefinition,
                     ToolResult, Volume, VolumeInfo, succeeded)
 
@@ -26,6 +26,15 @@ def uses(url: str) -> None:
         entries: List[FileEntry] = s.files()
         info: SessionInfo = s.refresh()
         s.remove("a.bin")
+        c: CommandInfo = s.start_command("pip install x", stdin="y")
+        cid: str = c["id"]
+        o: CommandOutput = s.command_output(cid, stdout_from=0, max_bytes=4096, encoding="base64")
+        nxt: int = o["stdoutNext"]
+        ended: Optional[int] = o["exitCode"]
+        w: CommandWrite = s.write_command_stdin(cid, "data", close=True)
+        s.signal_command(cid, "SIGINT")
+        listed: List[CommandInfo] = s.commands()
+        s.delete_command(cid)
     same: Session = box.attach(s.id)
     mem: Memory = box.memory
     item: MemoryItem = mem.put("notes/plan", {"step": 2}, ttl_seconds=60, if_none_match=True)
@@ -57,6 +66,12 @@ async def uses_async(url: str) -> None:
         e: StreamEvent = ev
     async with box.session("python") as s:
         listing: List[FileEntry] = await s.files()
+        ac: CommandInfo = await s.start_command(args=["sleep", "1"], stdin_open=True)
+        ao: CommandOutput = await s.command_output(ac["id"], stderr_from=3)
+        aw: CommandWrite = await s.write_command_stdin(ac["id"], "x")
+        await s.signal_command(ac["id"])
+        acs: List[CommandInfo] = await s.commands()
+        await s.delete_command(ac["id"])
     got: MemoryValue = await box.memory.get("k")
     vols: List[VolumeInfo] = await box.volumes()
     slow: AsyncIsobox = box.with_options(timeout=600)

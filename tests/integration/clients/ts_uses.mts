@@ -1,7 +1,7 @@
 // Type-checked (tsc --strict, not run) by test_clients.py against the
 // installed package's isobox.d.ts: the documented uses must compile.
 import { Isobox, IsoboxError, Memory, Session, Volume, succeeded } from 'isobox';
-import type { AbortSignalLike, Result, StreamEvent, SessionInfo, FileEntry, Runtimes, MemoryItem, MemoryValue, MemoryPage, ToolDefinition, ToolResult, VolumeInfo } from 'isobox';
+import type { AbortSignalLike, Result, StreamEvent, SessionInfo, FileEntry, Runtimes, MemoryItem, MemoryValue, MemoryPage, ToolDefinition, ToolResult, VolumeInfo, CommandInfo, CommandOutput } from 'isobox';
 
 export async function uses(url: string): Promise<void> {
   const box = new Isobox(url, { apiKey: 'ibx_x', timeoutMs: 5000, retries: 0, maxRetryWaitMs: 1000 });
@@ -34,6 +34,15 @@ export async function uses(url: string): Promise<void> {
   const all: SessionInfo[] = await box.sessions();
   const again: Session = await box.attach(s.id);
   await s.remove('a.bin');
+  const started: CommandInfo = await s.startCommand('pip install x', { stdin: 'y' });
+  const started2: CommandInfo = await s.startCommand({ args: ['cat'], stdinOpen: true });
+  const read: CommandOutput = await s.commandOutput(started.id, { stdoutFrom: 0, encoding: 'base64' });
+  const next: number = read.stdoutNext;
+  const code: number | null = read.exitCode;
+  const w: { written: number; closed: boolean } = await s.writeCommandStdin(started2.id, 'x', { close: true });
+  await s.signalCommand(started2.id, 'SIGINT');
+  const cmds: CommandInfo[] = await s.commands();
+  await s.deleteCommand(started.id);
   await s.close();
   const mem: Memory = box.memory;
   const item: MemoryItem = await mem.put('notes/plan', { step: 2 }, { ttlSeconds: 60, ifNoneMatch: true });
