@@ -414,7 +414,8 @@ def test_a_step_has_a_ceiling_of_its_own():
         with open(CONF, "w") as f:
             f.write(changed)
         reload_pool()
-        assert int(print_conf()["answer_bound_ms"]) == bound - 300000 + 4000
+        # The step no longer bounds it (a volume's creation, 130 s, does now).
+        assert int(print_conf()["answer_bound_ms"]) < bound - 250000
         status, _, r = request("POST", "/execute", {"language": "python", "code": "print(1)",
                                                     "limits": {"wallTimeMs": 4000}})
         assert status == 200 and r["limits"]["wallTimeMs"] == 2000, r
@@ -491,8 +492,9 @@ def test_a_command_outlives_its_request_and_ends_with_the_session():
         assert r["run"]["timedOut"], r
         first = command_output(sid, cid)
         assert first["running"] and first["exitCode"] is None and first["stdout"].startswith("started\ntick 1\n")
+        assert wait_until(lambda: command_output(sid, cid, stdoutFrom=first["stdoutNext"])["stdout"], 10)
         later = command_output(sid, cid, stdoutFrom=first["stdoutNext"])
-        assert later["stdoutFrom"] == first["stdoutNext"] and later["stdout"].startswith("tick ")
+        assert later["stdoutFrom"] == first["stdoutNext"] and later["stdout"].startswith("tick "), later
         # Stopped by a signal: its end is read.
         assert request("POST", f"/v1/sessions/{sid}/commands/{cid}/signal", {"signal": "SIGTERM"})[0] == 204
         assert wait_until(lambda: not command_output(sid, cid)["running"], 10)
