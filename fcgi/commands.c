@@ -166,7 +166,7 @@ void commands_get(struct worker *w, struct request *rq)
 	autofree char *encoding = request_query_param(query, "encoding");
 	bool b64 = encoding && !strcmp(encoding, "base64");
 	struct command_output o;
-	if ((encoding && !b64 && strcmp(encoding, "utf-8")) ) {
+	if (encoding && !b64 && strcmp(encoding, "utf-8")) {
 		fail(f, E_INVALID_VALUE, "encoding: utf-8 (the default) or base64");
 		respond_fault(rq, "");
 		return;

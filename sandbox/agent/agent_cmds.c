@@ -157,8 +157,10 @@ void cmds_output(const char *tag, const char *id, unsigned long long out_from,
 		no_such(tag, id);
 		return;
 	}
-	for (int i = 0; i < 2; i++) /* what came since the last poll too */
-		while ((i ? c->err : c->out) >= 0 && take(i ? &c->err : &c->out, &c->log[i]))
+	/* What came since the last poll too, bounded: a command that writes
+	 * without end (`yes`) would otherwise hold the agent here for ever. */
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < DRAIN_MAX / AGENT_MAX_CHUNK && take(i ? &c->err : &c->out, &c->log[i]); j++)
 			;
 	unsigned long long start[2];
 	size_t n[2];

@@ -1062,6 +1062,15 @@ def test_a_command_keeps_the_last_mib_of_its_output(shell):
     assert parse_output(shell.do("bgout", cid, 5, 0, 10).payload)[2] == (3000000 - (1 << 20), b"\0" * 10, 3000000)
 
 
+def test_a_command_that_writes_without_end_never_holds_the_agent(shell):
+    cid = started(shell, ["yes", "spam"])
+    for _ in range(5):
+        running, _, out, _ = parse_output(shell.do("bgout", cid, 0, 0, 16).payload)
+        assert running and out[2] > 0  # answered, while it still writes
+    assert shell.do("run", ["echo", "alive"]).out == b"alive\n"
+    assert shell.do("bgdel", cid).code == 0
+
+
 def test_at_most_16_commands_are_kept(shell):
     ids = [started(shell, ["true"]) for _ in range(16)]
     ans = shell.do("bg", ["true"])

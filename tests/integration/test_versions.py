@@ -57,8 +57,12 @@ def test_an_unknown_version_names_the_ones_there_are():
 def test_the_versions_have_the_same_batteries():
     code = ("import numpy, pandas, scipy, sklearn, matplotlib, requests\n"
             "print(int(numpy.arange(4).sum()), len(pandas.DataFrame({'a': [1, 2]})))")
+    # What is asserted is that they import, not how fast: cold imports of
+    # all six took over the default 10 s on a loaded 2-core host (a CI run),
+    # so the run's ceiling, 20 s.
     for pin in ("3.11", "3.13", "3.14"):
-        assert ran(pin, code)["run"]["stdout"] == "6 2\n", pin
+        result = ran(pin, code, limits={"wallTimeMs": 20000})
+        assert result["run"]["stdout"] == "6 2\n", (pin, result["run"])
 
 
 def test_piston_lists_each_version_and_picks_by_semver():
