@@ -23,10 +23,7 @@
 static bool read_body(struct worker *w, struct request *rq, const char *const known[], const char *what)
 {
 	return http_read_json_body(&rq->io, (size_t)w->conf.request.max_body_bytes, &rq->body, &rq->fault) &&
-	       json_parse_strict(rq->body.data, rq->body.len, (size_t)w->conf.request.max_json_values,
-				 &rq->json, &rq->fault) &&
-	       json_object(rq->json, "the request body", &rq->fault) &&
-	       json_known_keys(rq->json, known, what, &rq->fault);
+	       request_parse_object(rq, (size_t)w->conf.request.max_json_values, known, what);
 }
 
 static cJSON *args_json(const struct strv *args)

@@ -102,6 +102,13 @@ no:
 	return false;
 }
 
+bool request_parse_object(struct request *rq, size_t max_values, const char *const known[], const char *what)
+{
+	return json_parse_strict(rq->body.data, rq->body.len, max_values, &rq->json, &rq->fault) &&
+	       json_object(rq->json, "the request body", &rq->fault) &&
+	       json_known_keys(rq->json, known, what, &rq->fault);
+}
+
 char *request_query_param(const char *query, const char *name)
 {
 	size_t len = strlen(name);
@@ -282,13 +289,9 @@ bool request_parse_execute(struct request *rq, const struct conf *c, const struc
 	struct fault *f = &rq->fault;
 	const cJSON *v;
 
-	if (!json_parse_strict(rq->body.data, rq->body.len, (size_t)c->request.max_json_values,
-			       &rq->json, f))
+	if (!request_parse_object(rq, (size_t)c->request.max_json_values, known, "the request"))
 		return false;
 	const cJSON *root = rq->json;
-	if (!json_object(root, "the request body", f) ||
-	    !json_known_keys(root, known, "the request", f))
-		return false;
 
 	if (!request_parse_language(rq, root, reg))
 		return false;
@@ -317,11 +320,7 @@ bool request_parse_step(struct request *rq, const struct conf *c, const struct l
 	static const char *const known[] = {"code", "files", "stdin", "args", "limits", NULL};
 	struct fault *f = &rq->fault;
 	const cJSON *v;
-	if (!json_parse_strict(rq->body.data, rq->body.len, (size_t)c->request.max_json_values,
-			       &rq->json, f))
-		return false;
-	if (!json_object(rq->json, "the request body", f) ||
-	    !json_known_keys(rq->json, known, "a session step", f))
+	if (!request_parse_object(rq, (size_t)c->request.max_json_values, known, "a session step"))
 		return false;
 	rq->job.lang = rq->lang;
 	if (!parse_program(rq, c, rq->json))

@@ -122,5 +122,8 @@ bool request_match(const char *pattern, const char *path, char *params[2]);
 /* The value of name=... in a query string, decoded; NULL if absent or
  * broken (the caller frees it). Pure. */
 char *request_query_param(const char *query, const char *name);
+/* rq->body as rq->json: strict JSON of at most max_values values, an
+ * object, with no key but the known ones (what: the body, in errors). */
+bool request_parse_object(struct request *rq, size_t max_values, const char *const known[], const char *what);
 
 #endif

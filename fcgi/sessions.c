@@ -75,8 +75,7 @@ static bool parse_create(struct worker *w, struct request *rq, enum session_type
 	struct fault *f = &rq->fault;
 	const char *kind = "shell";
 	const cJSON *v;
-	if (!json_parse_strict(rq->body.data, rq->body.len, (size_t)c->request.max_json_values, &rq->json, f) ||
-	    !json_object(rq->json, "the request body", f) || !json_known_keys(rq->json, known, "a session", f))
+	if (!request_parse_object(rq, (size_t)c->request.max_json_values, known, "a session"))
 		return false;
 	const cJSON *root = rq->json;
 	if (!request_parse_language(rq, root, &w->reg))

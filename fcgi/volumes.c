@@ -74,8 +74,7 @@ void volumes_create(struct worker *w, struct request *rq)
 	int64_t size;
 	struct volume v;
 	bool ok = s && http_read_json_body(&rq->io, 64 << 10, &rq->body, f) &&
-		  json_parse_strict(rq->body.data, rq->body.len, 100, &rq->json, f) &&
-		  json_object(rq->json, "the request body", f) && json_known_keys(rq->json, known, "a volume", f);
+		  request_parse_object(rq, 100, known, "a volume");
 	for (size_t i = 0; ok && known[i]; i++)
 		if (!json_field(rq->json, known[i]))
 			ok = fail(f, E_MISSING_FIELD, "a volume needs \"%s\"", known[i]);
