@@ -47,9 +47,9 @@ WFLAGS   := -std=c11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -D_FORTIFY_SOURCE
             -fstack-protector-strong -fPIE -DISOBOX_DEFAULT_CONF='"$(PREFIX)/conf/isobox.yaml"' \
             -DISOBOX_VERSION='"$(ISOBOX_VERSION)"'
 LDFLAGS  += -pie -Wl,-z,relro,-z,now
-LDLIBS   := -lfcgi -lcjson -lyaml -lcap-ng -lsqlite3 -lhiredis -lsodium -lm
+LDLIBS   := -lfcgi -lcjson -lyaml -lcap-ng -lsqlite3 -lhiredis -lsodium -lcurl -lm
 
-LIB_SRC  := conf/lib/base.c conf/lib/fault.c conf/lib/json.c conf/lib/yaml_tree.c conf/limits.c conf/cidr.c conf/access.c conf/tenants.c \
+LIB_SRC  := conf/lib/base.c conf/lib/fault.c conf/lib/json.c conf/lib/yaml_tree.c conf/limits.c conf/cidr.c conf/access.c conf/tenants.c conf/demo.c \
             conf/store/store.c conf/store/rules.c conf/store/sqlite.c conf/store/sqlite_ops.c conf/store/sqlite_memory.c conf/store/sqlite_volumes.c conf/store/sqlite_sessions.c \
             conf/store/redis.c conf/store/redis_ops.c conf/store/redis_memory.c conf/store/redis_volumes.c conf/store/redis_sessions.c conf/store/queue.c conf/conf.c \
             registry/registry.c \
@@ -58,7 +58,7 @@ LIB_SRC  := conf/lib/base.c conf/lib/fault.c conf/lib/json.c conf/lib/yaml_tree.
             sandbox/frame.c sandbox/agent_io.c sandbox/outputs.c sandbox/session.c sandbox/session_store.c sandbox/session_files.c sandbox/session_commands.c sandbox/volume.c \
             fcgi/http.c fcgi/reqlog.c fcgi/errors.c fcgi/encode.c fcgi/result.c fcgi/sse.c fcgi/stream.c fcgi/request.c fcgi/respond.c fcgi/execute.c fcgi/semver.c \
             fcgi/piston.c fcgi/piston_result.c fcgi/routes.c fcgi/worker.c fcgi/serve.c fcgi/pool.c fcgi/scoreboard.c fcgi/metrics.c fcgi/queue.c \
-            fcgi/admin.c fcgi/health.c fcgi/mcp.c fcgi/mcp_tools.c fcgi/sessions.c fcgi/job.c fcgi/auth.c fcgi/keys.c fcgi/memory.c fcgi/volumes.c fcgi/files.c fcgi/commands.c fcgi/front.c fcgi/runner.c \
+            fcgi/admin.c fcgi/health.c fcgi/mcp.c fcgi/mcp_tools.c fcgi/sessions.c fcgi/job.c fcgi/auth.c fcgi/keys.c fcgi/memory.c fcgi/volumes.c fcgi/files.c fcgi/commands.c fcgi/front.c fcgi/runner.c fcgi/turnstile.c \
             fcgi/assets.c
 MAIN_SRC := fcgi/main.c
 UNIT_SRC := $(wildcard tests/unit/test_*.c) tests/unit/fixtures.c tests/unit/main.c
@@ -67,7 +67,7 @@ HEADERS  := $(wildcard conf/*.h conf/lib/*.h conf/store/*.h registry/*.h sandbox
 ASSETS   := fcgi/www/index.html docs/openapi.yaml docs/llms.txt
 
 comma        := ,
-FUZZERS      := request config output decoder frame semver demux
+FUZZERS      := request config output decoder frame semver demux turnstile
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS  := -std=c11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
                 -DISOBOX_DEFAULT_CONF='"$(PREFIX)/conf/isobox.yaml"'
@@ -223,6 +223,7 @@ install: bin/isobox-fcgi bin/isobox-agent bin/isobox-volumed bin/isobox-runc
 	  install -m 0755 bin/isobox-agent $$agents/isobox-agent.new && mv -f $$agents/isobox-agent.new $$agents/isobox-agent; fi
 	install -m 0644 registry/registry.yaml $(PREFIX)/registry/registry.yaml
 	install -m 0644 deploy/caddy/Caddyfile $(PREFIX)/caddy/Caddyfile
+	install -m 0644 deploy/caddy/Caddyfile.demo $(PREFIX)/caddy/Caddyfile.demo
 	install -d -m 0755 $(PREFIX)/deploy
 	install -m 0755 deploy/egress.sh $(PREFIX)/deploy/egress.sh
 	install -d -m 0755 $(PREFIX)/deploy/apache $(PREFIX)/deploy/lighttpd

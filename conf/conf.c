@@ -484,7 +484,7 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 	static const char *const top[] = {"instance", "registry", "imagesLock", "workDir", "docker", "dockerSocket",
 		"runtime", "cgroupParent", "pool", "ceilings", "floors", "request", "sandbox", "access",
 		"network", "warm", "sessions", "auth", "tenants", "store", "memory", "volumes", "queue",
-		"piston", "backend", "runc", NULL};
+		"piston", "backend", "runc", "demo", NULL};
 	static const char *const request_keys[] = {"maxBodyBytes", "maxFiles", "maxFileBytes",
 		"maxPathBytes", "maxArgs", "maxArgBytes", "maxStdinBytes", "maxJsonValues",
 		"maxOutputFiles", "maxOutputBytes", NULL};
@@ -528,6 +528,12 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 	if (lo->memory_bytes > hi->memory_bytes || lo->cpus > hi->cpus || lo->pids > hi->pids ||
 	    lo->output_bytes > hi->output_bytes || lo->wall_time_ms > hi->wall_time_ms)
 		return fail(f, E_INVALID_VALUE, "every floor must be at most its ceiling");
+	if (!demo_parse(cJSON_GetObjectItemCaseSensitive(root, "demo"), base_dir, hi, &c->demo, f))
+		return false;
+	const struct limits *demo = &c->demo.ceilings;
+	if (lo->memory_bytes > demo->memory_bytes || lo->cpus > demo->cpus || lo->pids > demo->pids ||
+	    lo->output_bytes > demo->output_bytes || lo->wall_time_ms > demo->wall_time_ms)
+		return fail(f, E_INVALID_VALUE, "every floor must be at most its demo.ceilings");
 
 	o = cJSON_GetObjectItemCaseSensitive(root, "request");
 	if (!json_object(o, "request", f) || !json_known_keys(o, request_keys, "request", f) ||
@@ -583,7 +589,11 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 			   cJSON_GetObjectItemCaseSensitive(root, "memory"), base_dir, c, f) &&
 	       tenants_parse(cJSON_GetObjectItemCaseSensitive(root, "auth"),
 			     cJSON_GetObjectItemCaseSensitive(root, "tenants"), base_dir, &c->tenants, f) &&
-	       parse_queue(cJSON_GetObjectItemCaseSensitive(root, "queue"), c, &c->queue, f);
+	       parse_queue(cJSON_GetObjectItemCaseSensitive(root, "queue"), c, &c->queue, f) &&
+	       /* A runner parses the job again, without knowing its caller. */
+	       (!c->demo.enabled || c->queue.role != QUEUE_FRONT ||
+		fail(f, E_INVALID_VALUE, "demo.enabled on a queue front: serve the demo from a host "
+		     "that runs its programs itself"));
 }
 
 bool conf_parse(const char *text, size_t len, const char *base_dir, struct conf *out,
@@ -662,5 +672,6 @@ void conf_free(struct conf *c)
 	free(c->volumes.dir);
 	free(c->volumes.socket);
 	tenants_free(&c->tenants);
+	demo_free(&c->demo);
 	*c = (struct conf){0};
 }

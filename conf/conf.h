@@ -13,6 +13,7 @@
 #include "limits.h"
 #include "access.h"
 #include "tenants.h"
+#include "demo.h"
 #include "store/store.h"
 
 #define WARM_MAX_LANGUAGES 16
@@ -86,6 +87,7 @@ struct conf {
 		int64_t max_list_entries; /* one listing */
 	} sessions;
 	struct tenants tenants; /* auth: and tenants:, and the files they name */
+	struct demo demo;       /* demo: the public demo's guard and share */
 	struct store_conf store; /* conf/store/store.h; backend STORE_NONE: no store */
 	struct {
 		int64_t max_value_bytes, max_key_bytes, max_list_keys;

@@ -42,8 +42,9 @@ SLICE=isobox.slice
 # What each set is for; docs/DEPLOY.md ("What setup installs") points here.
 # To build isobox (`make check` installs these alone, --build-deps; the
 # unit tests start a redis-server of their own for the Redis store).
+# libcurl: the public demo's one call out, to Cloudflare's siteverify.
 BUILD_PACKAGES="gcc make pkg-config libfcgi-dev libcjson-dev libyaml-dev libcap-ng-dev libsqlite3-dev
- libhiredis-dev libsodium-dev xxd"
+ libhiredis-dev libsodium-dev libcurl4-openssl-dev xxd"
 # To serve (`make run`, and setup.sh without options): nothing else. No
 # web server but Caddy, which isobox runs itself on its own port.
 #   docker.io      dockerd, which runs every sandbox (runsc comes from backports: install_runsc)

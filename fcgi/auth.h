@@ -13,7 +13,10 @@ struct request;
 
 /* Who is calling (rq->tenant, rq->share), within its rate? Otherwise the
  * request has been answered: 401 (with WWW-Authenticate), 429
- * (with Retry-After), 503 if the store fails. */
+ * (with Retry-After), 503 if the store fails. A keyless caller of a demo
+ * route, while the public demo is on (conf/demo.h), is the tenant "demo"
+ * (rq->demo); to run a program it needs a Turnstile token that siteverify
+ * accepts (else 401, 403 turnstile_failed, 503 turnstile_unavailable). */
 bool auth_admit(struct worker *w, struct request *rq);
 
 /* A place among the tenant's concurrentExecutions (rq->claim); false with

@@ -57,6 +57,7 @@ static const struct error_info table[E_COUNT] = {
 	ROW(E_RATE_LIMITED, "rate_limited", 429, 0, false),
 	ROW_RETRY(E_TOO_MANY_EXECUTIONS, "too_many_executions", 429, false, 1),
 	ROW(E_QUOTA_EXCEEDED, "quota_exceeded", 403, 0, false),
+	ROW(E_TURNSTILE_FAILED, "turnstile_failed", 403, 0, false),
 	ROW(E_VOLUMES_OFF, "volumes_disabled", 403, 0, false),
 	ROW(E_VOLUME_NOT_FOUND, "volume_not_found", 404, 0, false),
 	ROW(E_VOLUME_EXISTS, "volume_exists", 409, 0, false),
@@ -78,6 +79,8 @@ static const struct error_info table[E_COUNT] = {
 	ROW(E_NETWORK_UNAVAILABLE, "network_unavailable", 503, 0, true),
 	ROW(E_METRICS_UNAVAILABLE, "metrics_unavailable", 503, 0, true),
 	ROW(E_STORE_UNAVAILABLE, "store_unavailable", 503, 0, true),
+	/* Cloudflare's siteverify: a moment's outage is the usual cause. */
+	ROW_RETRY(E_TURNSTILE_UNAVAILABLE, "turnstile_unavailable", 503, true, 5),
 };
 
 enum fault_code error_code(const char *name)

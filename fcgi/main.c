@@ -39,6 +39,7 @@
 #include "pool.h"
 #include "scoreboard.h"
 #include "serve.h"
+#include "turnstile.h"
 #include "../sandbox/sandbox.h"
 
 #include <arpa/inet.h>
@@ -306,6 +307,7 @@ int main(int argc, char **argv)
 	}
 	drop_privileges();
 	umask(022);
+	turnstile_init();
 	int status_fd = adopt_activated_sockets();
 	if (status_path && status_fd >= 0)
 		die("the status socket came by socket activation and by --status-socket: give one");

@@ -304,7 +304,7 @@ bool request_parse_execute(struct request *rq, const struct conf *c, const struc
 	if ((v = json_field(root, "limits")) &&
 	    !limits_parse(v, "limits", &asked, &set, f))
 		return false;
-	rq->job.limits = language_limits(rq->lang, &asked, set, c, &c->ceilings);
+	rq->job.limits = language_limits(rq->lang, &asked, set, c, rq->demo ? &c->demo.ceilings : &c->ceilings);
 
 	if ((v = json_field(root, "network")) &&
 	    !json_bool(v, "network", &rq->network, f))
@@ -312,7 +312,11 @@ bool request_parse_execute(struct request *rq, const struct conf *c, const struc
 	if (!request_network_allowed(rq, c, f))
 		return false;
 	rq->job.network = rq->network;
-	return request_parse_volume(rq, root) && parse_outputs(rq, c, root);
+	if (!request_parse_volume(rq, root))
+		return false;
+	if (rq->demo && rq->volume_name[0])
+		return fail(f, E_FORBIDDEN, "the demo runs without volumes: ask for an API key to keep files");
+	return parse_outputs(rq, c, root);
 }
 
 bool request_parse_step(struct request *rq, const struct conf *c, const struct limits *held)

@@ -20,6 +20,8 @@ enum route_flags {
 	ROUTE_RUNS_PROGRAM = 1 << 0, /* takes an execution slot: the whenBusy gate */
 	ROUTE_PISTON = 1 << 1,       /* Piston's shapes: errors carry "message" and Piston's status */
 	ROUTE_STATUS = 1 << 2,       /* served on the status socket too: never waits behind runs */
+	ROUTE_DEMO = 1 << 3,         /* open to the public demo's callers (conf/demo.h); a
+					route that runs a program asks them for a token */
 };
 
 /* Who may call it: ACL_TENANT, a caller with a key or from an anonymous
@@ -69,6 +71,7 @@ struct request {
 	bool cors;          /* the Origin may call: the CORS headers are in io.always */
 	char tenant[TENANT_NAME_MAX + 1]; /* who calls (ACL_TENANT routes); "" otherwise */
 	const struct tenant_limits *share; /* its limits, borrowed from the worker's conf */
+	bool demo;          /* a caller of the public demo (conf/demo.h): its ceilings */
 	int64_t claim;      /* its place among the tenant's running executions; 0: none */
 	bool released;      /* its claims are given back (admin_release) */
 	char volume_name[64]; /* "volume": the tenant's volume to mount ("": none) */

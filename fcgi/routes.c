@@ -21,12 +21,12 @@
 #include <string.h>
 
 static const struct route routes[] = {
-	{"/execute", "POST", execute_handler, ROUTE_RUNS_PROGRAM, ACL_TENANT, NULL},
-	{"/runtimes", "GET", route_runtimes, 0, ACL_TENANT, NULL},
+	{"/execute", "POST", execute_handler, ROUTE_RUNS_PROGRAM | ROUTE_DEMO, ACL_TENANT, NULL},
+	{"/runtimes", "GET", route_runtimes, ROUTE_DEMO, ACL_TENANT, NULL},
 	{"/healthz", "GET", health_handler, ROUTE_STATUS, ACL_HEALTHZ, NULL},
 	{"/metrics", "GET", admin_metrics, ROUTE_STATUS, ACL_METRICS, NULL},
-	{"/api/v2/execute", "POST", execute_handler, ROUTE_RUNS_PROGRAM | ROUTE_PISTON, ACL_TENANT, NULL},
-	{"/api/v2/runtimes", "GET", piston_runtimes, ROUTE_PISTON, ACL_TENANT, NULL},
+	{"/api/v2/execute", "POST", execute_handler, ROUTE_RUNS_PROGRAM | ROUTE_PISTON | ROUTE_DEMO, ACL_TENANT, NULL},
+	{"/api/v2/runtimes", "GET", piston_runtimes, ROUTE_PISTON | ROUTE_DEMO, ACL_TENANT, NULL},
 	{"/api/v2/packages", "GET", piston_packages, ROUTE_PISTON, ACL_TENANT, NULL},
 	{"/api/v2/packages", "POST", piston_packages, ROUTE_PISTON, ACL_TENANT, NULL},
 	{"/api/v2/packages", "DELETE", piston_packages, ROUTE_PISTON, ACL_TENANT, NULL},
@@ -88,6 +88,12 @@ void route_runtimes(struct worker *w, struct request *rq)
 	bool enabled = w->conf.network.enabled;
 	bool ready = enabled && sandbox_egress_ready(&w->conf, mode, sizeof mode, &why);
 	cJSON_AddItemToObject(o, "network", network_to_json(enabled, ready, mode, &why));
+	/* The playground's widget needs the (public) site key. */
+	if (w->conf.demo.enabled) {
+		cJSON *demo = cJSON_AddObjectToObject(o, "demo");
+		cJSON_AddStringToObject(demo, "turnstileSiteKey", w->conf.demo.site_key);
+		cJSON_AddItemToObject(demo, "ceilings", limits_to_json(&w->conf.demo.ceilings));
+	}
 	http_send_json(&rq->io, 200, "", o);
 	cJSON_Delete(o);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 
@@ -215,6 +216,29 @@ fail:
 	snprintf(err, errlen, "%s: %s", path, strerror(errno));
 	buf_free(out);
 	return false;
+}
+
+bool read_secret(const char *path, size_t max, char **out, char *err, size_t errlen)
+{
+	struct buf text = {0};
+	struct stat st;
+	autoclose int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return false;
+	}
+	if (st.st_mode & 0007) {
+		snprintf(err, errlen, "%s is readable by anyone: chmod 0640 it", path);
+		return false;
+	}
+	if (!read_file(path, max, &text, err, errlen))
+		return false;
+	while (text.len && (text.data[text.len - 1] == '\n' || text.data[text.len - 1] == '\r'))
+		text.len--;
+	*out = xstrndup(text.data, text.len);
+	explicit_bzero(text.data, text.len);
+	buf_free(&text);
+	return true;
 }
 
 void strv_push(struct strv *s, const char *str)

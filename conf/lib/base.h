@@ -84,6 +84,10 @@ char *path_join(const char *dir, const char *path);
 
 /* Read a whole file (at most max bytes) into *out; on failure *out is left empty. */
 bool read_file(const char *path, size_t max, struct buf *out, char *err, size_t errlen);
+/* A secret's file (a password, a key): not a symlink, not readable by
+ * anyone (0640 at most), at most max bytes; *out is its text without the
+ * trailing newlines (the caller frees it, wiping it first). */
+bool read_secret(const char *path, size_t max, char **out, char *err, size_t errlen);
 
 /* A NULL-terminated vector of owned strings (an argv). */
 struct strv {

@@ -62,6 +62,7 @@ enum fault_code {
 	E_RATE_LIMITED,         /* requestsPerMinute */
 	E_TOO_MANY_EXECUTIONS,  /* concurrentExecutions */
 	E_QUOTA_EXCEEDED,       /* sessions, memory, volumes: what a tenant may hold */
+	E_TURNSTILE_FAILED,     /* the demo: siteverify refused the caller's token */
 	/* Volumes. */
 	E_VOLUMES_OFF,
 	E_VOLUME_NOT_FOUND,
@@ -84,6 +85,7 @@ enum fault_code {
 	E_NETWORK_UNAVAILABLE,
 	E_METRICS_UNAVAILABLE,
 	E_STORE_UNAVAILABLE,
+	E_TURNSTILE_UNAVAILABLE, /* the demo: siteverify did not answer, or not in its shape */
 	E_COUNT
 };
 

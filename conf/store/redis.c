@@ -28,26 +28,6 @@ struct redis_store {
 
 static unsigned connections_made; /* by this process, to any server */
 
-static bool read_password(const char *path, char **out, struct fault *f)
-{
-	struct buf text = {0};
-	char err[300];
-	struct stat st;
-	autoclose int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return fail(f, E_STORE_UNAVAILABLE, "store.redis.passwordFile %s: %s", path, strerror(errno));
-	if (fstat(fd, &st) == 0 && (st.st_mode & 0007))
-		return fail(f, E_STORE_UNAVAILABLE, "%s is readable by anyone: chmod 0640 it", path);
-	if (!read_file(path, 1024, &text, err, sizeof err))
-		return fail(f, E_STORE_UNAVAILABLE, "%s", err);
-	while (text.len && (text.data[text.len - 1] == '\n' || text.data[text.len - 1] == '\r'))
-		text.len--;
-	*out = xstrndup(text.data, text.len);
-	explicit_bzero(text.data, text.len);
-	buf_free(&text);
-	return true;
-}
-
 static void redis_close(struct redis_store *r);
 
 static struct redis_store *redis_open(const struct store_conf *sc, const char *host, struct fault *f)
@@ -57,7 +37,9 @@ static struct redis_store *redis_open(const struct store_conf *sc, const char *h
 	r->prefix = xstrdup(sc->prefix ? sc->prefix : "");
 	r->host = xstrdup(host);
 	r->timeout = (struct timeval){sc->timeout_ms / 1000, (sc->timeout_ms % 1000) * 1000};
-	if (sc->password_file && !read_password(sc->password_file, &r->password, f)) {
+	char err[300];
+	if (sc->password_file && !read_secret(sc->password_file, 1024, &r->password, err, sizeof err)) {
+		fail(f, E_STORE_UNAVAILABLE, "store.redis.passwordFile %s", err);
 		redis_close(r);
 		return NULL;
 	}

@@ -3,7 +3,8 @@ shipped in deploy/ (not a copy of its text), on its own port, from a
 directory of its own that is removed when it stops.
 
 Used by test_webservers.py (every server, FastCGI and CGI), test_cgi.py,
-test_slow_clients.py, test_web_errors.py, test_logs.py and test_status_socket.py.
+test_slow_clients.py, test_web_errors.py, test_logs.py, test_status_socket.py
+and test_demo.py (the public demo's Caddy and nginx, over TLS).
 
 Two things a test may change, each the way an operator would: the sockets
 (a pool that is down, or only one of its two: the main socket and the
@@ -249,6 +250,55 @@ def lighttpd(site, user, url_path="", port=None, read_timeout=None, pool_up=True
         run = ["lighttpd", "-D", "-f", conf]
         return ["lighttpd", "-tt", "-f", conf], run, env, os.path.join(root, "error.log")
     return _running("lighttpd", user, url_path, make, port, pool_up=pool_up)
+
+
+@contextlib.contextmanager
+def demo_server(kind, make_pki):
+    """The public demo's config (caddy/Caddyfile.demo, nginx/isobox-demo.conf
+    beside isobox.conf) in front of the pool, over TLS with Authenticated
+    Origin Pull: make_pki(root) writes server.pem/.key (the origin's) and
+    ca.pem (the client CA it trusts). Yields (port, root)."""
+    def tls(root, port):
+        make_pki(root)
+        return dict(ISOBOX_DEMO_HOST="demo.example.org", ISOBOX_BIND="127.0.0.1", ISOBOX_PORT=port,
+                    ISOBOX_SOCKET=SOCKET, ISOBOX_TLS_CERT=os.path.join(root, "server.pem"),
+                    ISOBOX_TLS_KEY=os.path.join(root, "server.key"),
+                    ISOBOX_ORIGIN_PULL_CA=os.path.join(root, "ca.pem"))
+
+    def make_caddy(root, port):
+        os.makedirs(os.path.join(root, "caddy"))
+        shutil.chown(os.path.join(root, "caddy"), FCGI_USER, FCGI_USER)
+        env = _env(**tls(root, port), ISOBOX_LOG=root, HOME=root, XDG_DATA_HOME=root, XDG_CONFIG_HOME=root)
+        as_user = ["setpriv", f"--reuid={FCGI_USER}", f"--regid={FCGI_USER}", "--init-groups", "--"]
+        args = ["--adapter", "caddyfile", "--config", os.path.join(DEPLOY, "caddy", "Caddyfile.demo")]
+        return (as_user + ["caddy", "validate"] + args, as_user + ["caddy", "run"] + args,
+                env, os.path.join(root, "console.log"))
+
+    def make_nginx(root, port):
+        # isobox.conf on a port of its own, the demo beside it: their names
+        # do not collide.
+        env = _env(**tls(root, port), ISOBOX_SERVER_USER=FCGI_USER, ISOBOX_STATUS_SOCKET=STATUS_SOCKET,
+                   ISOBOX_DEMO_LOG=os.path.join(root, "demo-access.log"))
+        plain = dict(env, ISOBOX_PORT=str(free_port()))
+        for name, names, values in (
+                ("nginx.conf", "${ISOBOX_SERVER_USER}", env),
+                ("isobox.conf", "${ISOBOX_BIND} ${ISOBOX_PORT} ${ISOBOX_SOCKET} ${ISOBOX_STATUS_SOCKET}", plain),
+                ("isobox-demo.conf", "${ISOBOX_DEMO_HOST} ${ISOBOX_BIND} ${ISOBOX_PORT} ${ISOBOX_SOCKET} "
+                 "${ISOBOX_TLS_CERT} ${ISOBOX_TLS_KEY} ${ISOBOX_ORIGIN_PULL_CA} ${ISOBOX_DEMO_LOG}", env)):
+            with open(os.path.join(DEPLOY, "nginx", name)) as src:
+                text = subprocess.run(["envsubst", names], stdin=src, env=values, check=True,
+                                      capture_output=True, text=True).stdout
+            if name == "nginx.conf":
+                text = _replace(text, "include isobox.conf;", "include isobox.conf;\n    include isobox-demo.conf;")
+            with open(os.path.join(root, name), "w") as dst:
+                dst.write(text)
+        base = ["nginx", "-p", root + "/", "-c", os.path.join(root, "nginx.conf")]
+        return base + ["-t"], base + ["-g", "daemon off;"], env, os.path.join(root, "error.log")
+
+    make = {"caddy": make_caddy, "nginx": make_nginx}[kind]
+    port = free_port()
+    with _running(f"{kind}-demo", FCGI_USER, "", make, port, pool_up=False) as server:
+        yield port, server.root
 
 
 @contextlib.contextmanager
