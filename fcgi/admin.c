@@ -105,14 +105,17 @@ void admin_release(struct worker *w, struct request *rq)
 	}
 }
 
-void admin_done(struct worker *w, struct request *rq, int64_t started_ms)
+/* Count the request, once, as answered with `status`. */
+static void count(struct worker *w, struct request *rq, int status, int64_t started_ms)
 {
 	struct metrics *m = w->metrics;
-	admin_release(w, rq); /* if no answer did (one never sent, or a head of ours) */
+	if (rq->counted)
+		return;
+	rq->counted = true;
 	const struct error_info *e = rq->fault.code ? error_info(rq->fault.code) : NULL;
 	char st[16], sent[16];
 	snprintf(st, sizeof st, "%d", status_of(rq));
-	snprintf(sent, sizeof sent, "%d", status_sent(rq));
+	snprintf(sent, sizeof sent, "%d", status);
 	metrics_count(m, M_HTTP_REQUESTS, rq->route ? rq->route->path : "other", sent);
 	char tenant[64] = "";
 	if (rq->tenant[0]) {
@@ -137,6 +140,19 @@ void admin_done(struct worker *w, struct request *rq, int64_t started_ms)
 	}
 	if (tenant[0] && (rq->result.has_run || rq->result.has_compile))
 		metrics_add(m, M_TENANT_RUN_MS, tenant, NULL, (uint64_t)(now_ms() - started_ms));
+}
+
+void admin_answered(struct worker *w, struct request *rq, int status, int64_t started_ms)
+{
+	admin_release(w, rq);
+	count(w, rq, status, started_ms);
+}
+
+void admin_done(struct worker *w, struct request *rq, int64_t started_ms)
+{
+	/* If no answer did (one never sent, or a head of ours). */
+	admin_release(w, rq);
+	count(w, rq, status_sent(rq), started_ms);
 }
 
 void admin_log_request(const struct worker *w, const struct request *rq, int64_t started_ms)

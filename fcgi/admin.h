@@ -30,7 +30,11 @@ bool admin_claim_run(struct worker *w, struct request *rq);
  * the one it has been answered; admin_done does it if no answer did.
  */
 void admin_release(struct worker *w, struct request *rq);
-/* After it: count the request (started_ms: when it began). */
+/* The answer (of this status) is about to end: admin_release, and count
+ * the request in /metrics (started_ms: when it began), once; so a client
+ * that reads /metrics the moment it has its answer finds it counted. */
+void admin_answered(struct worker *w, struct request *rq, int status, int64_t started_ms);
+/* After it: the same, if no answer did. */
 void admin_done(struct worker *w, struct request *rq, int64_t started_ms);
 /* Then its one line in the log (reqlog.h): who asked what, what ran, how
  * it ended, how long it took and how many bytes went each way. */

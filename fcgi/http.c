@@ -78,18 +78,18 @@ bool http_send_piece(struct http_io *io, struct buf *b)
 	return ok;
 }
 
-/* The answer is about to end: before_end, once. */
-static void answer_ends(struct http_io *io)
+/* The answer (of this status) is about to end: before_end, once. */
+static void answer_ends(struct http_io *io, int status)
 {
-	void (*fn)(void *) = io->before_end;
+	void (*fn)(void *, int) = io->before_end;
 	io->before_end = NULL;
 	if (fn)
-		fn(io->end_ctx);
+		fn(io->end_ctx, status);
 }
 
 bool http_send_last(struct http_io *io, struct buf *b)
 {
-	answer_ends(io);
+	answer_ends(io, io->status);
 	return http_send_piece(io, b);
 }
 
@@ -169,7 +169,7 @@ bool http_send_head(struct http_io *io, int status, const char *headers)
 
 void http_send_empty(struct http_io *io, int status, const char *extra_headers)
 {
-	answer_ends(io);
+	answer_ends(io, status);
 	http_send_head(io, status, extra_headers);
 	http_flush(io);
 }
@@ -204,7 +204,7 @@ const char *http_status_text(int status)
 void http_send_bytes(struct http_io *io, int status, const char *content_type,
 		     const char *extra_headers, const void *p, size_t n, bool head_only)
 {
-	answer_ends(io);
+	answer_ends(io, status);
 	struct buf head = {0};
 	buf_printf(&head, "Content-Type: %s\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n%s",
 		   content_type, n, extra_headers);
@@ -217,7 +217,7 @@ void http_send_bytes(struct http_io *io, int status, const char *content_type,
 
 void http_send_json(struct http_io *io, int status, const char *extra_headers, const cJSON *body)
 {
-	answer_ends(io);
+	answer_ends(io, status);
 	char *text = cJSON_PrintUnformatted(body);
 	if (!text)
 		die("out of memory");

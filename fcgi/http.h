@@ -20,12 +20,13 @@ struct http_io {
 	char always[512];   /* "Name: v\r\n"... that every response carries (its id, CORS) */
 	/*
 	 * Called once, just before the answer's end is written (a whole
-	 * answer, or a stream's last piece), then cleared: what the request
-	 * holds that the same client's next request may need (its place in
-	 * the tenant's share, a volume's mark) is given back before the
-	 * client can read the answer and send that request. NULL: nothing.
+	 * answer, or a stream's last piece), with the answer's status, then
+	 * cleared: what the request holds that the same client's next
+	 * request may need (its place in the tenant's share, a volume's mark)
+	 * is given back, and the request counted, before the client can read
+	 * the answer and send that request (or read /metrics). NULL: nothing.
 	 */
-	void (*before_end)(void *ctx);
+	void (*before_end)(void *ctx, int status);
 	void *end_ctx;
 };
 

@@ -74,6 +74,7 @@ struct request {
 	bool demo;          /* a caller of the public demo (conf/demo.h): its ceilings */
 	int64_t claim;      /* its place among the tenant's running executions; 0: none */
 	bool released;      /* its claims are given back (admin_release) */
+	bool counted;       /* it is counted in /metrics (admin.c) */
 	char volume_name[64]; /* "volume": the tenant's volume to mount ("": none) */
 	char volume_id[33];   /* its id, once found in the store (job.volume) */
 	char volume_owner[96]; /* who holds its mark in use (volumes.h); "": no mark */

@@ -170,25 +170,27 @@ static bool routed(struct worker *w, struct request *rq)
 	return true;
 }
 
-/* What the answer's end gives back (http.h before_end, admin_release). */
+/* What the answer's end gives back and counts (http.h before_end,
+ * admin_answered). */
 struct held {
 	struct worker *w;
 	struct request *rq;
+	int64_t started_ms;
 };
 
-static void give_back(void *ctx)
+static void answered(void *ctx, int status)
 {
 	struct held *h = ctx;
-	admin_release(h->w, h->rq);
+	admin_answered(h->w, h->rq, status, h->started_ms);
 }
 
 void route_request(struct worker *w, struct http_io *io)
 {
-	struct request rq = {.io = *io};
-	struct held held = {.w = w, .rq = &rq};
-	rq.io.before_end = give_back;
-	rq.io.end_ctx = &held;
 	int64_t started_ms = now_ms();
+	struct request rq = {.io = *io};
+	struct held held = {.w = w, .rq = &rq, .started_ms = started_ms};
+	rq.io.before_end = answered;
+	rq.io.end_ctx = &held;
 	rq.method = http_param(io, "REQUEST_METHOD");
 	rq.path = request_route(http_param(io, "PATH_INFO"), http_param(io, "REQUEST_URI"));
 	const char *given = http_param(io, "HTTP_X_REQUEST_ID");

@@ -48,29 +48,33 @@ static char *captured(struct http_io *io, enum what what)
 /* A before_end hook that notes when it ran: how many bytes had gone. */
 struct ends {
 	struct http_io *io;
-	int calls;
+	int calls, status;
 	uint64_t sent_then;
 };
 
-static void note_end(void *ctx)
+static void note_end(void *ctx, int status)
 {
 	struct ends *e = ctx;
 	e->calls++;
+	e->status = status;
 	e->sent_then = e->io->sent_bytes;
 }
 
-/* Does this answer call before_end once, before its first byte? */
-static void ends_first(enum what what, const char *what_text)
+/* Does this answer call before_end once, before its first byte, with
+ * its status? */
+static void ends_first(enum what what, const char *what_text, int status)
 {
 	struct http_io io = {0};
 	struct ends e = {.io = &io};
 	io.before_end = note_end;
 	io.end_ctx = &e;
 	io.sent_bytes = 7; /* a stream's earlier pieces */
+	if (what == LAST_PIECE)
+		io.status = 200; /* its head went first */
 	char *t = captured(&io, what);
-	ok(e.calls == 1 && e.sent_then == 7 && io.sent_bytes > 7,
-	   "http: %s gives back the request's claims once, before its first byte (calls %d, sent %llu)",
-	   what_text, e.calls, (unsigned long long)e.sent_then);
+	ok(e.calls == 1 && e.sent_then == 7 && io.sent_bytes > 7 && e.status == status,
+	   "http: %s gives back the request's claims once, before its first byte, with its status "
+	   "(calls %d, sent %llu, status %d)", what_text, e.calls, (unsigned long long)e.sent_then, e.status);
 	free(t);
 	t = captured(&io, what);
 	ok(e.calls == 1, "http: ...and not again on a second write");
@@ -79,9 +83,9 @@ static void ends_first(enum what what, const char *what_text)
 
 UNIT_TEST(test_http_answer_end)
 {
-	ends_first(JSON_201, "a JSON answer");
-	ends_first(EMPTY_204, "an empty answer");
-	ends_first(LAST_PIECE, "a stream's last piece");
+	ends_first(JSON_201, "a JSON answer", 201);
+	ends_first(EMPTY_204, "an empty answer", 204);
+	ends_first(LAST_PIECE, "a stream's last piece", 200);
 	struct http_io io = {0};
 	struct ends e = {.io = &io};
 	io.before_end = note_end;
