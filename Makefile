@@ -58,7 +58,7 @@ LIB_SRC  := conf/lib/base.c conf/lib/fault.c conf/lib/json.c conf/lib/yaml_tree.
             sandbox/frame.c sandbox/agent_io.c sandbox/outputs.c sandbox/session.c sandbox/session_store.c sandbox/session_files.c sandbox/session_commands.c sandbox/volume.c \
             fcgi/http.c fcgi/reqlog.c fcgi/errors.c fcgi/encode.c fcgi/result.c fcgi/sse.c fcgi/stream.c fcgi/request.c fcgi/respond.c fcgi/execute.c fcgi/semver.c \
             fcgi/piston.c fcgi/piston_result.c fcgi/routes.c fcgi/worker.c fcgi/serve.c fcgi/pool.c fcgi/scoreboard.c fcgi/metrics.c fcgi/queue.c \
-            fcgi/admin.c fcgi/health.c fcgi/mcp.c fcgi/mcp_tools.c fcgi/sessions.c fcgi/job.c fcgi/auth.c fcgi/keys.c fcgi/memory.c fcgi/volumes.c fcgi/files.c fcgi/commands.c fcgi/front.c fcgi/runner.c fcgi/turnstile.c \
+            fcgi/admin.c fcgi/health.c fcgi/mcp.c fcgi/mcp_tools.c fcgi/mcp_call.c fcgi/mcp_commands.c fcgi/sessions.c fcgi/job.c fcgi/auth.c fcgi/keys.c fcgi/memory.c fcgi/volumes.c fcgi/files.c fcgi/commands.c fcgi/front.c fcgi/runner.c fcgi/turnstile.c \
             fcgi/assets.c
 MAIN_SRC := fcgi/main.c
 UNIT_SRC := $(wildcard tests/unit/test_*.c) tests/unit/fixtures.c tests/unit/main.c

@@ -16,14 +16,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Read at once at most this much of each of stdout and stderr (the agent
- * keeps AGENT_COMMAND_LOG of each). */
-#define READ_MAX_DEFAULT (64 * 1024)
-
-static bool read_body(struct worker *w, struct request *rq, const char *const known[], const char *what)
+/* The route's body into rq->body: the handlers' part (/mcp gives it there). */
+static bool read_body(struct worker *w, struct request *rq)
 {
-	return http_read_json_body(&rq->io, (size_t)w->conf.request.max_body_bytes, &rq->body, &rq->fault) &&
-	       request_parse_object(rq, (size_t)w->conf.request.max_json_values, known, what);
+	return http_read_json_body(&rq->io, (size_t)w->conf.request.max_body_bytes, &rq->body, &rq->fault);
+}
+
+/* rq->body as an object of these keys. */
+static bool body_object(struct worker *w, struct request *rq, const char *const known[], const char *what)
+{
+	return request_parse_object(rq, (size_t)w->conf.request.max_json_values, known, what);
 }
 
 static cJSON *args_json(const struct strv *args)
@@ -54,7 +56,7 @@ static bool parse_start(struct worker *w, struct request *rq, struct strv *argv,
 	const char *line;
 	*in = "";
 	*open = false;
-	if (!read_body(w, rq, known, "a command"))
+	if (!body_object(w, rq, known, "a command"))
 		return false;
 	cmd = json_field(rq->json, "command");
 	args = json_field(rq->json, "args");
@@ -91,27 +93,34 @@ static bool parse_start(struct worker *w, struct request *rq, struct strv *argv,
 	return true;
 }
 
-void commands_start(struct worker *w, struct request *rq)
+cJSON *commands_started(struct worker *w, struct request *rq, const char *session)
 {
 	struct strv argv = {0};
 	const char *in;
 	bool open;
 	char id[17];
 	if (!parse_start(w, rq, &argv, &in, &open) ||
-	    !command_start(&w->conf, rq->tenant, rq->params[0], argv.v, argv.n, in, strlen(in), open, id,
-			   &rq->fault)) {
+	    !command_start(&w->conf, rq->tenant, session, argv.v, argv.n, in, strlen(in), open, id, &rq->fault)) {
 		strv_free(&argv);
-		respond_fault(rq, "");
-		return;
+		return NULL;
 	}
-	log_msg("session %s: command %s started", rq->params[0], id);
+	log_msg("session %s: command %s started", session, id);
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "id", id);
 	cJSON_AddItemToObject(o, "args", args_json(&argv));
 	add_exit(o, true, -1);
 	cJSON_AddBoolToObject(o, "stdinOpen", open);
 	strv_free(&argv);
-	respond_json(rq, 201, o);
+	return o;
+}
+
+void commands_start(struct worker *w, struct request *rq)
+{
+	cJSON *o = read_body(w, rq) ? commands_started(w, rq, rq->params[0]) : NULL;
+	if (o)
+		respond_json(rq, 201, o);
+	else
+		respond_fault(rq, "");
 }
 
 void commands_list(struct worker *w, struct request *rq)
@@ -155,28 +164,14 @@ static bool query_number(const char *query, const char *name, uint64_t dflt, uin
 	return true;
 }
 
-void commands_get(struct worker *w, struct request *rq)
+cJSON *commands_output_json(struct worker *w, struct request *rq, const char *session, const char *command,
+			    const uint64_t from[2], uint64_t max, bool b64)
 {
-	const char *query = http_param(&rq->io, "QUERY_STRING");
-	struct fault *f = &rq->fault;
-	uint64_t from[2], max;
-	autofree char *encoding = request_query_param(query, "encoding");
-	bool b64 = encoding && !strcmp(encoding, "base64");
 	struct command_output o;
-	if (encoding && !b64 && strcmp(encoding, "utf-8")) {
-		fail(f, E_INVALID_VALUE, "encoding: utf-8 (the default) or base64");
-		respond_fault(rq, "");
-		return;
-	}
-	if (!query_number(query, "stdoutFrom", 0, (1ULL << 53), &from[0], f) ||
-	    !query_number(query, "stderrFrom", 0, (1ULL << 53), &from[1], f) ||
-	    !query_number(query, "maxBytes", READ_MAX_DEFAULT, AGENT_COMMAND_LOG, &max, f) ||
-	    !command_output(&w->conf, rq->tenant, rq->params[0], rq->params[1], from, (size_t)max, &o, f)) {
-		respond_fault(rq, "");
-		return;
-	}
+	if (!command_output(&w->conf, rq->tenant, session, command, from, (size_t)max, &o, &rq->fault))
+		return NULL;
 	cJSON *x = cJSON_CreateObject();
-	cJSON_AddStringToObject(x, "id", rq->params[1]);
+	cJSON_AddStringToObject(x, "id", command);
 	add_exit(x, o.running, o.exit_code);
 	cJSON_AddStringToObject(x, "encoding", b64 ? "base64" : "utf-8");
 	static const char *const names[2][3] = {{"stdout", "stdoutFrom", "stdoutNext"},
@@ -196,10 +191,30 @@ void commands_get(struct worker *w, struct request *rq)
 		cJSON_AddNumberToObject(x, names[i][2], (double)(o.from[i] + n));
 	}
 	command_output_free(&o);
-	respond_json(rq, 200, x);
+	return x;
 }
 
-void commands_stdin(struct worker *w, struct request *rq)
+void commands_get(struct worker *w, struct request *rq)
+{
+	const char *query = http_param(&rq->io, "QUERY_STRING");
+	struct fault *f = &rq->fault;
+	uint64_t from[2], max;
+	autofree char *encoding = request_query_param(query, "encoding");
+	bool b64 = encoding && !strcmp(encoding, "base64");
+	cJSON *x = NULL;
+	if (encoding && !b64 && strcmp(encoding, "utf-8"))
+		fail(f, E_INVALID_VALUE, "encoding: utf-8 (the default) or base64");
+	else if (query_number(query, "stdoutFrom", 0, (1ULL << 53), &from[0], f) &&
+		 query_number(query, "stderrFrom", 0, (1ULL << 53), &from[1], f) &&
+		 query_number(query, "maxBytes", COMMAND_READ_DEFAULT, AGENT_COMMAND_LOG, &max, f))
+		x = commands_output_json(w, rq, rq->params[0], rq->params[1], from, max, b64);
+	if (x)
+		respond_json(rq, 200, x);
+	else
+		respond_fault(rq, "");
+}
+
+cJSON *commands_written(struct worker *w, struct request *rq, const char *session, const char *command)
 {
 	static const char *const known[] = {"data", "close", NULL};
 	struct fault *f = &rq->fault;
@@ -207,25 +222,30 @@ void commands_stdin(struct worker *w, struct request *rq)
 	const char *data = "";
 	bool close_it = false;
 	size_t written = 0;
-	if (!read_body(w, rq, known, "a write to a command's stdin") ||
+	if (!body_object(w, rq, known, "a write to a command's stdin") ||
 	    ((v = json_field(rq->json, "data")) && !json_string(v, "data", &data, f)) ||
-	    ((v = json_field(rq->json, "close")) && !json_bool(v, "close", &close_it, f))) {
-		respond_fault(rq, "");
-		return;
-	}
+	    ((v = json_field(rq->json, "close")) && !json_bool(v, "close", &close_it, f)))
+		return NULL;
 	size_t len = strlen(data);
-	if ((len && !command_stdin(&w->conf, rq->tenant, rq->params[0], rq->params[1], data, len, &written, f)) ||
+	if ((len && !command_stdin(&w->conf, rq->tenant, session, command, data, len, &written, f)) ||
 	    (close_it && written == len &&
-	     !command_stdin(&w->conf, rq->tenant, rq->params[0], rq->params[1], "", 0, &(size_t){0}, f))) {
-		respond_fault(rq, "");
-		return;
-	}
+	     !command_stdin(&w->conf, rq->tenant, session, command, "", 0, &(size_t){0}, f)))
+		return NULL;
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddNumberToObject(o, "written", (double)written);
 	/* What did not fit (a pipe's worth goes at once) is the caller's to
 	 * send again; it is not closed before all is written. */
 	cJSON_AddBoolToObject(o, "closed", close_it && written == len);
-	respond_json(rq, 200, o);
+	return o;
+}
+
+void commands_stdin(struct worker *w, struct request *rq)
+{
+	cJSON *o = read_body(w, rq) ? commands_written(w, rq, rq->params[0], rq->params[1]) : NULL;
+	if (o)
+		respond_json(rq, 200, o);
+	else
+		respond_fault(rq, "");
 }
 
 /* SIGTERM, SIGINT, ... by name (as `kill -l` says them), 1 to 64. */
@@ -239,24 +259,27 @@ static int signal_by_name(const char *name)
 	return 0;
 }
 
-void commands_signal(struct worker *w, struct request *rq)
+bool commands_signalled(struct worker *w, struct request *rq, const char *session, const char *command)
 {
 	static const char *const known[] = {"signal", NULL};
 	struct fault *f = &rq->fault;
 	const cJSON *v;
 	const char *name = "SIGTERM";
-	if (!read_body(w, rq, known, "a signal") ||
-	    ((v = json_field(rq->json, "signal")) && !json_string(v, "signal", &name, f))) {
-		respond_fault(rq, "");
-		return;
-	}
+	if (!body_object(w, rq, known, "a signal") ||
+	    ((v = json_field(rq->json, "signal")) && !json_string(v, "signal", &name, f)))
+		return false;
 	int sig = signal_by_name(name);
 	if (!sig)
-		fail(f, E_INVALID_VALUE, "signal: a name such as SIGTERM, SIGINT or SIGKILL");
-	if (!sig || !command_kill(&w->conf, rq->tenant, rq->params[0], rq->params[1], sig, f))
-		respond_fault(rq, "");
-	else
+		return fail(f, E_INVALID_VALUE, "signal: a name such as SIGTERM, SIGINT or SIGKILL");
+	return command_kill(&w->conf, rq->tenant, session, command, sig, f);
+}
+
+void commands_signal(struct worker *w, struct request *rq)
+{
+	if (read_body(w, rq) && commands_signalled(w, rq, rq->params[0], rq->params[1]))
 		http_send_empty(&rq->io, 204, "");
+	else
+		respond_fault(rq, "");
 }
 
 void commands_delete(struct worker *w, struct request *rq)

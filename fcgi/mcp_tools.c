@@ -19,6 +19,8 @@
 #include "errors.h"
 #include "files.h"
 #include "job.h"
+#include "mcp_call.h"
+#include "mcp_commands.h"
 #include "request.h"
 #include "respond.h"
 #include "sessions.h"
@@ -105,225 +107,45 @@ static const char files_write_schema[] =
 	"\"content\":{\"type\":\"string\",\"description\":\"The file: text, or base64 with encoding base64.\"},"
 	"\"encoding\":{\"type\":\"string\",\"enum\":[\"utf-8\",\"base64\"],\"description\":\"Default utf-8.\"}}}";
 
-static void add_text(cJSON *content, const char *text)
-{
-	cJSON *c = cJSON_CreateObject();
-	cJSON_AddStringToObject(c, "type", "text");
-	cJSON_AddStringToObject(c, "text", text);
-	cJSON_AddItemToArray(content, c);
-}
-
-static void add_png(cJSON *content, const char *base64)
-{
-	cJSON *img = cJSON_CreateObject();
-	cJSON_AddStringToObject(img, "type", "image");
-	cJSON_AddStringToObject(img, "data", base64);
-	cJSON_AddStringToObject(img, "mimeType", "image/png");
-	cJSON_AddItemToArray(content, img);
-}
-
-static bool png_name(const char *name)
-{
-	size_t n = strlen(name);
-	return n >= 4 && !strcasecmp(name + n - 4, ".png");
-}
-
-static bool flag_of(const cJSON *o, const char *name)
-{
-	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, name));
-}
-
-/* One phase (compile or run) as text: its output, then how it ended when
- * that was not a plain exit 0. True when it failed. */
-static bool phase_text(struct buf *t, const char *name, const cJSON *p)
-{
-	if (!cJSON_IsObject(p))
-		return false;
-	const cJSON *code = cJSON_GetObjectItemCaseSensitive(p, "exitCode");
-	int exit_code = cJSON_IsNumber(code) ? code->valueint : -1;
-	bool failed = exit_code != 0 || flag_of(p, "timedOut") || flag_of(p, "oomKilled");
-	const char *out = json_text(p, "stdout"), *err = json_text(p, "stderr");
-	if (out[0])
-		buf_printf(t, "%s%s", t->len ? "\n" : "", out);
-	if (err[0])
-		buf_printf(t, "%s[%s stderr]\n%s", t->len ? "\n" : "", name, err);
-	if (failed || flag_of(p, "truncated"))
-		buf_printf(t, "%s[%s: exit %d%s%s%s]", t->len ? "\n" : "", name, exit_code,
-			   flag_of(p, "timedOut") ? ", timed out" : "", flag_of(p, "oomKilled") ? ", out of memory" : "",
-			   flag_of(p, "truncated") ? ", output truncated" : "");
-	return failed;
-}
-
-/*
- * A copy of o whose texts are strings: the API's objects hold raw JSON
- * literals (encode.h's json_add_bytes), which cJSON cannot read as
- * strings, so they are printed and read back. The caller's.
- */
-static cJSON *readable(const cJSON *o)
-{
-	char *printed = cJSON_PrintUnformatted(o);
-	cJSON *read_back = cJSON_Parse(printed);
-	free(printed);
-	return read_back;
-}
-
-/* A tool's result: text for the model, then structured (taken) as its
- * structured content. More content (images) may follow the text. */
-static cJSON *tool_result(cJSON *structured, const char *text, bool is_error)
-{
-	cJSON *r = cJSON_CreateObject();
-	add_text(cJSON_AddArrayToObject(r, "content"), text);
-	cJSON_AddItemToObject(r, "structuredContent", structured);
-	cJSON_AddBoolToObject(r, "isError", is_error);
-	return r;
-}
-
-cJSON *mcp_tool_result(const cJSON *execute_result)
-{
-	cJSON *read_back = readable(execute_result);
-	execute_result = read_back;
-	struct buf t = {0};
-	bool failed = phase_text(&t, "compile", cJSON_GetObjectItemCaseSensitive(execute_result, "compile"));
-	const cJSON *run = cJSON_GetObjectItemCaseSensitive(execute_result, "run");
-	if (!run)
-		failed = true; /* it did not compile, so nothing ran */
-	else
-		failed = phase_text(&t, "run", run) || failed;
-	/* A kernel cell's value and exception, as a notebook shows them. */
-	const cJSON *kernel = cJSON_GetObjectItemCaseSensitive(execute_result, "kernel");
-	const cJSON *value = cJSON_GetObjectItemCaseSensitive(kernel, "value");
-	const cJSON *error = cJSON_GetObjectItemCaseSensitive(kernel, "error");
-	/* A cell's displays, as their text (their images follow). */
-	const cJSON *outputs = cJSON_GetObjectItemCaseSensitive(kernel, "outputs"), *x;
-	if (!cJSON_IsArray(outputs))
-		outputs = NULL;
-	cJSON_ArrayForEach(x, outputs) {
-		const cJSON *data = cJSON_GetObjectItemCaseSensitive(x, "data");
-		if (!strcmp(json_text(x, "output_type"), "display_data") &&
-		    !cJSON_GetObjectItemCaseSensitive(data, "image/png") && json_text(data, "text/plain")[0])
-			buf_printf(&t, "%s%s", t.len ? "\n" : "", json_text(data, "text/plain"));
-	}
-	if (cJSON_IsString(value))
-		buf_printf(&t, "%sOut: %s", t.len ? "\n" : "", value->valuestring);
-	if (cJSON_IsObject(error) && !strstr(json_text(run, "stderr"), json_text(error, "traceback")))
-		buf_printf(&t, "%s%s", t.len ? "\n" : "", json_text(error, "traceback")[0] ?
-			   json_text(error, "traceback") : json_text(error, "name"));
-	const char *ended = json_text(cJSON_GetObjectItemCaseSensitive(execute_result, "session"), "ended");
-	if (ended[0])
-		buf_printf(&t, "%s[the session ended: %s]", t.len ? "\n" : "", ended);
-	cJSON *o = tool_result(read_back, t.len ? t.data : "(no output)", failed);
-	cJSON *content = cJSON_GetObjectItemCaseSensitive(o, "content");
-	buf_free(&t);
-	cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(execute_result, "outputs")) {
-		if (png_name(json_text(x, "name")) && !strcmp(json_text(x, "encoding"), "base64"))
-			add_png(content, json_text(x, "content"));
-	}
-	/* A cell's images: those of its outputs (its figures among them), or
-	 * from a kernel that gives no outputs, its figures. */
-	if (outputs) {
-		cJSON_ArrayForEach(x, outputs)
-			if (json_text(cJSON_GetObjectItemCaseSensitive(x, "data"), "image/png")[0])
-				add_png(content, json_text(cJSON_GetObjectItemCaseSensitive(x, "data"), "image/png"));
-	} else {
-		cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(kernel, "images"))
-			add_png(content, json_text(x, "data"));
-	}
-	return o;
-}
-
-cJSON *mcp_tool_error(const cJSON *error_body)
-{
-	cJSON *read_back = readable(error_body);
-	const cJSON *e = cJSON_GetObjectItemCaseSensitive(read_back, "error");
-	char *text = xasprintf("%s: %s", json_text(e, "code"), json_text(e, "message"));
-	cJSON *o = tool_result(read_back, text, true);
-	free(text);
-	return o;
-}
-
-
-/* The tool result of a failure: rq->fault as the API's error object. */
-static cJSON *refused(struct request *rq, const char *tool)
-{
-	if (error_info(rq->fault.code)->server_side)
-		log_msg("mcp %s failed: %s: %s", tool, error_info(rq->fault.code)->name, rq->fault.message);
-	cJSON *err = fault_to_json(&rq->fault);
-	cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(err, "error"), "requestId", rq->id);
-	cJSON *o = mcp_tool_error(err);
-	cJSON_Delete(err);
-	return o;
-}
-
-/* The arguments, less the session's id, as the route's body. */
-static void body_from(struct request *rq, const cJSON *args)
-{
-	cJSON *copy = cJSON_Duplicate(args, true);
-	cJSON_DeleteItemFromObjectCaseSensitive(copy, "session");
-	char *body = cJSON_PrintUnformatted(copy);
-	buf_append(&rq->body, body, strlen(body));
-	free(body);
-	cJSON_Delete(copy);
-}
-
 /* Run rq's parsed job, telling sink (else only watching for a hangup). */
 static cJSON *run_job(struct worker *w, struct request *rq, const char *tool, const struct sandbox_sink *sink)
 {
 	struct sandbox_sink watch = {.hangup_fd = http_hangup_fd(&rq->io)};
 	admin_job_accepted(w, rq);
 	if (!job_run(w, rq, sink ? sink : &watch))
-		return refused(rq, tool);
+		return mcp_tool_refused(rq, tool);
 	cJSON *result = job_result_json(rq);
 	cJSON *o = mcp_tool_result(result);
 	cJSON_Delete(result);
 	return o;
 }
 
-/* The route's answer, taken, made readable (the caller's). */
-static cJSON *readable_taken(cJSON *o)
-{
-	cJSON *r = o ? readable(o) : NULL;
-	cJSON_Delete(o);
-	return r;
-}
-
-/* The session a call names, checked as the route's path would be: a
- * string, and kept by this host. */
-static const char *session_of(struct worker *w, struct request *rq, const cJSON *args)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, "session");
-	if (!cJSON_IsString(v) || !v->valuestring[0]) {
-		fail(&rq->fault, E_INVALID_REQUEST, "session: the session's id (from session_create) is required");
-		return NULL;
-	}
-	return sessions_at_home(w, rq, v->valuestring) ? v->valuestring : NULL;
-}
-
 static cJSON *call_execute(struct worker *w, struct request *rq, const cJSON *args,
 				 const struct sandbox_sink *sink)
 {
-	body_from(rq, args);
+	mcp_tool_body(rq, args);
 	if (w->conf.queue.role == QUEUE_FRONT)
 		fail(&rq->fault, E_NOT_SUPPORTED, "this host hands runs to runner hosts through the queue, "
 		     "which /mcp does not do yet: call POST /execute, or /mcp on a runner host");
 	else if (request_parse_execute(rq, &w->conf, &w->reg) && admin_claim_run(w, rq) &&
 		 volumes_take(w, rq, NULL))
 		return run_job(w, rq, "execute", sink);
-	return refused(rq, "execute");
+	return mcp_tool_refused(rq, "execute");
 }
 
 static cJSON *call_session_create(struct worker *w, struct request *rq, const cJSON *args,
 				 const struct sandbox_sink *sink)
 {
 	(void)sink; /* it runs no program */
-	body_from(rq, args);
-	cJSON *s = admin_claim_run(w, rq) ? readable_taken(sessions_open(w, rq)) : NULL;
+	mcp_tool_body(rq, args);
+	cJSON *s = admin_claim_run(w, rq) ? mcp_readable_taken(sessions_open(w, rq)) : NULL;
 	if (!s)
-		return refused(rq, "session_create");
+		return mcp_tool_refused(rq, "session_create");
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(s, "id");
 	char *text = xasprintf("session %s started (%s %s, %s): run steps with session_exec, end it with "
 			       "session_close", cJSON_IsString(id) ? id->valuestring : "?",
 			       json_text(s, "language"), json_text(s, "version"), json_text(s, "type"));
-	cJSON *r = tool_result(s, text, false);
+	cJSON *r = mcp_tool_made(s, text, false);
 	free(text);
 	return r;
 }
@@ -331,25 +153,25 @@ static cJSON *call_session_create(struct worker *w, struct request *rq, const cJ
 static cJSON *call_session_exec(struct worker *w, struct request *rq, const cJSON *args,
 				 const struct sandbox_sink *sink)
 {
-	const char *id = session_of(w, rq, args);
-	body_from(rq, args);
+	const char *id = mcp_tool_session(w, rq, args);
+	mcp_tool_body(rq, args);
 	if (id && admin_claim_run(w, rq) && sessions_step_ready(w, rq, id, false))
 		return run_job(w, rq, "session_exec", sink);
-	return refused(rq, "session_exec");
+	return mcp_tool_refused(rq, "session_exec");
 }
 
 static cJSON *call_session_close(struct worker *w, struct request *rq, const cJSON *args,
 				 const struct sandbox_sink *sink)
 {
 	(void)sink; /* it runs no program */
-	const char *id = session_of(w, rq, args);
+	const char *id = mcp_tool_session(w, rq, args);
 	if (!id || !sessions_close(w, rq, id))
-		return refused(rq, "session_close");
+		return mcp_tool_refused(rq, "session_close");
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "session", id);
 	cJSON_AddBoolToObject(o, "closed", true);
 	char *text = xasprintf("session %s closed", id);
-	cJSON *r = tool_result(o, text, false);
+	cJSON *r = mcp_tool_made(o, text, false);
 	free(text);
 	return r;
 }
@@ -358,11 +180,11 @@ static cJSON *call_files_list(struct worker *w, struct request *rq, const cJSON 
 				 const struct sandbox_sink *sink)
 {
 	(void)sink; /* it runs no program */
-	const char *id = session_of(w, rq, args);
+	const char *id = mcp_tool_session(w, rq, args);
 	struct files_place p = {.tenant = rq->tenant, .session = id};
-	cJSON *o = id ? readable_taken(files_listing(w, rq, &p, json_text(args, "path"))) : NULL;
+	cJSON *o = id ? mcp_readable_taken(files_listing(w, rq, &p, json_text(args, "path"))) : NULL;
 	if (!o)
-		return refused(rq, "session_files_list");
+		return mcp_tool_refused(rq, "session_files_list");
 	struct buf t = {0};
 	const cJSON *e;
 	buf_printf(&t, "%s:", json_text(o, "path"));
@@ -374,7 +196,7 @@ static cJSON *call_files_list(struct worker *w, struct request *rq, const cJSON 
 	}
 	if (!cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(o, "entries")))
 		buf_printf(&t, " (empty)");
-	cJSON *r = tool_result(o, t.data, false);
+	cJSON *r = mcp_tool_made(o, t.data, false);
 	buf_free(&t);
 	return r;
 }
@@ -383,12 +205,12 @@ static cJSON *call_files_read(struct worker *w, struct request *rq, const cJSON 
 				 const struct sandbox_sink *sink)
 {
 	(void)sink; /* it runs no program */
-	const char *id = session_of(w, rq, args), *path = json_text(args, "path");
+	const char *id = mcp_tool_session(w, rq, args), *path = json_text(args, "path");
 	struct files_place p = {.tenant = rq->tenant, .session = id};
 	struct buf data = {0};
 	if (!id || !files_read(w, rq, &p, path, &data)) {
 		buf_free(&data);
-		return refused(rq, "session_files_read");
+		return mcp_tool_refused(rq, "session_files_read");
 	}
 	/* Text as text; other bytes as base64 (a PNG as an image too). */
 	buf_append(&data, "", 0); /* data.data a C string (buf_append ends it), an empty file's too */
@@ -402,15 +224,15 @@ static cJSON *call_files_read(struct worker *w, struct request *rq, const cJSON 
 	cJSON_AddStringToObject(o, "encoding", text ? "utf-8" : "base64");
 	if (text) {
 		cJSON_AddStringToObject(o, "content", data.data);
-		add_text(content, data.data);
+		mcp_add_text(content, data.data);
 	} else {
 		cJSON_AddStringToObject(o, "content", b64);
-		if (png_name(path)) {
-			add_png(content, b64);
+		if (mcp_png_name(path)) {
+			mcp_add_png(content, b64);
 		} else {
 			char *say = xasprintf("%s: %zu bytes, not text (base64 in the structured content)", path,
 					      data.len);
-			add_text(content, say);
+			mcp_add_text(content, say);
 			free(say);
 		}
 	}
@@ -424,7 +246,7 @@ static cJSON *call_files_write(struct worker *w, struct request *rq, const cJSON
 				 const struct sandbox_sink *sink)
 {
 	(void)sink; /* it runs no program */
-	const char *id = session_of(w, rq, args), *path = json_text(args, "path");
+	const char *id = mcp_tool_session(w, rq, args), *path = json_text(args, "path");
 	const cJSON *content = cJSON_GetObjectItemCaseSensitive(args, "content");
 	const char *encoding = json_text(args, "encoding");
 	struct files_place p = {.tenant = rq->tenant, .session = id};
@@ -444,14 +266,14 @@ static cJSON *call_files_write(struct worker *w, struct request *rq, const cJSON
 			json_add_bytes(o, "path", path, strlen(path));
 			cJSON_AddNumberToObject(o, "size", (double)data.len);
 			char *text = xasprintf("wrote %s (%zu bytes)", path, data.len);
-			cJSON *r = tool_result(readable_taken(o), text, false);
+			cJSON *r = mcp_tool_made(mcp_readable_taken(o), text, false);
 			free(text);
 			buf_free(&data);
 			return r;
 		}
 	}
 	buf_free(&data);
-	return refused(rq, "session_files_write");
+	return mcp_tool_refused(rq, "session_files_write");
 }
 
 /* The tools, in the order tools/list gives them. */
@@ -479,6 +301,20 @@ static const struct tool {
 	{"session_files_list", "List a session's files",
 	 "List a directory of the session's /workspace (path: relative, default the top).",
 	 files_list_schema, true, false, true, call_files_list},
+	{"session_command_start", "Start a background command in a session",
+	 "Start a program that goes on in the session's sandbox after this call returns (a server, a "
+	 "long build, a watcher): its output is kept, to read with session_command_output.",
+	 mcp_command_start_schema, false, false, false, mcp_command_start},
+	{"session_command_output", "Read a background command's output",
+	 "Read a command's stdout and stderr from byte offsets (0: from the start), and whether it runs "
+	 "or how it ended; read on from the offsets it gives.",
+	 mcp_command_output_schema, true, false, true, mcp_command_output},
+	{"session_command_stdin", "Write to a background command's stdin",
+	 "Write text to the stdin of a command started with stdinOpen, and close it if asked.",
+	 mcp_command_stdin_schema, false, false, false, mcp_command_stdin},
+	{"session_command_signal", "Signal a background command",
+	 "Send a signal (SIGTERM by default, SIGINT, SIGKILL, ...) to a command and its processes.",
+	 mcp_command_signal_schema, false, true, false, mcp_command_signal},
 	{"session_close", "End a session", "End the session and free its sandbox; its files are gone.",
 	 session_only_schema, false, true, true, call_session_close},
 };

@@ -13,8 +13,9 @@ struct sandbox_sink;
 
 /* The tools/list result: execute, and the session tools
  * (session_create, session_exec, session_files_write / _read / _list,
- * session_close), each with its input schema; the registry's language
- * names in execute's description. */
+ * session_command_start / _output / _stdin / _signal, session_close),
+ * each with its input schema; the registry's language names in
+ * execute's description. */
 cJSON *mcp_tools_list(const struct registry *reg);
 /* The same tools as function-calling definitions ({"tools": [{"type":
  * "function", "function": {name, description, parameters}}]}), the shape
@@ -29,19 +30,5 @@ cJSON *mcp_tools_call(struct worker *w, struct request *rq, const char *name, co
 		      const struct sandbox_sink *sink);
 /* GET /v1/tools: mcp_tools_as_functions. */
 void mcp_tools_handler(struct worker *w, struct request *rq);
-
-/*
- * A tools/call result from an execute result (the /execute object, or a
- * session step's, owned by the caller): the program's output as text
- * content (and a kernel cell's value and exception, and why the session
- * ended if it did), each PNG among its outputs and a cell's figures as
- * image content, the whole object as structured content, and isError
- * when the program failed (did not compile, exited non-zero, timed out or
- * was killed). Pure.
- */
-cJSON *mcp_tool_result(const cJSON *execute_result);
-/* A tools/call result for a run that was refused or failed before it
- * ran (the error object of an /execute answer, owned by the caller). */
-cJSON *mcp_tool_error(const cJSON *error_body);
 
 #endif

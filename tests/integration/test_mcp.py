@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import URL, raw_request
+from conftest import URL, raw_request, wait_until
 from tenants_util import call, new_key, reload_pool, tenants_file
 
 JS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "js")
@@ -25,7 +25,8 @@ def rpc(body, headers=None):
 
 
 TOOLS = ["execute", "session_create", "session_exec", "session_files_write", "session_files_read",
-         "session_files_list", "session_close"]
+         "session_files_list", "session_command_start", "session_command_output", "session_command_stdin",
+         "session_command_signal", "session_close"]
 
 
 def sdk_client(mode, key=None):
@@ -290,5 +291,65 @@ def test_a_tenants_session_is_its_own_through_mcp(keys):
             assert "s3cret" not in json.dumps(result)
         still = tool_call("session_files_read", {"session": session, "path": "secret.txt"}, key)
         assert still["structuredContent"]["content"] == "s3cret", still
+    finally:
+        assert tool_call("session_close", {"session": session}, key)["isError"] is False
+
+
+def test_background_commands_through_mcp(keys):
+    """A command started by a tool goes on after the call; its output is read
+    from offsets, its stdin written, a signal ends it; another tenant sees
+    none of it; a call without the command's id says what is missing."""
+    key, other = keys
+    session = tool_call("session_create", {"language": "python", "idleTimeoutMs": 120000}, key)["structuredContent"]["id"]
+
+    def output(command, **offsets):
+        return tool_call("session_command_output", {"session": session, "commandId": command, **offsets}, key)
+
+    try:
+        started = tool_call("session_command_start", {"session": session, "command":
+                            "for i in 1 2 3; do echo tick $i; sleep 0.3; done; echo bye >&2"}, key)
+        assert started["isError"] is False and started["structuredContent"]["running"] is True, started
+        ticks = started["structuredContent"]["id"]
+        assert ticks in started["content"][0]["text"]
+        assert wait_until(lambda: output(ticks)["structuredContent"]["running"] is False, 30)
+        done = output(ticks)
+        assert done["structuredContent"]["stdout"] == "tick 1\ntick 2\ntick 3\n", done
+        assert done["content"][0]["text"].endswith("[ended: exit 0; read on from stdoutFrom 21, stderrFrom 4]"), done
+        assert "[stderr]\nbye" in done["content"][0]["text"], done
+        rest = output(ticks, stdoutFrom=14, stderrFrom=4)
+        assert rest["structuredContent"]["stdout"] == "tick 3\n" and rest["structuredContent"]["stderr"] == "", rest
+
+        cat = tool_call("session_command_start", {"session": session, "args": ["cat"], "stdinOpen": True}, key)
+        cat = cat["structuredContent"]["id"]
+        wrote = tool_call("session_command_stdin", {"session": session, "commandId": cat, "data": "hello\n",
+                                                    "close": True}, key)
+        assert wrote["structuredContent"] == {"written": 6, "closed": True}, wrote
+        assert wait_until(lambda: output(cat)["structuredContent"]["running"] is False, 30)
+        assert output(cat)["structuredContent"]["stdout"] == "hello\n"
+
+        sleeper = tool_call("session_command_start", {"session": session, "command": "sleep 60"}, key)
+        sleeper = sleeper["structuredContent"]["id"]
+        sent = tool_call("session_command_signal", {"session": session, "commandId": sleeper, "signal": "SIGKILL"},
+                         key)
+        assert sent["isError"] is False and "SIGKILL" in sent["content"][0]["text"], sent
+        assert wait_until(lambda: output(sleeper)["structuredContent"]["running"] is False, 30)
+        assert output(sleeper)["structuredContent"]["exitCode"] == 137
+
+        for name, arguments, code in (
+                ("session_command_output", {"commandId": "0123456789abcdef"}, "command_not_found"),
+                ("session_command_output", {}, "invalid_request"),
+                ("session_command_output", {"commandId": ticks, "maxBytes": -1}, "invalid_value"),
+                ("session_command_output", {"commandId": ticks, "stdoutOffset": 3}, "unknown_field"),
+                ("session_command_stdin", {"commandId": ticks, "data": "x"}, "stdin_closed"),
+                ("session_command_signal", {"commandId": sleeper, "signal": "SIGNOPE"}, "invalid_value"),
+                ("session_command_start", {"command": "true", "args": ["true"]}, "invalid_request")):
+            result = tool_call(name, {"session": session, **arguments}, key)
+            assert result["isError"] is True and result["structuredContent"]["error"]["code"] == code, (name, result)
+        # Another tenant: no such session, whatever the tool.
+        for name, arguments in (("session_command_output", {"commandId": ticks}),
+                                ("session_command_start", {"command": "echo in"}),
+                                ("session_command_signal", {"commandId": ticks})):
+            result = tool_call(name, {"session": session, **arguments}, other)
+            assert result["structuredContent"]["error"]["code"] == "session_not_found", (name, result)
     finally:
         assert tool_call("session_close", {"session": session}, key)["isError"] is False

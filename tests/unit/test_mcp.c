@@ -3,6 +3,7 @@
 #include "tap.h"
 #include "../../conf/lib/yaml_tree.h"
 #include "../../fcgi/mcp.h"
+#include "../../fcgi/mcp_call.h"
 #include "../../fcgi/mcp_tools.h"
 
 #include <stdio.h>
@@ -64,8 +65,13 @@ static bool same_enum(const cJSON *tool, const cJSON *api)
 }
 
 /* How far a tool's schema is from openapi's (its $refs followed): each
- * difference said as a TAP comment. "session" is the tools' own (the
- * path's id). */
+ * difference said as a TAP comment. "session" and "commandId" are the
+ * tools' own (the path's ids). */
+static bool path_id(const char *name)
+{
+	return !strcmp(name, "session") || !strcmp(name, "commandId");
+}
+
 static int shape_differs(const cJSON *tool, const cJSON *api, const cJSON *schemas, const char *where)
 {
 	if (cJSON_IsString(at(api, "$ref")))
@@ -84,7 +90,7 @@ static int shape_differs(const cJSON *tool, const cJSON *api, const cJSON *schem
 		}
 	}
 	cJSON_ArrayForEach(p, at(tool, "properties"))
-		if (strcmp(p->string, "session") && !at(at(api, "properties"), p->string)) {
+		if (!path_id(p->string) && !at(at(api, "properties"), p->string)) {
 			printf("# %s.%s: not the API's\n", where, p->string);
 			bad++;
 		}
@@ -95,7 +101,7 @@ static int shape_differs(const cJSON *tool, const cJSON *api, const cJSON *schem
 		bad += !in_array(at(tool, "required"), r->valuestring);
 	}
 	cJSON_ArrayForEach(r, at(tool, "required"))
-		n_tool += strcmp(r->valuestring, "session") != 0;
+		n_tool += !path_id(r->valuestring);
 	if (n_api != n_tool) {
 		printf("# %s: required %d, the API's %d\n", where, n_tool, n_api);
 		bad++;
@@ -149,7 +155,8 @@ UNIT_TEST(test_mcp)
 		const char *tool, *api_schema;
 	} pairs[] = {
 		{"execute", "ExecuteRequest"}, {"session_create", "SessionRequest"},
-		{"session_exec", "StepRequest"},
+		{"session_exec", "StepRequest"}, {"session_command_start", "CommandRequest"},
+		{"session_command_stdin", "CommandStdinRequest"}, {"session_command_signal", "CommandSignalRequest"},
 	};
 	for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {
 		const cJSON *schema = at(tool_named(list, pairs[k].tool), "inputSchema");
@@ -162,14 +169,15 @@ UNIT_TEST(test_mcp)
 	ok(same_enum(at(write, "encoding"), at(at(at(schemas, "File"), "properties"), "encoding")),
 	   "mcp: session_files_write's encodings are a file's (utf-8, base64)");
 	static const char *const named[] = {"execute", "session_create", "session_exec", "session_files_write",
-		"session_files_read", "session_files_list", "session_close"};
+		"session_files_read", "session_files_list", "session_command_start", "session_command_output",
+		"session_command_stdin", "session_command_signal", "session_close"};
 	int with_session = 0;
 	for (size_t k = 0; k < sizeof named / sizeof named[0]; k++) {
 		const cJSON *schema = at(tool_named(list, named[k]), "inputSchema");
 		with_session += k >= 2 && in_array(at(schema, "required"), "session");
 	}
-	ok(cJSON_GetArraySize(at(list, "tools")) == 7 && with_session == 5,
-	   "mcp: seven tools; each session tool requires the session's id");
+	ok(cJSON_GetArraySize(at(list, "tools")) == 11 && with_session == 9,
+	   "mcp: eleven tools; each session tool requires the session's id");
 	const cJSON *tool = cJSON_GetArrayItem(at(list, "tools"), 0);
 	const cJSON *schema = at(tool, "inputSchema");
 	cJSON_Delete(api);
