@@ -29,6 +29,7 @@ import pytest
 
 import webservers
 from conftest import CONF, LOG_DIR, URL, reload_pool, wait_until
+from test_playground import drive
 from tenants_util import CONF_DIR, call
 
 SECRET = "0x4AAAAAAAtest-secret-of-the-demo"
@@ -265,6 +266,32 @@ def test_the_rate_is_per_address_and_costs_siteverify_nothing(siteverify):
     assert len(siteverify.tokens_from(source)) == answers.count(403)
     # Another address has its own.
     assert run(PY, token("bad"), source=other)[0] == 403
+
+
+def test_the_playground_asks_for_the_challenge_and_sends_its_token(siteverify):
+    """In a real browser (test_playground's driver, mode "demo"), as a
+    stranger: auth.anonymous is emptied for the test, so the page on
+    127.0.0.1 is a demo caller. Turnstile's script is a stand-in that the
+    driver serves for Cloudflare's URL; the worker asks this module's
+    siteverify."""
+    with open(CONF) as f:
+        demo = f.read()
+    stranger, n = re.subn(r"(?m)^  anonymous: \[.*\]$", "  anonymous: []", demo)
+    assert n == 1
+    tok = token()
+    try:
+        with open(CONF, "w") as f:
+            f.write(stranger)
+        reload_pool()
+        report = drive("demo", env={"ISOBOX_SITE_KEY": "1x00000000000000000000AA", "ISOBOX_TOKEN": tok})
+    finally:
+        with open(CONF, "w") as f:
+            f.write(demo)
+        reload_pool()
+    names = {c["name"] for c in report["checks"] if c["ok"]}
+    assert {"a run before the challenge asks for it, and sends nothing", "a solved challenge runs the program once",
+            "the next run asks again"} <= names, report
+    assert siteverify.tokens_from("127.0.0.1") == [tok]
 
 
 # ---- Authenticated Origin Pull: the shipped demo configs of Caddy and

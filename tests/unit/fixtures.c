@@ -1,8 +1,13 @@
+#define _GNU_SOURCE
 #include "fixtures.h"
 #include "tap.h"
 #include "../../sandbox/spec_render.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const char registry_yaml[] =
 	"languages:\n"
@@ -114,3 +119,15 @@ void argv_outputs(const struct conf *c, const struct sandbox_job *job, const cha
 	spec_argv(&s, c->docker, a);
 	spec_free(&s);
 }
+
+void fixture_write(const char *dir, const char *name, const char *text, mode_t mode)
+{
+	autofree char *path = xasprintf("%s/%s", dir, name);
+	unlink(path);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		die("cannot write %s", path);
+	fchmod(fd, mode);
+	close(fd);
+}
+

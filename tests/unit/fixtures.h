@@ -6,6 +6,8 @@
 #include "../../registry/registry.h"
 #include "../../sandbox/sandbox.h"
 
+#include <sys/types.h>
+
 #define TEST_ID_PY "sha256:1111111111111111111111111111111111111111111111111111111111111111"
 
 /* Load the repository's own conf/isobox.yaml and a two-language registry. */
@@ -26,6 +28,8 @@ void argv_session(const struct conf *c, const struct language *l, const struct s
 		  struct strv *a);
 void argv_outputs(const struct conf *c, const struct sandbox_job *job, const char *name, const char *owner,
 		  struct strv *a);
+/* dir/name with this text and mode (made anew; fatal if it cannot be). */
+void fixture_write(const char *dir, const char *name, const char *text, mode_t mode);
 /* Where arg is in an argv (-1: nowhere). */
 int index_of(const struct strv *a, const char *arg);
 

@@ -2,6 +2,7 @@
 /* The public demo: its settings (conf/demo.h) and what siteverify's
  * answers mean (fcgi/turnstile.h, turnstile_judge: no network here). */
 #include "tap.h"
+#include "fixtures.h"
 #include "../../conf/demo.h"
 #include "../../conf/lib/yaml_tree.h"
 #include "../../fcgi/turnstile.h"
@@ -29,13 +30,7 @@ static bool parse(const char *dir, const char *yaml, struct demo *d, struct faul
 
 static void secret_file(const char *dir, const char *text, mode_t mode)
 {
-	autofree char *path = xasprintf("%s/turnstile.secret", dir);
-	unlink(path);
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
-	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
-		die("cannot write %s", path);
-	fchmod(fd, mode);
-	close(fd);
+	fixture_write(dir, "turnstile.secret", text, mode);
 }
 
 #define ON "enabled: true\nturnstile: {siteKey: 1x00000000000000000000AA, secretFile: turnstile.secret, " \

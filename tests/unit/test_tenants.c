@@ -12,17 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void write_text(const char *dir, const char *name, const char *text, mode_t mode)
-{
-	autofree char *path = xasprintf("%s/%s", dir, name);
-	unlink(path);
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
-	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
-		die("cannot write %s", path);
-	fchmod(fd, mode);
-	close(fd);
-}
-
 static bool parse(const char *dir, const char *auth_yaml, const char *defaults_yaml, struct tenants *t,
 		  struct fault *f)
 {
@@ -68,7 +57,7 @@ static void keys(const char *dir)
 	tenants_free(&t);
 
 	autofree char *both = xasprintf("# keys\n%s\n%s", line, line2);
-	write_text(dir, "keys", both, 0640);
+	fixture_write(dir, "keys", both, 0640);
 	ok(parse(dir, NULL, NULL, &t, &f) && t.n_keys == 2, "keys: two lines, a comment and a blank");
 	is_str(tenants_check_key(&t, key), "team-a", "key: proves its tenant");
 	is_str(tenants_check_key(&t, key2), "team-b", "key: the other one, its own");
@@ -82,17 +71,17 @@ static void keys(const char *dir)
 	   "key: malformed keys are refused");
 	tenants_free(&t);
 
-	write_text(dir, "keys", line2, 0640); /* a's line taken out: revoked */
+	fixture_write(dir, "keys", line2, 0640); /* a's line taken out: revoked */
 	ok(parse(dir, NULL, NULL, &t, &f) && !tenants_check_key(&t, key) && tenants_check_key(&t, key2),
 	   "key: revoked once its line is gone from the file");
 	tenants_free(&t);
 
-	write_text(dir, "keys", "12345678 team-a nothex 2026\n", 0640);
+	fixture_write(dir, "keys", "12345678 team-a nothex 2026\n", 0640);
 	ok(!parse(dir, NULL, NULL, &t, &f) && strstr(f.message, "keys:1"), "keys: a bad line is an error");
 	autofree char *twice = xasprintf("%s%s", line, line);
-	write_text(dir, "keys", twice, 0640);
+	fixture_write(dir, "keys", twice, 0640);
 	ok(!parse(dir, NULL, NULL, &t, &f) && strstr(f.message, "twice"), "keys: an id twice is an error");
-	write_text(dir, "keys", line, 0640);
+	fixture_write(dir, "keys", line, 0640);
 	chmod(secret, 0644);
 	ok(!parse(dir, NULL, NULL, &t, &f) && strstr(f.message, "readable by anyone"),
 	   "secret: refused when anyone may read it");
@@ -106,7 +95,7 @@ static void shares(const char *dir)
 {
 	struct tenants t;
 	struct fault f;
-	write_text(dir, "tenants.yaml", "tenants:\n  team-a:\n    requestsPerMinute: 5\n    network: false\n"
+	fixture_write(dir, "tenants.yaml", "tenants:\n  team-a:\n    requestsPerMinute: 5\n    network: false\n"
 		   "  local:\n    concurrentExecutions: 2\n  quiet:\n", 0644);
 	ok(parse(dir, "anonymous: [\"10.1.0.0/16\"]\n", "sessions: 9\nmemoryKeys: 7\n", &t, &f),
 	   "tenants.yaml: parsed (%s)", f.message);
@@ -119,9 +108,9 @@ static void shares(const char *dir)
 	ok(cidr_list_allows(&t.anonymous, "10.1.2.3") && !cidr_list_allows(&t.anonymous, "127.0.0.1"),
 	   "auth.anonymous: the operator's list replaces the default");
 	tenants_free(&t);
-	write_text(dir, "tenants.yaml", "tenants:\n  Team:\n    sessions: 1\n", 0644);
+	fixture_write(dir, "tenants.yaml", "tenants:\n  Team:\n    sessions: 1\n", 0644);
 	ok(!parse(dir, NULL, NULL, &t, &f) && strstr(f.message, "tenant names"), "tenants.yaml: bad name refused");
-	write_text(dir, "tenants.yaml", "tenants:\n  a:\n    sesions: 1\n", 0644);
+	fixture_write(dir, "tenants.yaml", "tenants:\n  a:\n    sesions: 1\n", 0644);
 	ok(!parse(dir, NULL, NULL, &t, &f) && strstr(f.message, "sesions"), "tenants.yaml: unknown field refused");
 	ok(!parse(dir, "anonymous: [\"nonsense\"]\n", NULL, &t, &f), "auth.anonymous: a bad range refused");
 	ok(!parse(dir, "keyFile: x\n", NULL, &t, &f), "auth: unknown field refused");

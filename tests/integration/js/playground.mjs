@@ -1,6 +1,7 @@
 // Drives the playground (GET /) in Debian's chromium, headless, and prints
 // what it saw as JSON. Usage: node playground.mjs http://127.0.0.1:8090 [once|session|key]
-// "once" (the default) checks the Run once mode, "editor" the code box (Tab,
+// "once" (the default) checks the Run once mode, "demo" the public demo's
+// Turnstile challenge (the server's demo: on), "editor" the code box (Tab,
 // kept code, the layout at two widths), "session" the notebook of
 // session mode, "key" the API key field (the keys in ISOBOX_KEY, a valid one,
 // and ISOBOX_WRONG_KEY; they never go into the report); every session the
@@ -15,6 +16,13 @@ const base = process.argv[2].replace(/\/$/, "");
 const mode = process.argv[3] || "once";
 const report = { mode, checks: [], foreignRequests: [], pageErrors: [], sessions: [] };
 const good = process.env.ISOBOX_KEY, wrong = process.env.ISOBOX_WRONG_KEY;
+// The demo mode's stand-in of Turnstile's script (demoChecks).
+const TURNSTILE_JS = "https://challenges.cloudflare.com/turnstile/v0/api.js?render=explicit";
+const TURNSTILE_STUB = `window.turnstile = {
+  rendered: [], resets: 0,
+  render(el, opts) { this.rendered.push(opts.sitekey); window.solve = (t) => opts.callback(t); return "w0"; },
+  reset(id) { if (id === "w0") this.resets++; },
+};`;
 // Keys never go into the report: only which one a request carried.
 const which = (auth) => auth === undefined ? "none" : auth === `Bearer ${good}` ? "good" :
   auth === `Bearer ${wrong}` ? "wrong" : "other";
@@ -41,6 +49,8 @@ try {
 
   if (mode === "key") {
     await keyChecks(page);
+  } else if (mode === "demo") {
+    await demoChecks(page);
   } else {
     await page.goto(base + "/");
     await page.waitForSelector("#language:not([disabled]) option[value=python]", { state: "attached" });
@@ -53,7 +63,10 @@ try {
     else await onceChecks(page);
   }
 
-  check("nothing loaded from elsewhere", report.foreignRequests.length === 0, report.foreignRequests);
+  // The demo's page asks Cloudflare for Turnstile's script (answered here
+  // by a stand-in: nothing leaves this host); nothing else comes from elsewhere.
+  const foreign = report.foreignRequests.filter((u) => !(mode === "demo" && u === TURNSTILE_JS));
+  check("nothing loaded from elsewhere", foreign.length === 0, report.foreignRequests);
   check("no script errors", report.pageErrors.length === 0, report.pageErrors);
   report.ok = true;
 } catch (e) {
@@ -331,6 +344,56 @@ async function onceChecks(page) {
   await page.waitForFunction(() => document.getElementById("status").dataset.state !== "running");
   const error = await page.evaluate(() => document.getElementById("status").textContent);
   check("request errors shown", error.startsWith("error invalid_value:"), error);
+}
+
+// The public demo (the server's demo: on, and auth.anonymous empty, so
+// that this browser on 127.0.0.1 is a stranger). Turnstile's script is a
+// stand-in, served by intercepting its URL: render() keeps the options, and
+// window.solve(token) plays the visitor who solves the challenge.
+async function demoChecks(page) {
+  report.tokens = [];
+  page.on("request", (r) => {
+    if (r.url() === base + "/execute") report.tokens.push(r.headers()["x-turnstile-token"] || "none");
+  });
+  await page.route(TURNSTILE_JS, (route) => route.fulfill({ contentType: "text/javascript", body: TURNSTILE_STUB }));
+  await page.goto(base + "/");
+  await page.waitForSelector("#language:not([disabled]) option[value=python]", { state: "attached" });
+  await page.waitForFunction(() => window.turnstile && window.turnstile.rendered.length === 1);
+  const shown = await page.evaluate(() => ({
+    box: !document.getElementById("demo").hidden,
+    sitekey: window.turnstile.rendered[0],
+    sessionMode: !document.getElementById("mode-session").disabled,
+    wallTitle: document.getElementById("wallTimeMs").title,
+  }));
+  check("the demo shows Turnstile's widget with the site key, no session mode", shown.box &&
+        shown.sitekey === process.env.ISOBOX_SITE_KEY && !shown.sessionMode, shown);
+  check("the limits show the demo's ceilings", shown.wallTitle === "ceiling: 2000", shown.wallTitle);
+
+  const settled = () => page.waitForFunction(() => document.getElementById("status").dataset.state !== "running");
+  const status = () => page.evaluate(() => ({ state: document.getElementById("status").dataset.state,
+    text: document.getElementById("status").textContent, output: document.getElementById("output").textContent }));
+  await page.selectOption("#language", "python");
+  await page.fill("#code", "print(6 * 7)\n");
+  // Run before the challenge is solved: the page says so, nothing is sent.
+  await page.click("#run");
+  await settled();
+  let s = await status();
+  check("a run before the challenge asks for it, and sends nothing", s.state === "error" &&
+        s.text.includes("solve the challenge") && report.tokens.length === 0, s);
+  // Solved: the run carries the token, runs, and the widget is reset for the next.
+  await page.evaluate((t) => window.solve(t), process.env.ISOBOX_TOKEN);
+  await page.click("#run");
+  await settled();
+  s = await status();
+  check("a solved challenge runs the program once", s.state === "ok" && s.output === "42\n" &&
+        report.tokens.length === 1 && report.tokens[0] === process.env.ISOBOX_TOKEN, [s, report.tokens.length]);
+  check("the widget is reset: a token works once", await page.evaluate(() => window.turnstile.resets) === 1, "");
+  await page.click("#run");
+  await settled();
+  s = await status();
+  check("the next run asks again", s.state === "error" && s.text.includes("solve the challenge") &&
+        report.tokens.length === 1, s);
+  report.tokens = report.tokens.map((t) => t === process.env.ISOBOX_TOKEN ? "the token" : t);
 }
 
 // A session the page made: named on stderr at once (the pytest wrapper
