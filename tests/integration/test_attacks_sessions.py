@@ -167,12 +167,17 @@ def test_fork_bomb(sid):
                      limits={"wallTimeMs": 3000})
     assert time.monotonic() - start < 30 and status == 200, r
     assert r["run"]["timedOut"] or r["session"].get("ended")
-    # The next step sees the agent (PID 1) and itself: nothing of the bomb
-    # goes on holding the session's memory and pids (it once did: the next
-    # step was killed for memory).
+    # A next step that runs sees the agent (PID 1) and itself: nothing of
+    # the bomb goes on holding the session's memory and pids (it once did:
+    # the next step was killed for memory). Or the session has ended, and
+    # says why: gone already (410), or ending under that step (200, its
+    # reason in session.ended, no run), as a CI run on a loaded host saw
+    # (the agent's sweep is bounded: SWEEP_MS).
     after, r2 = step(sid, "import os\nprint(sorted(int(p) for p in os.listdir('/proc') if p.isdigit())[:1], "
                           "sum(p.isdigit() for p in os.listdir('/proc')))")
-    assert (after == 200 and r2["run"]["stdout"] == "[1] 2\n") or after == 410, r2
+    ran = after == 200 and "run" in r2
+    ended = after == 410 or (after == 200 and "run" not in r2 and r2["session"]["ended"])
+    assert (ran and r2["run"]["stdout"] == "[1] 2\n") or ended, r2
 
 
 @attack("session: a step replaces the agent or adds to its directory", "refused (EACCES/EROFS: root's, mounted read-only)")
