@@ -49,6 +49,13 @@ static bool get_limits(const cJSON *root, const char *key, struct limits *l, str
 	return true;
 }
 
+/* Is each floor at most its ceiling (compileTimeMs aside)? */
+static bool floors_under(const struct limits *lo, const struct limits *hi)
+{
+	return lo->memory_bytes <= hi->memory_bytes && lo->cpus <= hi->cpus && lo->pids <= hi->pids &&
+	       lo->output_bytes <= hi->output_bytes && lo->wall_time_ms <= hi->wall_time_ms;
+}
+
 /* A Linux interface name: 1-15 of [A-Za-z0-9_.-]. */
 static bool valid_ifname(const char *s)
 {
@@ -524,15 +531,11 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 
 	if (!get_limits(root, "ceilings", &c->ceilings, f) || !get_limits(root, "floors", &c->floors, f))
 		return false;
-	const struct limits *lo = &c->floors, *hi = &c->ceilings;
-	if (lo->memory_bytes > hi->memory_bytes || lo->cpus > hi->cpus || lo->pids > hi->pids ||
-	    lo->output_bytes > hi->output_bytes || lo->wall_time_ms > hi->wall_time_ms)
+	if (!floors_under(&c->floors, &c->ceilings))
 		return fail(f, E_INVALID_VALUE, "every floor must be at most its ceiling");
-	if (!demo_parse(cJSON_GetObjectItemCaseSensitive(root, "demo"), base_dir, hi, &c->demo, f))
+	if (!demo_parse(cJSON_GetObjectItemCaseSensitive(root, "demo"), base_dir, &c->ceilings, &c->demo, f))
 		return false;
-	const struct limits *demo = &c->demo.ceilings;
-	if (lo->memory_bytes > demo->memory_bytes || lo->cpus > demo->cpus || lo->pids > demo->pids ||
-	    lo->output_bytes > demo->output_bytes || lo->wall_time_ms > demo->wall_time_ms)
+	if (!floors_under(&c->floors, &c->demo.ceilings))
 		return fail(f, E_INVALID_VALUE, "every floor must be at most its demo.ceilings");
 
 	o = cJSON_GetObjectItemCaseSensitive(root, "request");

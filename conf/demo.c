@@ -105,16 +105,11 @@ bool demo_parse(const cJSON *o, const char *base_dir, const struct limits *serve
 	if ((v = cJSON_GetObjectItemCaseSensitive(o, "ceilings")) &&
 	    !limits_parse(v, "demo.ceilings", &asked, &set, f))
 		return false;
-	/* Each at most the server's: the demo only ever narrows. */
-	const struct limits *hi = server_ceilings;
-	struct limits *c = &d->ceilings;
-	if (set & LIMIT_MEMORY) c->memory_bytes = asked.memory_bytes < hi->memory_bytes ? asked.memory_bytes : hi->memory_bytes;
-	if (set & LIMIT_CPUS) c->cpus = asked.cpus < hi->cpus ? asked.cpus : hi->cpus;
-	if (set & LIMIT_PIDS) c->pids = asked.pids < hi->pids ? asked.pids : hi->pids;
-	if (set & LIMIT_OUTPUT) c->output_bytes = asked.output_bytes < hi->output_bytes ? asked.output_bytes : hi->output_bytes;
-	if (set & LIMIT_WALL) c->wall_time_ms = asked.wall_time_ms < hi->wall_time_ms ? asked.wall_time_ms : hi->wall_time_ms;
 	if (set & LIMIT_COMPILE)
 		return fail(f, E_INVALID_VALUE, "demo.ceilings: compileTimeMs is the language's, not a ceiling");
+	/* Each at most the server's: the demo only ever narrows. */
+	static const struct limits no_floor = {0};
+	d->ceilings = limits_apply(&d->ceilings, &asked, set, &no_floor, server_ceilings);
 	/* The tenant "demo" asks for nothing else: the demo routes run one
 	 * program each, without network (share.network stays false). */
 	return parse_turnstile(cJSON_GetObjectItemCaseSensitive(o, "turnstile"), base_dir, d, f);

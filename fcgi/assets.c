@@ -18,16 +18,15 @@ static const struct asset assets[] = {
 #undef ASSET
 
 /* The playground is self-contained: the browser may load nothing from
- * anywhere, and may only talk back to this service. */
-#define CSP "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; " \
-	    "connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; " \
-	    "frame-ancestors 'none'"
-/* The public demo's page (conf/demo.h) also loads Cloudflare's Turnstile
- * widget, a script and a frame from one origin, and nothing else. */
+ * anywhere, and may only talk back to this service. The public demo's
+ * page (conf/demo.h) also loads Cloudflare's Turnstile widget, a script
+ * and a frame from one origin, and nothing else. */
+#define CSP_WITH(scripts, frames) "default-src 'none'; script-src 'unsafe-inline'" scripts "; " frames \
+	"style-src 'unsafe-inline'; connect-src 'self'; img-src data:; base-uri 'none'; " \
+	"form-action 'none'; frame-ancestors 'none'"
 #define TURNSTILE_ORIGIN "https://challenges.cloudflare.com"
-#define CSP_DEMO "default-src 'none'; script-src 'unsafe-inline' " TURNSTILE_ORIGIN "; " \
-	    "frame-src " TURNSTILE_ORIGIN "; style-src 'unsafe-inline'; connect-src 'self'; " \
-	    "img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+#define CSP CSP_WITH("", "")
+#define CSP_DEMO CSP_WITH(" " TURNSTILE_ORIGIN, "frame-src " TURNSTILE_ORIGIN "; ")
 
 const struct asset *asset_find(const char *path)
 {
