@@ -192,12 +192,24 @@ def caddy(socket_path=SOCKET, read_timeout=None, status_socket=STATUS_SOCKET, **
                    ISOBOX_STATUS_SOCKET=status_socket,
                    ISOBOX_LOG=root, HOME=root, XDG_DATA_HOME=root, XDG_CONFIG_HOME=root,
                    **extra_env)
-        # As deploy/pool.sh runs it: Caddy itself drops no privileges.
-        as_user = ["setpriv", f"--reuid={FCGI_USER}", f"--regid={FCGI_USER}", "--init-groups", "--"]
-        args = ["--adapter", "caddyfile", "--config", conf]
-        return (as_user + ["caddy", "validate"] + args, as_user + ["caddy", "run"] + args,
-                env, os.path.join(root, "console.log"))
+        return (*_caddy_commands(conf), env, os.path.join(root, "console.log"))
     return _running("caddy", FCGI_USER, "", make, pool_up=status_socket == STATUS_SOCKET)
+
+
+def _caddy_commands(conf):
+    """Caddy's check and run of this Caddyfile, as deploy/pool.sh runs it:
+    as FCGI_USER (Caddy itself drops no privileges)."""
+    as_user = ["setpriv", f"--reuid={FCGI_USER}", f"--regid={FCGI_USER}", "--init-groups", "--"]
+    args = ["--adapter", "caddyfile", "--config", conf]
+    return as_user + ["caddy", "validate"] + args, as_user + ["caddy", "run"] + args
+
+
+def _nginx_rendered(name, names, env):
+    """deploy/nginx/NAME with the placeholders `names` filled in from env,
+    as the files tell an operator to render them (envsubst)."""
+    with open(os.path.join(DEPLOY, "nginx", name)) as src:
+        return subprocess.run(["envsubst", names], stdin=src, env=env, check=True,
+                              capture_output=True, text=True).stdout
 
 
 def nginx(socket_path=SOCKET, read_timeout=None, status_socket=STATUS_SOCKET):
@@ -208,9 +220,7 @@ def nginx(socket_path=SOCKET, read_timeout=None, status_socket=STATUS_SOCKET):
         for name, names in (("nginx.conf", "${ISOBOX_SERVER_USER}"),
                             ("isobox.conf", "${ISOBOX_BIND} ${ISOBOX_PORT} ${ISOBOX_SOCKET} "
                                             "${ISOBOX_STATUS_SOCKET}")):
-            with open(os.path.join(DEPLOY, "nginx", name)) as src:
-                text = subprocess.run(["envsubst", names], stdin=src, env=env, check=True,
-                                      capture_output=True, text=True).stdout
+            text = _nginx_rendered(name, names, env)
             if name == "isobox.conf" and read_timeout is not None:
                 text = _replace(text, "fastcgi_read_timeout 450s;",
                                 f"fastcgi_read_timeout {read_timeout}s;")
@@ -269,10 +279,8 @@ def demo_server(kind, make_pki):
         os.makedirs(os.path.join(root, "caddy"))
         shutil.chown(os.path.join(root, "caddy"), FCGI_USER, FCGI_USER)
         env = _env(**tls(root, port), ISOBOX_LOG=root, HOME=root, XDG_DATA_HOME=root, XDG_CONFIG_HOME=root)
-        as_user = ["setpriv", f"--reuid={FCGI_USER}", f"--regid={FCGI_USER}", "--init-groups", "--"]
-        args = ["--adapter", "caddyfile", "--config", os.path.join(DEPLOY, "caddy", "Caddyfile.demo")]
-        return (as_user + ["caddy", "validate"] + args, as_user + ["caddy", "run"] + args,
-                env, os.path.join(root, "console.log"))
+        return (*_caddy_commands(os.path.join(DEPLOY, "caddy", "Caddyfile.demo")), env,
+                os.path.join(root, "console.log"))
 
     def make_nginx(root, port):
         # isobox.conf on a port of its own, the demo beside it: their names
@@ -285,9 +293,7 @@ def demo_server(kind, make_pki):
                 ("isobox.conf", "${ISOBOX_BIND} ${ISOBOX_PORT} ${ISOBOX_SOCKET} ${ISOBOX_STATUS_SOCKET}", plain),
                 ("isobox-demo.conf", "${ISOBOX_DEMO_HOST} ${ISOBOX_BIND} ${ISOBOX_PORT} ${ISOBOX_SOCKET} "
                  "${ISOBOX_TLS_CERT} ${ISOBOX_TLS_KEY} ${ISOBOX_ORIGIN_PULL_CA} ${ISOBOX_DEMO_LOG}", env)):
-            with open(os.path.join(DEPLOY, "nginx", name)) as src:
-                text = subprocess.run(["envsubst", names], stdin=src, env=values, check=True,
-                                      capture_output=True, text=True).stdout
+            text = _nginx_rendered(name, names, values)
             if name == "nginx.conf":
                 text = _replace(text, "include isobox.conf;", "include isobox.conf;\n    include isobox-demo.conf;")
             with open(os.path.join(root, name), "w") as dst:
