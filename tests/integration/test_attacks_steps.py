@@ -124,6 +124,14 @@ def test_the_master_ends_a_held_session_at_its_end():
 
 # Each way a process can leave its step's process group, session or
 # parent; each is marked by its own sleep length.
+#
+# The stopped one is a job of its own (set -m gives it its own process
+# group): gVisor sends SIGHUP and SIGCONT to an orphaned group that holds a
+# stopped process whenever any member exits (Linux only when the group
+# becomes orphaned), and a step's group is orphaned (the agent makes it a
+# session). In the step's own group, a subshell above that exits after the
+# STOP, as happens on a loaded host, would hang the step up (exit 129, not
+# timedOut).
 ESCAPES = {
     "setsid": "(setsid sleep 400 >/dev/null 2>&1 &)",
     "subshell orphan": "(sleep 401 &)",
@@ -131,7 +139,7 @@ ESCAPES = {
     "disown": "sleep 403 & disown",
     "a new session leader that forks again": "setsid sh -c 'sleep 404 & sleep 405 & wait' >/dev/null 2>&1 &",
     "double fork through setsid": "(setsid sh -c '(sleep 406 &)' &)",
-    "stopped": "sleep 407 & sleep 0.3; kill -STOP $!",
+    "stopped": "set -m; sleep 407 & set +m; sleep 0.3; kill -STOP $!",
 }
 MARKS = [str(n) for n in range(400, 408)]
 
