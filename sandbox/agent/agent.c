@@ -60,6 +60,7 @@ static struct {
 	int64_t kill_at; /* cell: interrupted; the kernel is killed at this time */
 	bool interrupted; /* run: killed by int; all it started goes before the answer */
 	bool silent;     /* cell: a new request replaced it; it gets no answer */
+	bool unswept;    /* its sweep ran out of time: the session ends */
 	struct procs_snapshot before; /* what ran when it began (agent_procs.h) */
 } step = {.out = -1, .err = -1};
 
@@ -139,11 +140,22 @@ static void discard(int *fd)
  * left, before its end is answered: on gVisor a process that is forking
  * when it gets SIGKILL can leave a child that never got it, and what
  * survives would go on into the next step, holding its memory and pids.
- * Bounded: SWEEP_MS.
+ * Bounded: SWEEP_MS. What a fork bomb keeps up past that (seen on a
+ * loaded host) ends the session once the step is answered (session_over).
  */
 static void sweep_step(pid_t root, pid_t keep)
 {
-	procs_sweep(&step.before, root, keep, now_ms() + SWEEP_MS);
+	if (!procs_sweep(&step.before, root, keep, now_ms() + SWEEP_MS))
+		step.unswept = true;
+}
+
+/* After a step's answer: a sweep that left processes running ends the
+ * session, so that no next step starts beside them. */
+static void session_over(void)
+{
+	if (step.unswept)
+		fatal("a stopped step's processes were still there after %d ms of SIGKILL; "
+		      "the session ends so that the next step does not start beside them", SWEEP_MS);
 }
 
 /* The run ends: unanswered if a new request replaced it (then it is
@@ -166,6 +178,7 @@ static void run_ended(bool answer, int status)
 	discard(&step.out);
 	discard(&step.err);
 	step.kind = STEP_NONE;
+	session_over();
 }
 
 static void kernel_start(void)
@@ -215,6 +228,7 @@ static void cell_ended(int code, const char *json, size_t n)
 	if (!step.silent)
 		send_frame("end", step.tag, code, json, n);
 	step.kind = STEP_NONE;
+	session_over();
 }
 
 /* The kernel is gone (status): the cell it ran, if any, ends with an error.

@@ -154,12 +154,13 @@ static bool the_steps(const struct table *t, const struct procs_snapshot *s, con
 	return false;
 }
 
-void procs_sweep(const struct procs_snapshot *s, pid_t root, pid_t keep, int64_t until)
+bool procs_sweep(const struct procs_snapshot *s, pid_t root, pid_t keep, int64_t until)
 {
 	struct table t = {0};
 	pid_t agent = getpid();
+	int left;
 	for (;;) {
-		int left = 0;
+		left = 0;
 		table_read(&t);
 		for (size_t i = 0; i < t.n; i++) {
 			const struct proc *p = &t.v[i];
@@ -178,4 +179,5 @@ void procs_sweep(const struct procs_snapshot *s, pid_t root, pid_t keep, int64_t
 		usleep(2000);
 	}
 	free(t.v);
+	return !left;
 }

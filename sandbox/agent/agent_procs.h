@@ -37,8 +37,8 @@ void procs_free(struct procs_snapshot *s);
  * Kill every process the step started (as above; root: the kernel for a
  * cell, else 0), and reap those that are the agent's, until none is left
  * or until `until` (monotonic ms) passes. keep (0: none) is neither killed
- * nor reaped: the kernel itself.
+ * nor reaped: the kernel itself. False: some were still there at `until`.
  */
-void procs_sweep(const struct procs_snapshot *s, pid_t root, pid_t keep, int64_t until);
+bool procs_sweep(const struct procs_snapshot *s, pid_t root, pid_t keep, int64_t until);
 
 #endif

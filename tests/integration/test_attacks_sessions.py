@@ -171,8 +171,9 @@ def test_fork_bomb(sid):
     # the bomb goes on holding the session's memory and pids (it once did:
     # the next step was killed for memory). Or the session has ended, and
     # says why: gone already (410), or ending under that step (200, its
-    # reason in session.ended, no run), as a CI run on a loaded host saw
-    # (the agent's sweep is bounded: SWEEP_MS).
+    # reason in session.ended, no run). A CI run on a loaded host saw the
+    # bomb outlive the agent's sweep (SWEEP_MS); the agent now ends the
+    # session then, after the bomb's answer.
     after, r2 = step(sid, "import os\nprint(sorted(int(p) for p in os.listdir('/proc') if p.isdigit())[:1], "
                           "sum(p.isdigit() for p in os.listdir('/proc')))")
     ran = after == 200 and "run" in r2
