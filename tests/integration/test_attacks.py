@@ -94,7 +94,7 @@ def test_closing_the_output_does_not_end_the_run():
     run = run_ok("exec >&- 2>&-\nsleep 30", language="bash", limits={"wallTimeMs": 1500})
     took = time.monotonic() - started
     assert run["timedOut"] is True and run["exitCode"] == 137, run
-    assert 1400 <= run["durationMs"] <= 4000 and took < 10, (run, took)
+    assert 1400 <= run["durationMs"] <= 4000 and took < 20, (run, took)  # below the 30 s sleep
 
 
 class Streamed:
@@ -378,10 +378,11 @@ def test_proc_and_sys_show_nothing_of_the_host():
 @attack("see or touch a concurrent run", "neither its files nor its processes are visible")
 def test_concurrent_runs_are_invisible_to_each_other():
     # B runs once A has written its files (A says so), and while A still
-    # runs (A's result comes after B's): waited for, not guessed.
-    a = Streamed({"language": "python", "code":
+    # runs (A's result comes after B's): waited for, not guessed. A's 15 s
+    # is room for B's whole run on a loaded host.
+    a = Streamed({"language": "python", "limits": {"wallTimeMs": 20000}, "code":
                   "import time\nopen('/tmp/secret-a', 'w').write('a')\nopen('secret-a', 'w').write('a')\n"
-                  "print('written', flush=True)\ntime.sleep(6)\nprint('a done')"})
+                  "print('written', flush=True)\ntime.sleep(15)\nprint('a done')"})
     a.wait_for("written\n")
     b = run_ok("import os\nprint(os.path.exists('/tmp/secret-a'), os.path.exists('/box/secret-a'),"
                " sorted(p for p in os.listdir('/proc') if p.isdigit()))")
@@ -418,7 +419,7 @@ def test_flood_of_binary():
 
 
 @attack("output flood in 64 KiB writes past the cap, with a second thread spinning the CPU (wall time 2 s)",
-        "the cap's kill is prompt: the container is gone within 10 s of its creation "
+        "the cap's kill is prompt: the container is gone within 20 s of its creation "
         "(compile, the 2 s wall time and teardown included)")
 def test_kill_during_a_flood_is_prompt():
     code = ('#include <pthread.h>\nstatic void *spin(void *arg) { for (;;) {} return arg; }\n'
@@ -428,7 +429,7 @@ def test_kill_during_a_flood_is_prompt():
         flood = ex.submit(c, code, limits={"outputBytes": 65536, "wallTimeMs": 2000})
         assert wait_until(lambda: containers() != [], 20), "the run did not start"
         started = time.monotonic()
-        gone = wait_until(lambda: containers() == [], 10)
+        gone = wait_until(lambda: containers() == [], 20)  # a loaded host's boot, compile and removal
         lived = time.monotonic() - started
         run = flood.result()
     assert run["truncated"] is True

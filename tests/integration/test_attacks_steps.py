@@ -44,12 +44,14 @@ def test_back_to_back_steps_do_not_outlive_the_session():
     sid = create(language="bash", maxLifetimeMs=1000)["id"]
     answers = []
     for n in range(3):
-        status, body = step(sid, f"sleep 3; echo step{n}", limits={"wallTimeMs": 8000})
+        status, body = step(sid, f"sleep 20; echo step{n}", limits={"wallTimeMs": 30000})
         answers.append((status, body, time.monotonic() - t0))
     try:
         for status, body, at in answers:
             assert over_by_lifetime(status, body), (status, body)
-            assert at < 1 + 4, answers  # the end, plus the answer's own time
+            # The end, plus the create's and the answer's own time (5 s
+            # on a loaded host): well before a step's 20 s.
+            assert at < 1 + 15, answers
             if status == 200:
                 assert "step" not in body["run"]["stdout"], body
         status, _, body = request("GET", f"/v1/sessions/{sid}")
@@ -71,7 +73,7 @@ def test_a_long_step_is_cut_at_the_session_end():
         assert status == 200, r
         assert r["run"]["timedOut"] and r["run"]["stdout"] == "before\n", r
         assert "maxLifetimeMs (5000)" in r["session"]["ended"], r
-        assert took < 5 + 4, took
+        assert took < 5 + 10, took  # the end plus the answer's time, not the 20 s wall
         status, r = step(sid, "touch /workspace/never")
         assert status == 410 and r["error"]["code"] == "session_expired", r
         assert gone_without_trace(sid, timeout=5)
@@ -112,7 +114,9 @@ def test_the_master_ends_a_held_session_at_its_end():
         assert pid, "no worker holds the session"
         os.kill(pid, signal.SIGSTOP)
         try:
-            assert gone_without_trace(sid, timeout=6 + 6 - (time.monotonic() - created))
+            # Its end, the master's next expiry round and the removal
+            # (loaded: the master's loop also reaps and refills).
+            assert gone_without_trace(sid, timeout=6 + 20 - (time.monotonic() - created))
             assert sid not in session_containers()
         finally:
             os.kill(pid, signal.SIGCONT)
@@ -150,8 +154,10 @@ MARKS = [str(n) for n in range(400, 408)]
 def test_a_timed_out_step_takes_every_process_it_started():
     sid = create(language="bash")["id"]
     try:
-        status, r = step(sid, "\n".join(ESCAPES.values()) + "\nsleep 60", limits={"wallTimeMs": 2500})
-        assert status == 200 and r["run"]["timedOut"], r
+        # Every escape is made before the deadline (the mark says so): a
+        # slow host must not make this a test of fewer of them.
+        status, r = step(sid, "\n".join(ESCAPES.values()) + "\necho made\nsleep 60", limits={"wallTimeMs": 6000})
+        assert status == 200 and r["run"]["timedOut"] and r["run"]["stdout"] == "made\n", r
         assert "ended" not in r["session"], r
         assert sleeps(sid, *MARKS) == [], processes(sid)
     finally:

@@ -417,10 +417,11 @@ def test_js_signal_aborts_calls(js_project):
     assert got["execute"]["code"] == "aborted" and 0.9 <= got["execute"]["took"] < 3, got  # the run: 8 s
     assert got["after"] == "still here\n"
     assert got["stream"]["code"] == "aborted" and "seen enough" in got["stream"]["message"], got
-    assert got["streamLines"] == ["0\n"] and got["stream"]["took"] < 6, got
+    # A cold start is inside it: an abort that failed shows in the lines.
+    assert got["streamLines"] == ["0\n"] and got["stream"]["took"] < 15, got
     assert got["retryWait"]["code"] == "aborted" and got["retryWait"]["took"] < 3, got
     assert got["listenersLeft"] == 0, got
-    assert got["session"]["code"] == "aborted" and got["session"]["took"] < 6, got
+    assert got["session"]["code"] == "aborted" and got["session"]["afterCreate"] < 7, got  # not the 8 s step
     assert got["sessionAfter"]["code"] == "session_not_found", got
 
 

@@ -40,7 +40,7 @@ def test_batteries_included():
     code = ("import requests, httpx, bs4, lxml, pandas, numpy\n"
             "df = pandas.DataFrame({'a': numpy.arange(4)})\n"
             "print(int(df.a.sum()), bs4.BeautifulSoup('<p>hi</p>', 'lxml').p.text)")
-    run = run_ok(code)
+    run = run_ok(code, limits={"wallTimeMs": 20000})  # six imports, cold, on a loaded host
     assert run["stdout"] == "6 hi\n", run
 
 

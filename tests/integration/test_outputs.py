@@ -66,7 +66,7 @@ def test_caps_on_outputs():
 def test_outputs_of_a_run_that_timed_out_or_failed():
     code = "open('partial.txt', 'w').write('so far')\nimport time\ntime.sleep(30)"
     status, result = execute({"language": "python", "code": code, "outputs": ["*.txt"],
-                              "limits": {"wallTimeMs": 1000}})
+                              "limits": {"wallTimeMs": 5000}})  # python's start, loaded, then the file
     assert status == 200 and result["run"]["timedOut"], result
     assert outputs_of(result)["partial.txt"]["content"] == "so far"
     status, result = execute({"language": "c", "code": "int main(void) { return }", "outputs": ["*"]})

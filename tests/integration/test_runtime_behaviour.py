@@ -174,7 +174,8 @@ def check_lines(stdout):
 
 
 def test_everyday_tools_in_bash():
-    status, r = execute({"language": "bash", "code": TOOLS_SCRIPT})
+    # About 110 programs started: 2-3 s idle, three times that loaded.
+    status, r = execute({"language": "bash", "code": TOOLS_SCRIPT, "limits": {"wallTimeMs": 20000}})
     assert status == 200, r
     assert r["run"]["stderr"] == "" and r["run"]["exitCode"] == 0, r["run"]
     check_lines(r["run"]["stdout"])
@@ -186,7 +187,7 @@ def test_the_36_tools_under_python_subprocess():
     code = ("import subprocess, sys\n"
             "p = subprocess.run(['bash', '-c', sys.stdin.read()], capture_output=True, text=True)\n"
             "sys.stdout.write(p.stdout); sys.stderr.write(p.stderr); sys.exit(p.returncode)\n")
-    status, r = execute({"language": "python", "code": code, "stdin": TOOLS_SCRIPT.replace(
+    status, r = execute({"language": "python", "code": code, "limits": {"wallTimeMs": 20000}, "stdin": TOOLS_SCRIPT.replace(
         "ls -la /box | grep -c ' main.sh$'", "ls -la /box | grep -c ' main.py$'")})
     assert status == 200, r
     assert r["run"]["stderr"] == "" and r["run"]["exitCode"] == 0, r["run"]

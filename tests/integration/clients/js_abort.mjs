@@ -69,10 +69,11 @@ out.listenersLeft = listeners;
 // block (close() does not follow the signal), and is gone from the server.
 // (Node 20 has no `await using`; its dispose is this close().)
 const four = new AbortController();
-let sessionId;
+let sessionId, created;
 out.session = await timed(async () => {
   const s = await box.withOptions({ signal: four.signal }).session('python');
   sessionId = s.id;
+  created = performance.now();
   try {
     setTimeout(() => four.abort(), 500);
     await s.exec('import time\ntime.sleep(8)');
@@ -80,5 +81,6 @@ out.session = await timed(async () => {
     await s.close();
   }
 });
+out.session.afterCreate = (performance.now() - created) / 1000; // the abort and close()
 out.sessionAfter = await timed(() => box.attach(sessionId));
 console.log(JSON.stringify(out));
