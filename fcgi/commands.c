@@ -123,14 +123,12 @@ void commands_start(struct worker *w, struct request *rq)
 		respond_fault(rq, "");
 }
 
-void commands_list(struct worker *w, struct request *rq)
+cJSON *commands_listed(struct worker *w, struct request *rq, const char *session)
 {
 	struct session_command *all;
 	size_t n;
-	if (!command_list(&w->conf, rq->tenant, rq->params[0], &all, &n, &rq->fault)) {
-		respond_fault(rq, "");
-		return;
-	}
+	if (!command_list(&w->conf, rq->tenant, session, &all, &n, &rq->fault))
+		return NULL;
 	cJSON *o = cJSON_CreateObject();
 	cJSON *list = cJSON_AddArrayToObject(o, "commands");
 	for (size_t i = 0; i < n; i++) {
@@ -143,7 +141,16 @@ void commands_list(struct worker *w, struct request *rq)
 		cJSON_AddItemToArray(list, x);
 	}
 	session_commands_free(all, n);
-	respond_json(rq, 200, o);
+	return o;
+}
+
+void commands_list(struct worker *w, struct request *rq)
+{
+	cJSON *o = commands_listed(w, rq, rq->params[0]);
+	if (o)
+		respond_json(rq, 200, o);
+	else
+		respond_fault(rq, "");
 }
 
 /* A query's number, absent: dflt; else digits up to max. */
@@ -282,12 +289,18 @@ void commands_signal(struct worker *w, struct request *rq)
 		respond_fault(rq, "");
 }
 
+bool commands_deleted(struct worker *w, struct request *rq, const char *session, const char *command)
+{
+	if (!command_delete(&w->conf, rq->tenant, session, command, &rq->fault))
+		return false;
+	log_msg("session %s: command %s deleted", session, command);
+	return true;
+}
+
 void commands_delete(struct worker *w, struct request *rq)
 {
-	if (command_delete(&w->conf, rq->tenant, rq->params[0], rq->params[1], &rq->fault)) {
-		log_msg("session %s: command %s deleted", rq->params[0], rq->params[1]);
+	if (commands_deleted(w, rq, rq->params[0], rq->params[1]))
 		http_send_empty(&rq->io, 204, "");
-	} else {
+	else
 		respond_fault(rq, "");
-	}
 }

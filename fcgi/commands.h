@@ -24,13 +24,15 @@ void commands_delete(struct worker *w, struct request *rq);
 
 /*
  * The routes' own work, for /mcp's tools too (mcp_commands.c): rq->body
- * holds the route's body; nothing is answered. Each returns the answer's
+ * holds the route's body, if it has one; nothing is answered. Each returns the answer's
  * JSON (the caller's), or NULL (false) with rq->fault saying why.
  */
 cJSON *commands_started(struct worker *w, struct request *rq, const char *session);
+cJSON *commands_listed(struct worker *w, struct request *rq, const char *session);
 cJSON *commands_output_json(struct worker *w, struct request *rq, const char *session, const char *command,
 			    const uint64_t from[2], uint64_t max, bool b64);
 cJSON *commands_written(struct worker *w, struct request *rq, const char *session, const char *command);
 bool commands_signalled(struct worker *w, struct request *rq, const char *session, const char *command);
+bool commands_deleted(struct worker *w, struct request *rq, const char *session, const char *command);
 
 #endif

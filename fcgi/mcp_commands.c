@@ -56,6 +56,11 @@ const char mcp_command_signal_schema[] =
 	"\"signal\":{\"type\":\"string\",\"description\":\"SIGTERM (the default), SIGINT, SIGKILL, "
 	"SIGHUP, ...\"}}}";
 
+/* DELETE /v1/sessions/{id}/commands/{commandId}'s ids. */
+const char mcp_command_delete_schema[] =
+	"{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"session\",\"commandId\"],"
+	"\"properties\":{" SESSION "," COMMAND_ID "}}";
+
 /* The command a call names: a string (its shape is checked below, in
  * sandbox/, as a path's would be). */
 static const char *command_of(struct request *rq, const cJSON *args)
@@ -156,6 +161,53 @@ cJSON *mcp_command_signal(struct worker *w, struct request *rq, const cJSON *arg
 	cJSON_AddStringToObject(o, "commandId", command);
 	cJSON_AddStringToObject(o, "signal", json_text(rq->json, "signal")[0] ? json_text(rq->json, "signal") : "SIGTERM");
 	char *text = xasprintf("sent %s to command %s", json_text(o, "signal"), command);
+	cJSON *r = mcp_tool_made(o, text, false);
+	free(text);
+	return r;
+}
+
+cJSON *mcp_command_list(struct worker *w, struct request *rq, const cJSON *args, const struct sandbox_sink *sink)
+{
+	(void)sink; /* it answers at once */
+	static const char *const known[] = {"session", NULL};
+	const char *session = mcp_tool_session(w, rq, args);
+	cJSON *o = NULL;
+	if (session && json_known_keys(args, known, "session_command_list's arguments", &rq->fault))
+		o = mcp_readable_taken(commands_listed(w, rq, session));
+	if (!o)
+		return mcp_tool_refused(rq, "session_command_list");
+	/* A line each: its id, running or how it ended, and what it runs. */
+	struct buf t = {0};
+	const cJSON *c;
+	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(o, "commands")) {
+		const cJSON *code = cJSON_GetObjectItemCaseSensitive(c, "exitCode"), *arg;
+		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "running")))
+			buf_printf(&t, "%s running:", json_text(c, "id"));
+		else
+			buf_printf(&t, "%s ended, exit %d:", json_text(c, "id"), cJSON_IsNumber(code) ? code->valueint : -1);
+		cJSON_ArrayForEach(arg, cJSON_GetObjectItemCaseSensitive(c, "args"))
+			buf_printf(&t, " %s", cJSON_IsString(arg) ? arg->valuestring : "?");
+		buf_printf(&t, "\n");
+	}
+	if (!t.len)
+		buf_printf(&t, "no commands in session %s", session);
+	cJSON *r = mcp_tool_made(o, t.data, false);
+	buf_free(&t);
+	return r;
+}
+
+cJSON *mcp_command_delete(struct worker *w, struct request *rq, const cJSON *args, const struct sandbox_sink *sink)
+{
+	(void)sink; /* it answers at once */
+	static const char *const known[] = {"session", "commandId", NULL};
+	const char *session = mcp_tool_session(w, rq, args), *command = session ? command_of(rq, args) : NULL;
+	if (!command || !json_known_keys(args, known, "session_command_delete's arguments", &rq->fault) ||
+	    !commands_deleted(w, rq, session, command))
+		return mcp_tool_refused(rq, "session_command_delete");
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "commandId", command);
+	cJSON_AddBoolToObject(o, "deleted", true);
+	char *text = xasprintf("command %s deleted: killed if it ran, its output gone", command);
 	cJSON *r = mcp_tool_made(o, text, false);
 	free(text);
 	return r;

@@ -13,11 +13,13 @@ struct request;
 struct sandbox_sink;
 
 extern const char mcp_command_start_schema[], mcp_command_output_schema[], mcp_command_stdin_schema[],
-	mcp_command_signal_schema[];
+	mcp_command_signal_schema[], mcp_command_delete_schema[];
 
 cJSON *mcp_command_start(struct worker *w, struct request *rq, const cJSON *args, const struct sandbox_sink *sink);
 cJSON *mcp_command_output(struct worker *w, struct request *rq, const cJSON *args, const struct sandbox_sink *sink);
 cJSON *mcp_command_stdin(struct worker *w, struct request *rq, const cJSON *args, const struct sandbox_sink *sink);
 cJSON *mcp_command_signal(struct worker *w, struct request *rq, const cJSON *args, const struct sandbox_sink *sink);
+cJSON *mcp_command_list(struct worker *w, struct request *rq, const cJSON *args, const struct sandbox_sink *sink);
+cJSON *mcp_command_delete(struct worker *w, struct request *rq, const cJSON *args, const struct sandbox_sink *sink);
 
 #endif

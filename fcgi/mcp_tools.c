@@ -315,6 +315,13 @@ static const struct tool {
 	{"session_command_signal", "Signal a background command",
 	 "Send a signal (SIGTERM by default, SIGINT, SIGKILL, ...) to a command and its processes.",
 	 mcp_command_signal_schema, false, true, false, mcp_command_signal},
+	{"session_command_list", "List a session's background commands",
+	 "List the session's commands, running or ended: each one's id, what it runs, whether it runs "
+	 "or how it ended, and how much output it has written.",
+	 session_only_schema, true, false, true, mcp_command_list},
+	{"session_command_delete", "Delete a background command",
+	 "Kill a command if it runs, and forget it and its output.",
+	 mcp_command_delete_schema, false, true, true, mcp_command_delete},
 	{"session_close", "End a session", "End the session and free its sandbox; its files are gone.",
 	 session_only_schema, false, true, true, call_session_close},
 };

@@ -153,6 +153,61 @@ def test_forged_frames(sid):
         delete(other)
 
 
+# A background command that forges the agent's answers to the commands
+# API: ends with an all-zero tag and with made-up lists and reads, and
+# garbage, written to the agent's stdout while the caller reads on.
+FORGER = ("import os, time\n"
+          "fd = os.open('/proc/1/fd/1', os.O_WRONLY)\n"
+          "listed = b'ffffffffffffffff 1 -1 0 0 2\\nx\\0'\n"
+          "read = b'1 -1 0 6 6 0 0 0\\nforged'\n"
+          "print('forging', flush=True)\n"
+          "for i in range(100):\n"
+          "    for body in (listed, read):\n"
+          "        os.write(fd, b'end ' + b'0' * 16 + b' 0 %d\\n' % len(body) + body)\n"
+          "    os.write(fd, b'\\x00garbage\\n')\n"
+          "    time.sleep(0.05)\n")
+
+
+@attack("session: a background command writes forged agent answers (command lists, output reads, garbage) "
+        "to the agent's stdout while the commands API is read",
+        "no forged command or output is ever answered: each call gets the session's own truth or a clear "
+        "error, or the session ends (410); other sessions go on, nothing is left")
+def test_a_command_forges_agent_answers():
+    sid = create()["id"]
+    try:
+        status, _, started = request("POST", f"/v1/sessions/{sid}/commands", {"args": ["python3", "-c", FORGER]})
+        assert status == 201, started
+        forger = started["id"]
+        seen = set()
+        deadline = time.monotonic() + 8
+        while time.monotonic() < deadline:
+            status, _, listed = request("GET", f"/v1/sessions/{sid}/commands")
+            seen.add(status)
+            if status == 200:
+                assert [c["id"] for c in listed["commands"]] == [forger], listed
+            else:
+                assert status in (410, 503), listed
+                break
+            status, _, read = request("GET", f"/v1/sessions/{sid}/commands/{forger}")
+            seen.add(status)
+            if status == 200:
+                assert "forged" not in read["stdout"] and read["stdout"] in ("", "forging\n"), read
+            else:
+                assert status in (410, 503), read
+                break
+        print(f"statuses seen: {sorted(seen)}")
+        after, r = step(sid, "print('after')")
+        assert (after == 200 and r["run"]["stdout"] == "after\n") or after == 410, r
+    finally:
+        delete(sid)
+    assert gone_without_trace(sid)
+    other = create()["id"]
+    try:
+        assert step_ok(other, "print('unaffected')")["run"]["stdout"] == "unaffected\n"
+    finally:
+        delete(other)
+
+
 @attack("session: a step floods output", "truncated at outputBytes, the step interrupted, the session goes on")
 def test_output_flood(sid):
     r = step_ok(sid, "import sys\nwhile True:\n    sys.stdout.write('x' * 65536)", limits={"outputBytes": 10000})

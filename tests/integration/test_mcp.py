@@ -26,7 +26,7 @@ def rpc(body, headers=None):
 
 TOOLS = ["execute", "session_create", "session_exec", "session_files_write", "session_files_read",
          "session_files_list", "session_command_start", "session_command_output", "session_command_stdin",
-         "session_command_signal", "session_close"]
+         "session_command_signal", "session_command_list", "session_command_delete", "session_close"]
 
 
 def sdk_client(mode, key=None):
@@ -335,6 +335,18 @@ def test_background_commands_through_mcp(keys):
         assert wait_until(lambda: output(sleeper)["structuredContent"]["running"] is False, 30)
         assert output(sleeper)["structuredContent"]["exitCode"] == 137
 
+        listed = tool_call("session_command_list", {"session": session}, key)
+        assert [(c["id"], c["running"], c["exitCode"]) for c in listed["structuredContent"]["commands"]] == \
+            [(ticks, False, 0), (cat, False, 0), (sleeper, False, 137)], listed
+        assert f"{sleeper} ended, exit 137: sh -c sleep 60" in listed["content"][0]["text"], listed
+        looper = tool_call("session_command_start", {"session": session, "command": "sleep 60"}, key)
+        looper = looper["structuredContent"]["id"]
+        gone = tool_call("session_command_delete", {"session": session, "commandId": looper}, key)
+        assert gone["isError"] is False and gone["structuredContent"] == {"commandId": looper, "deleted": True}, gone
+        assert output(looper)["structuredContent"]["error"]["code"] == "command_not_found"
+        listed = tool_call("session_command_list", {"session": session}, key)["structuredContent"]["commands"]
+        assert looper not in [c["id"] for c in listed], listed
+
         for name, arguments, code in (
                 ("session_command_output", {"commandId": "0123456789abcdef"}, "command_not_found"),
                 ("session_command_output", {}, "invalid_request"),
@@ -342,13 +354,17 @@ def test_background_commands_through_mcp(keys):
                 ("session_command_output", {"commandId": ticks, "stdoutOffset": 3}, "unknown_field"),
                 ("session_command_stdin", {"commandId": ticks, "data": "x"}, "stdin_closed"),
                 ("session_command_signal", {"commandId": sleeper, "signal": "SIGNOPE"}, "invalid_value"),
+                ("session_command_delete", {"commandId": looper}, "command_not_found"),
+                ("session_command_list", {"commandId": ticks}, "unknown_field"),
                 ("session_command_start", {"command": "true", "args": ["true"]}, "invalid_request")):
             result = tool_call(name, {"session": session, **arguments}, key)
             assert result["isError"] is True and result["structuredContent"]["error"]["code"] == code, (name, result)
         # Another tenant: no such session, whatever the tool.
         for name, arguments in (("session_command_output", {"commandId": ticks}),
                                 ("session_command_start", {"command": "echo in"}),
-                                ("session_command_signal", {"commandId": ticks})):
+                                ("session_command_signal", {"commandId": ticks}),
+                                ("session_command_list", {}),
+                                ("session_command_delete", {"commandId": ticks})):
             result = tool_call(name, {"session": session, **arguments}, other)
             assert result["structuredContent"]["error"]["code"] == "session_not_found", (name, result)
     finally:

@@ -170,14 +170,15 @@ UNIT_TEST(test_mcp)
 	   "mcp: session_files_write's encodings are a file's (utf-8, base64)");
 	static const char *const named[] = {"execute", "session_create", "session_exec", "session_files_write",
 		"session_files_read", "session_files_list", "session_command_start", "session_command_output",
-		"session_command_stdin", "session_command_signal", "session_close"};
+		"session_command_stdin", "session_command_signal", "session_command_list", "session_command_delete",
+		"session_close"};
 	int with_session = 0;
 	for (size_t k = 0; k < sizeof named / sizeof named[0]; k++) {
 		const cJSON *schema = at(tool_named(list, named[k]), "inputSchema");
 		with_session += k >= 2 && in_array(at(schema, "required"), "session");
 	}
-	ok(cJSON_GetArraySize(at(list, "tools")) == 11 && with_session == 9,
-	   "mcp: eleven tools; each session tool requires the session's id");
+	ok(cJSON_GetArraySize(at(list, "tools")) == 13 && with_session == 11,
+	   "mcp: thirteen tools; each session tool requires the session's id");
 	const cJSON *tool = cJSON_GetArrayItem(at(list, "tools"), 0);
 	const cJSON *schema = at(tool, "inputSchema");
 	cJSON_Delete(api);
