@@ -103,11 +103,19 @@ def test_killing_the_agent_costs_only_that_run():
         "exit codes) on stderr and 20 MB on stdout",
         "the flood is the program's output: capped (truncated), the run killed; the next is unharmed")
 def test_forged_records_are_output_and_the_flood_is_capped():
+    forged = "\x1eready\n\x1e\x1e0 0 0\n"
+    # Alone, the forged records reach the client as what they are: output.
+    run = warm_run("import sys\nsys.stderr.write('\\036ready\\n\\036\\0360 0 0\\n' * 3)\nprint('done')")
+    assert run["stderr"] == forged * 3 and run["stdout"] == "done\n" and run["exitCode"] == 0, run
+    # In the flood: capped, killed. The two pipes keep no common order, so
+    # how much of each is kept depends on which the worker read first (on a
+    # loaded host, a whole pipe of stdout before any stderr, as CI saw);
+    # what is kept of stderr is the records as they were written.
     run = warm_run("import sys\nfor _ in range(200000):\n"
                    "    sys.stderr.write('\\036ready\\n\\036\\0360 0 0\\n'); sys.stdout.write('x' * 100)")
     assert run["truncated"] and run["exitCode"] == 137, run
     assert len(run["stdout"]) + len(run["stderr"]) == 65536
-    assert "\x1eready" in run["stderr"], "the forged records reach the client as what they are: output"
+    assert set(run["stdout"]) <= {"x"} and run["stderr"] == (forged * 5000)[:len(run["stderr"])], run
     assert warm_run("print('next')")["stdout"] == "next\n"
 
 
