@@ -158,19 +158,23 @@ bool procs_sweep(const struct procs_snapshot *s, pid_t root, pid_t keep, int64_t
 {
 	struct table t = {0};
 	pid_t agent = getpid();
-	int left;
+	int left, alive;
 	for (;;) {
-		left = 0;
+		left = alive = 0;
 		table_read(&t);
 		for (size_t i = 0; i < t.n; i++) {
 			const struct proc *p = &t.v[i];
 			if (p->pid == agent || p->pid == keep || !the_steps(&t, s, p, agent, root))
 				continue;
+			if (p->state == 'Z' && keep > 0 && p->ppid == keep)
+				continue; /* the kernel's to reap: it lives on, nothing here can */
 			left++;
-			if (p->state != 'Z')
+			if (p->state != 'Z') {
+				alive++;
 				kill(p->pid, SIGKILL);
-			else if (p->ppid == agent)
+			} else if (p->ppid == agent) {
 				waitpid(p->pid, NULL, WNOHANG);
+			}
 		}
 		/* A zombie whose parent is a killed process of the step waits for
 		 * that parent to die; then it is the agent's, reaped next round. */
@@ -179,5 +183,5 @@ bool procs_sweep(const struct procs_snapshot *s, pid_t root, pid_t keep, int64_t
 		usleep(2000);
 	}
 	free(t.v);
-	return !left;
+	return alive == 0; /* zombies hold nothing but their pid */
 }

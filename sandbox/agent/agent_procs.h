@@ -37,7 +37,8 @@ void procs_free(struct procs_snapshot *s);
  * Kill every process the step started (as above; root: the kernel for a
  * cell, else 0), and reap those that are the agent's, until none is left
  * or until `until` (monotonic ms) passes. keep (0: none) is neither killed
- * nor reaped: the kernel itself. False: some were still there at `until`.
+ * nor reaped: the kernel itself (its zombies are its own to reap). False:
+ * some were still alive at `until`.
  */
 bool procs_sweep(const struct procs_snapshot *s, pid_t root, pid_t keep, int64_t until);
 
