@@ -60,7 +60,6 @@ static struct {
 	int64_t kill_at; /* cell: interrupted; the kernel is killed at this time */
 	bool interrupted; /* run: killed by int; all it started goes before the answer */
 	bool silent;     /* cell: a new request replaced it; it gets no answer */
-	bool unswept;    /* its sweep ran out of time: the session ends */
 	struct procs_snapshot before; /* what ran when it began (agent_procs.h) */
 } step = {.out = -1, .err = -1};
 
@@ -142,18 +141,18 @@ static void discard(int *fd)
  * survives would go on into the next step, holding its memory and pids.
  * Bounded: SWEEP_MS. What a fork bomb keeps up past that (seen on a
  * loaded host) ends the session once the step is answered (session_over).
+ * False: something was still alive.
  */
-static void sweep_step(pid_t root, pid_t keep)
+static bool sweep_step(pid_t root, pid_t keep)
 {
-	if (!procs_sweep(&step.before, root, keep, now_ms() + SWEEP_MS))
-		step.unswept = true;
+	return procs_sweep(&step.before, root, keep, now_ms() + SWEEP_MS);
 }
 
 /* After a step's answer: a sweep that left processes running ends the
  * session, so that no next step starts beside them. */
-static void session_over(void)
+static void session_over(bool swept)
 {
-	if (step.unswept)
+	if (!swept)
 		fatal("a stopped step's processes were still there after %d ms of SIGKILL; "
 		      "the session ends so that the next step does not start beside them", SWEEP_MS);
 }
@@ -166,8 +165,7 @@ static void run_ended(bool answer, int status)
 		kill(-step.pid, SIGKILL);
 		kill(step.pid, SIGKILL); /* if it has not called setsid() yet */
 	}
-	if (!answer || step.interrupted)
-		sweep_step(0, 0);
+	bool swept = !answer || step.interrupted ? sweep_step(0, 0) : true;
 	procs_free(&step.before);
 	if (answer) {
 		drain(&step.out, "out", step.tag);
@@ -178,7 +176,7 @@ static void run_ended(bool answer, int status)
 	discard(&step.out);
 	discard(&step.err);
 	step.kind = STEP_NONE;
-	session_over();
+	session_over(swept);
 }
 
 static void kernel_start(void)
@@ -220,15 +218,14 @@ static const char *cell_tag(void)
  * interrupted cell's processes go first (the kernel stays, if it lives). */
 static void cell_ended(int code, const char *json, size_t n)
 {
-	if (step.kill_at)
-		sweep_step(kernel.pid, kernel.pid);
+	bool swept = step.kill_at ? sweep_step(kernel.pid, kernel.pid) : true;
 	procs_free(&step.before);
 	drain(&kernel.out, "out", cell_tag());
 	drain(&kernel.err, "err", cell_tag());
 	if (!step.silent)
 		send_frame("end", step.tag, code, json, n);
 	step.kind = STEP_NONE;
-	session_over();
+	session_over(swept);
 }
 
 /* The kernel is gone (status): the cell it ran, if any, ends with an error.
