@@ -233,7 +233,9 @@ static bool parse_pool(const cJSON *o, struct conf_pool *p, struct fault *f)
 /*
  * warm: sandboxes started ahead (sandbox/warm.c). Optional; absent, there is
  * no warm pool. Counts are per language name, checked against the registry
- * when the pool starts (a language needs an agent).
+ * when the pool starts (a language needs an agent). agentDir is where
+ * sandbox/agent/ is installed: every kind of sandbox mounts it (a cold
+ * run's reporter is the agent), so without the section it is setup's.
  */
 static bool parse_warm(const cJSON *o, const char *base_dir, struct conf_warm *w, struct fault *f)
 {
@@ -242,8 +244,10 @@ static bool parse_warm(const cJSON *o, const char *base_dir, struct conf_warm *w
 	w->memory_budget_bytes = (int64_t)2 << 30;
 	w->preload_bytes = (int64_t)256 << 20;
 	w->max_age_ms = 600000;
-	if (!o)
+	if (!o) {
+		w->agent_dir = xstrdup("/var/lib/isobox/sandbox/agent");
 		return true;
+	}
 	if (!json_object(o, "warm", f) || !json_known_keys(o, keys, "warm", f) ||
 	    !get_optional_int(o, "warm", "memoryBudgetBytes", 0, &w->memory_budget_bytes, f) ||
 	    !get_optional_int(o, "warm", "preloadBytes", 0, &w->preload_bytes, f) ||

@@ -54,7 +54,8 @@ probe_image() {
 # The flags of an egress sandbox as the worker renders them (isobox-fcgi
 # --print-spec: every hardening flag, its runtime, network and resolvers),
 # into the array sandbox_flags, without what names or feeds one sandbox
-# (its name, labels, stdin, code mount) or, with "no-resolv", the
+# (its name, labels, stdin, code mount, the agent whose reporter starts
+# its program) or, with "no-resolv", the
 # resolvers' file (not written yet while the network mode is picked).
 load_sandbox_flags() {
 	local spec a
@@ -64,7 +65,7 @@ load_sandbox_flags() {
 	for a in "${spec[@]:2}"; do
 		case $a in
 		--entrypoint=) break ;;
-		--name=* | --label=* | --interactive | *,dst=/src,*) ;;
+		--name=* | --label=* | --interactive | *,dst=/src,* | *,dst=/isobox-agent,*) ;;
 		*,dst=/etc/resolv.conf,*) [ "${1:-}" = no-resolv ] || sandbox_flags+=("$a") ;;
 		*) sandbox_flags+=("$a") ;;
 		esac

@@ -180,6 +180,8 @@ void admin_log_request(const struct worker *w, const struct request *rq, int64_t
 		reqlog_str(&l, "sandbox", rq->in_session ? "session" : res->warm ? "warm" : "cold");
 		reqlog_str(&l, "phase", res->has_run ? "run" : "compile");
 		reqlog_int(&l, "exit", last->exit_code);
+		if (last->signal)
+			reqlog_int(&l, "signal", last->signal);
 		reqlog_flag(&l, "timed_out", last->timed_out);
 		reqlog_flag(&l, "oom", last->oom_killed);
 		reqlog_flag(&l, "truncated", last->truncated);

@@ -9,6 +9,7 @@
 #include "encode.h"
 #include "request.h"
 #include "respond.h"
+#include "result.h"
 #include "../conf/lib/json.h"
 
 #include <errno.h>
@@ -36,13 +37,14 @@ static cJSON *args_json(const struct strv *args)
 	return a;
 }
 
-static void add_exit(cJSON *o, bool running, int code)
+static void add_exit(cJSON *o, bool running, int code, int sig)
 {
 	cJSON_AddBoolToObject(o, "running", running);
 	if (running)
 		cJSON_AddNullToObject(o, "exitCode");
 	else
 		cJSON_AddNumberToObject(o, "exitCode", code);
+	signal_to_json(o, running ? 0 : sig);
 }
 
 /* {"command": "a shell line"} or {"args": [...]}, stdin, stdinOpen. */
@@ -108,7 +110,7 @@ cJSON *commands_started(struct worker *w, struct request *rq, const char *sessio
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "id", id);
 	cJSON_AddItemToObject(o, "args", args_json(&argv));
-	add_exit(o, true, -1);
+	add_exit(o, true, -1, 0);
 	cJSON_AddBoolToObject(o, "stdinOpen", open);
 	strv_free(&argv);
 	return o;
@@ -135,7 +137,7 @@ cJSON *commands_listed(struct worker *w, struct request *rq, const char *session
 		cJSON *x = cJSON_CreateObject();
 		cJSON_AddStringToObject(x, "id", all[i].id);
 		cJSON_AddItemToObject(x, "args", args_json(&all[i].args));
-		add_exit(x, all[i].running, all[i].exit_code);
+		add_exit(x, all[i].running, all[i].exit_code, all[i].signal);
 		cJSON_AddNumberToObject(x, "stdoutBytes", (double)all[i].stdout_bytes);
 		cJSON_AddNumberToObject(x, "stderrBytes", (double)all[i].stderr_bytes);
 		cJSON_AddItemToArray(list, x);
@@ -179,7 +181,7 @@ cJSON *commands_output_json(struct worker *w, struct request *rq, const char *se
 		return NULL;
 	cJSON *x = cJSON_CreateObject();
 	cJSON_AddStringToObject(x, "id", command);
-	add_exit(x, o.running, o.exit_code);
+	add_exit(x, o.running, o.exit_code, o.signal);
 	cJSON_AddStringToObject(x, "encoding", b64 ? "base64" : "utf-8");
 	static const char *const names[2][3] = {{"stdout", "stdoutFrom", "stdoutNext"},
 						{"stderr", "stderrFrom", "stderrNext"}};

@@ -57,8 +57,9 @@ static bool phase_text(struct buf *t, const char *name, const cJSON *p)
 		buf_printf(t, "%s%s", t->len ? "\n" : "", out);
 	if (err[0])
 		buf_printf(t, "%s[%s stderr]\n%s", t->len ? "\n" : "", name, err);
+	const char *sig = json_text(p, "signal");
 	if (failed || flag_of(p, "truncated"))
-		buf_printf(t, "%s[%s: exit %d%s%s%s]", t->len ? "\n" : "", name, exit_code,
+		buf_printf(t, "%s[%s: exit %d%s%s%s%s%s]", t->len ? "\n" : "", name, exit_code, sig[0] ? ", " : "", sig,
 			   flag_of(p, "timedOut") ? ", timed out" : "", flag_of(p, "oomKilled") ? ", out of memory" : "",
 			   flag_of(p, "truncated") ? ", output truncated" : "");
 	return failed;

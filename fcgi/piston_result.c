@@ -8,30 +8,16 @@
 #include "encode.h"
 #include "piston.h"
 #include "request.h"
+#include "result.h"
 
 #include <stdio.h>
-
-/*
- * Linux's signals whose default action ends a process. The sandbox knows
- * a program's end only as docker's exit status, where death by signal N
- * is 128 + N, as in a shell's $?: so 128 + N reads as signal N, and a
- * program that calls exit(139) reads as SIGSEGV (docs/API.md). The other
- * signals (SIGCHLD, SIGCONT, SIGSTOP...) never end a process: 128 + their
- * number is a plain exit status.
- */
-static const char *const fatal_signals[32] = {
-	[1] = "SIGHUP", [2] = "SIGINT", [3] = "SIGQUIT", [4] = "SIGILL", [5] = "SIGTRAP",
-	[6] = "SIGABRT", [7] = "SIGBUS", [8] = "SIGFPE", [9] = "SIGKILL", [10] = "SIGUSR1",
-	[11] = "SIGSEGV", [12] = "SIGUSR2", [13] = "SIGPIPE", [14] = "SIGALRM", [15] = "SIGTERM",
-	[16] = "SIGSTKFLT", [24] = "SIGXCPU", [25] = "SIGXFSZ", [26] = "SIGVTALRM",
-	[27] = "SIGPROF", [29] = "SIGIO", [30] = "SIGPWR", [31] = "SIGSYS",
-};
 
 /* How a stage ended, in Piston's terms. code < 0: null. */
 struct ending {
 	const char *signal, *status;
 	int code;
 	char message[160];
+	char name[16]; /* the signal's, when it is not SIGKILL */
 };
 
 /*
@@ -43,7 +29,7 @@ struct ending {
 static struct ending ending_of(const struct sandbox_phase *p, bool run, const struct limits *l)
 {
 	struct ending e = {.code = -1};
-	int code = p->exit_code, sig = code - 128;
+	int code = p->exit_code;
 	if (p->timed_out) {
 		e.signal = "SIGKILL";
 		e.status = "TO";
@@ -64,10 +50,10 @@ static struct ending ending_of(const struct sandbox_phase *p, bool run, const st
 	} else if (code < 0) {
 		e.status = "XX";
 		snprintf(e.message, sizeof e.message, "the sandbox gave no exit status");
-	} else if (sig > 0 && sig < 32 && fatal_signals[sig]) {
-		e.signal = fatal_signals[sig];
+	} else if (p->signal) { /* read from the wait status: exit(139) is not SIGSEGV */
+		e.signal = signal_name(p->signal, e.name, sizeof e.name);
 		e.status = "SG";
-		snprintf(e.message, sizeof e.message, "Caught fatal signal %d", sig);
+		snprintf(e.message, sizeof e.message, "Caught fatal signal %d", p->signal);
 	} else if (code) {
 		e.code = code;
 		e.status = "RE";

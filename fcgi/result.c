@@ -1,4 +1,5 @@
 /* result.c: execution results as JSON. */
+#define _GNU_SOURCE /* sigabbrev_np */
 #include "result.h"
 
 #include <stdio.h>
@@ -44,12 +45,34 @@ void backend_to_json(cJSON *o, const struct conf *c, const struct sandbox_runtim
 	}
 }
 
+const char *signal_name(int sig, char *buf, size_t n)
+{
+	if (sig <= 0)
+		return NULL;
+	const char *abbrev = sigabbrev_np(sig);
+	if (abbrev)
+		snprintf(buf, n, "SIG%s", abbrev);
+	else
+		snprintf(buf, n, "SIG%d", sig); /* glibc's own real-time ones (32, 33) */
+	return buf;
+}
+
+void signal_to_json(cJSON *o, int sig)
+{
+	char name[16];
+	if (sig > 0)
+		cJSON_AddStringToObject(o, "signal", signal_name(sig, name, sizeof name));
+	else
+		cJSON_AddNullToObject(o, "signal");
+}
+
 cJSON *phase_to_json(const struct sandbox_phase *p)
 {
 	cJSON *o = cJSON_CreateObject();
 	json_add_bytes(o, "stdout", p->out.data, p->out.len);
 	json_add_bytes(o, "stderr", p->err.data, p->err.len);
 	cJSON_AddNumberToObject(o, "exitCode", p->exit_code);
+	signal_to_json(o, p->signal);
 	cJSON_AddBoolToObject(o, "timedOut", p->timed_out);
 	cJSON_AddBoolToObject(o, "oomKilled", p->oom_killed);
 	cJSON_AddBoolToObject(o, "truncated", p->truncated);

@@ -24,7 +24,13 @@ cJSON *network_to_json(bool enabled, bool ready, const char *mode, const struct 
  * version, platform) where rt knows it: /runtimes and /healthz. */
 void backend_to_json(cJSON *o, const struct conf *c, const struct sandbox_runtime *rt);
 
-/* One phase: {"stdout", "stderr", "exitCode", "timedOut", ...} */
+/* A signal's name as `kill -l` gives it, with SIG ("SIGSEGV" for 11), in
+ * buf (at least 16 bytes); NULL for 0, no signal. */
+const char *signal_name(int sig, char *buf, size_t n);
+/* "signal": its name, or null (0). */
+void signal_to_json(cJSON *o, int sig);
+
+/* One phase: {"stdout", "stderr", "exitCode", "signal", "timedOut", ...} */
 cJSON *phase_to_json(const struct sandbox_phase *p);
 
 /* {"language", "version", "backend", ["compile": {...},] ["run": {...},]

@@ -60,7 +60,7 @@ static bool parse_header(struct decoder *d, int *rc)
 	const char *s = d->header;
 	unsigned long long code, out, err;
 	if (!number(&s, &code) || *s++ != ' ' || !number(&s, &out) || *s++ != ' ' ||
-	    !number(&s, &err) || *s || code > 255)
+	    !number(&s, &err) || *s || !agent_end_valid((long long)code))
 		return false;
 	*rc = (int)code;
 	d->body_out = (size_t)out;
@@ -82,7 +82,7 @@ static size_t feed_end_tail(struct decoder *d, int fd, const char *p, size_t n, 
 	d->end_tail[fd][d->end_tail_len[fd]] = '\0';
 	const char *s = d->end_tail[fd];
 	unsigned long long rc = 0;
-	bool good = fd == 1 ? *s == '\0' : *s++ == ' ' && number(&s, &rc) && !*s && rc <= 255;
+	bool good = fd == 1 ? *s == '\0' : *s++ == ' ' && number(&s, &rc) && !*s && agent_end_valid((long long)rc);
 	if (!good)
 		return garbled(d, ev, "a garbled end mark", n);
 	d->end[fd] = END_SEEN;

@@ -4,23 +4,26 @@
  * The entry script (spec.c) talks to the worker on stderr with the byte
  * \036 (RS):
  *   RS                           the compile starts (compiled languages)
- *   RS "rc outlen errlen" LF     the compile ended; then outlen bytes of its
- *   <stdout bytes><stderr bytes>   stdout and errlen bytes of its stderr
+ *   RS "end outlen errlen" LF    the compile ended (end: its end status,
+ *   <stdout bytes><stderr bytes>   agent_protocol.h); then outlen bytes of
+ *                                  its stdout and errlen bytes of its stderr
  *   RS                           the program starts: from here on, stderr
  *                                  is the program's own
  * Before the first RS, stderr is docker's own (warnings, "No such image").
  * Only the program writes to stdout, so stdout data means it has started,
  * whatever stderr has shown so far (the two pipes keep no common order).
  *
- * A warm sandbox's agent (sandbox/agent/) also says when the program has
- * ended, on both pipes, so that the worker need not wait for the sandbox's
- * teardown to see them close. Each mark carries the job's nonce N, which
- * only the agent was given (decoder_expect_end):
+ * The reporter that starts a cold or warm sandbox's program
+ * (agent/agent_reap.c) also says when the program has ended, on both
+ * pipes, so that the worker need not wait for the sandbox's teardown to
+ * see them close, and how, from its wait status. Each mark carries the
+ * job's nonce N (decoder_expect_end):
  *   stdout: RS N LF
- *   stderr: RS N " rc" LF       rc: the program's exit status
- * A program that digs N out of its agent can end its own output early and
- * choose its exit status, which it can anyway; the sandbox is removed after
- * it like after any other. Bytes that could begin a mark are held back
+ *   stderr: RS N " end" LF      end: the program's end status
+ * A program that digs N out (a cold run's is on the reporter's command
+ * line) can end its own output early and choose its exit status or a
+ * signal, which it can anyway by exiting or killing itself; the sandbox is
+ * removed after it like after any other. Bytes that could begin a mark are held back
  * until they are known not to, and given as output then.
  *
  * The decoder is pure: bytes in, events out. It starts nothing, kills
@@ -33,17 +36,18 @@
 #define ISOBOX_SANDBOX_DECODER_H
 
 #include "../conf/lib/base.h"
+#include "agent_protocol.h" /* end statuses */
 
 enum dec_kind {
 	DEC_MORE,            /* nothing to report for the bytes consumed */
 	DEC_DOCKER,          /* data, len: docker's own message (before the sandbox is up) */
 	DEC_COMPILE_STARTED, /* the sandbox is up and compiling */
-	DEC_COMPILE_ENDED,   /* rc: the compile step's exit status; its output follows */
+	DEC_COMPILE_ENDED,   /* rc: the compile step's end status; its output follows */
 	DEC_COMPILE_OUTPUT,  /* fd, data, len: what the compile step wrote */
 	DEC_COMPILE_DONE,    /* all of the compile step's output has been given */
 	DEC_PROGRAM_STARTED, /* the program runs (the sandbox is up) */
 	DEC_OUTPUT,          /* fd, data, len: the program's output */
-	DEC_PROGRAM_ENDED,   /* rc: both end marks came (decoder_expect_end) */
+	DEC_PROGRAM_ENDED,   /* rc: both end marks came (decoder_expect_end), the end status */
 	DEC_GARBLED,         /* the protocol was broken: stop the sandbox (reason) */
 };
 
@@ -105,7 +109,7 @@ void decoder_init(struct decoder *d, bool compiles);
  */
 size_t decoder_feed(struct decoder *d, int fd, const char *p, size_t n, struct dec_event *ev);
 
-/* Expect a warm agent's end marks with this nonce (hex, at most
+/* Expect the reporter's end marks with this nonce (hex, at most
  * DEC_NONCE_MAX characters). */
 void decoder_expect_end(struct decoder *d, const char *nonce);
 

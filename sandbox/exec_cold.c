@@ -23,8 +23,12 @@ bool exec_cold(const struct sandbox *sb, const struct sandbox_job *job,
 			 .in_fd = -1, .out_fd = -1, .err_fd = -1, .wait_fd = -1,
 			 .in_data = job->stdin_data, .in_len = job->stdin_len};
 	struct container_spec spec;
+	/* The nonce of the reporter's end marks (decoder.h, agent/agent_reap.c). */
+	char nonce[2 * 16 + 1];
+	random_hex(nonce, 16);
 	decoder_init(&x.dec, job->lang->compile.n > 0);
-	spec_cold(x.c, job, sb->name, sandbox_owner_id(), sb->dir, &spec);
+	decoder_expect_end(&x.dec, nonce);
+	spec_cold(x.c, job, sb->name, sandbox_owner_id(), sb->dir, nonce, &spec);
 	x.clock.spawned_ms = now_ms();
 	x.spawned_at = time(NULL);
 	bool unreachable;

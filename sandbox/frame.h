@@ -54,7 +54,7 @@
  *       (at most AGENT_COMMAND_LOG) of each. end 0 with
  *       "RUNNING CODE OUTSTART OUTLEN OUTTOTAL ERRSTART ERRLEN ERRTOTAL" LF
  *       then OUTLEN bytes of stdout and ERRLEN of stderr; RUNNING 1 or 0,
- *       CODE -1 while it runs, else its exit status (128 + signal).
+ *       CODE -1 while it runs, else its end status (agent_protocol.h).
  *   bgkill TAG ID SIG                    signal its process group.
  *   bgdel TAG ID                         kill it if it runs, forget it.
  *   bglist TAG                           end 0 with, per command,
@@ -73,10 +73,13 @@
  *                                          stdout or stderr
  *   data TAG LEN                         then LEN bytes of the file (get)
  *   end TAG CODE LEN                     then LEN bytes: the request is
- *                                          done. run: CODE is the exit
- *                                          status (128 + signal when
- *                                          killed), no payload. cell: 0 or
- *                                          1 (the cell raised), the
+ *                                          done. run: CODE is the end
+ *                                          status (agent_protocol.h: the
+ *                                          exit status, or 256 + N when
+ *                                          killed by signal N), no
+ *                                          payload. cell: 0 or 1 (the
+ *                                          cell raised), or the kernel's
+ *                                          end status when it died; the
  *                                          kernel's JSON as payload. File
  *                                          requests: 0, or an errno value
  *                                          with a message as payload; list

@@ -67,7 +67,8 @@ struct sandbox_output {
 /* What one phase (compile or run) produced. Owns its buffers. */
 struct sandbox_phase {
 	struct buf out, err;
-	int exit_code;
+	int exit_code;        /* 128 + N when killed by signal N */
+	int signal;           /* N, read from the wait status; 0: none */
 	bool timed_out, oom_killed, truncated;
 	int64_t duration_ms;
 };
@@ -364,12 +365,13 @@ struct session_command {
 	char id[17];          /* 16 hex digits */
 	bool running;
 	int exit_code;        /* once ended: 128 + N when killed by signal N; -1 while running */
+	int signal;           /* N; 0: none */
 	uint64_t stdout_bytes, stderr_bytes; /* written in all */
 	struct strv args;
 };
 struct command_output {
 	bool running;
-	int exit_code;
+	int exit_code, signal; /* as session_command's */
 	uint64_t from[2];    /* where the bytes start, in stdout and stderr */
 	uint64_t written[2]; /* in all, so far */
 	struct buf out[2];

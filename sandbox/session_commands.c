@@ -84,10 +84,11 @@ static bool parse_entry(const char **p, size_t *len, struct session_command *cmd
 	head[lf - *p] = '\0';
 	if (sscanf(head, "%16s %d %d %llu %llu %zu%n", cmd->id, &running, &code, &out, &err, &args, &used) != 6 ||
 	    used != lf - *p || !frame_tag_valid(cmd->id) || (running != 0 && running != 1) ||
-	    (running ? code != -1 : (code < 0 || code > 255)) || args == 0 ||
+	    (running ? code != -1 : !agent_end_valid(code)) || args == 0 ||
 	    args > *len - (size_t)(lf - *p) - 1 || lf[args] != '\0')
 		return false;
-	*cmd = (struct session_command){.running = running, .exit_code = code, .stdout_bytes = out,
+	*cmd = (struct session_command){.running = running, .exit_code = running ? -1 : agent_end_exit_code(code),
+					.signal = running ? 0 : agent_end_signal(code), .stdout_bytes = out,
 					.stderr_bytes = err, .args = cmd->args};
 	memcpy(cmd->id, head, AGENT_TAG_LEN);
 	cmd->id[AGENT_TAG_LEN] = '\0';
@@ -154,7 +155,7 @@ bool session_parse_output(const char *p, size_t len, size_t max, struct command_
 	head[lf - p] = '\0';
 	if (sscanf(head, "%d %d %llu %zu %llu %llu %zu %llu%n", &running, &code, &from[0], &n[0], &total[0],
 		   &from[1], &n[1], &total[1], &used) != 8 || used != lf - p ||
-	    (running != 0 && running != 1) || (running ? code != -1 : (code < 0 || code > 255)))
+	    (running != 0 && running != 1) || (running ? code != -1 : !agent_end_valid(code)))
 		return false;
 	size_t body = len - (size_t)(lf - p) - 1;
 	for (int i = 0; i < 2; i++)
@@ -162,7 +163,8 @@ bool session_parse_output(const char *p, size_t len, size_t max, struct command_
 			return false;
 	if (n[0] + n[1] != body)
 		return false;
-	*o = (struct command_output){.running = running, .exit_code = code};
+	*o = (struct command_output){.running = running, .exit_code = running ? -1 : agent_end_exit_code(code),
+				     .signal = running ? 0 : agent_end_signal(code)};
 	for (int i = 0; i < 2; i++) {
 		o->from[i] = from[i];
 		o->written[i] = total[i];

@@ -17,42 +17,54 @@
  * A constant: no part of a request is ever interpolated into it; the
  * request's file names and args reach it only as argv elements.
  *
- * Arguments: P (the program's process limit), K, then K words of the
- * compile command (K = 0: none), then the program's argv. It copies the
- * read-only code into the writable work dir, runs the compile step with
- * its output to files, lowers RLIMIT_NPROC to P, and tells the worker
- * where it stands on stderr with the byte \036 (the protocol is in
- * decoder.h). Code that runs during the compile can write to the same
- * stderr, so the worker trusts these records for nothing but the result:
- * the sandbox's life is bounded from outside (deadline.c).
+ * Arguments: on a cold run, first the nonce of its end marks; then P
+ * (the program's process limit, and on a cold run the reporter's process
+ * besides), K, then K words of the compile command (K = 0: none), then
+ * the program's argv. It copies the read-only
+ * code into the writable work dir, runs the compile step with its output
+ * to files, lowers RLIMIT_NPROC to P, and tells the worker where it
+ * stands on stderr with the byte \036 (the protocol is in decoder.h).
+ * Code that runs during the compile can write to the same stderr, so the
+ * worker trusts these records for nothing but the result: the sandbox's
+ * life is bounded from outside (deadline.c).
+ *
+ * The compile, and a cold run's program, run under the agent's reporter
+ * (agent/agent_reap.c), which reads how they ended from the wait status:
+ * a shell's $? is 128 + N both after signal N and after exit(128 + N).
+ * The compile's end status goes to a file, the program's into end marks.
+ * A session step's is its agent's to read.
  */
+#define REPORTER "/isobox-agent/isobox-agent"
 #define COPY_CODE "cp -R /src/. /box/ || exit 125\n"
 #define ENTRY_STEPS \
 	"p=$1 k=$2; shift 2\n" \
 	"if [ \"$k\" -gt 0 ]; then\n" \
 	"  printf '\\036' >&2\n" \
 	"  ( i=0; for a do shift; i=$((i + 1)); [ $i -le $k ] && set -- \"$@\" \"$a\"; done\n" \
-	"    exec \"$@\" ) </dev/null >/tmp/.isobox-out 2>/tmp/.isobox-err\n" \
-	"  rc=$?\n" \
-	"  printf '\\036%d %d %d\\n' $rc $(($(wc -c </tmp/.isobox-out))) $(($(wc -c </tmp/.isobox-err))) >&2\n" \
+	"    exec " REPORTER " reap =3 \"$@\" ) </dev/null >/tmp/.isobox-out 2>/tmp/.isobox-err 3>/tmp/.isobox-end\n" \
+	"  rc=$? end=$(cat /tmp/.isobox-end)\n" \
+	"  printf '\\036%d %d %d\\n' ${end:-$rc} $(($(wc -c </tmp/.isobox-out))) $(($(wc -c </tmp/.isobox-err))) >&2\n" \
 	"  cat /tmp/.isobox-out /tmp/.isobox-err >&2\n" \
-	"  rm -f /tmp/.isobox-out /tmp/.isobox-err\n" \
+	"  rm -f /tmp/.isobox-out /tmp/.isobox-err /tmp/.isobox-end\n" \
 	"  [ $rc -eq 0 ] || exit $rc\n" \
 	"  shift $k\n" \
 	"fi\n" \
 	"ulimit -p \"$p\" || exit 125\n" \
-	"printf '\\036' >&2\n" \
-	"exec \"$@\"\n"
-static const char entry_script[] = COPY_CODE ENTRY_STEPS;
-/* A session step: the agent wrote the files into /workspace already. */
-static const char step_script[] = ENTRY_STEPS;
+	"printf '\\036' >&2\n"
+static const char entry_script[] = COPY_CODE "n=$1; shift\n" ENTRY_STEPS "exec " REPORTER " reap \"$n\" \"$@\"\n";
+/* A session step: the agent wrote the files into /workspace already, and
+ * it reads how the program ended itself. */
+static const char step_script[] = ENTRY_STEPS "exec \"$@\"\n";
 /*
  * A warm sandbox's agent starts through the same shell: dash exports PWD
  * and orders the environment its own way, and the program the agent runs
- * must find the environment block (/proc/self/environ, /proc/1/environ)
- * that a cold run's gets.
+ * must find the environment block (/proc/self/environ) that a cold run's
+ * gets, and its own pid: a first child comes and goes, as a cold run's
+ * copy to /box does, so that the agent, the program, is pid 3 as a cold
+ * run's program is. The reporter learns the job's nonce from the agent
+ * (fd 3).
  */
-static const char warm_script[] = "exec \"$@\"\n";
+static const char warm_script[] = "/bin/true\nexec " REPORTER " reap - \"$@\"\n";
 
 /* A path's last part without its extension ("src/main.ts": "main"), or
  * with keep_dir the whole path without it ("src/main"). */
@@ -204,9 +216,11 @@ static void hardened(const struct conf *c, const struct language *l, const struc
 	 * crashes the sandbox at boot (docs/ARCHITECTURE.md). Threads count:
 	 * a compiler gets at least compilePids, and the entry script lowers
 	 * the limit to the program's before it starts the program. Not in a
-	 * session, whose kernel cells run without that script.
+	 * session, whose kernel cells run without that script. Outside a
+	 * session, the sandbox's first process is the reporter
+	 * (agent/agent_reap.c): one more, so that the program keeps its own.
 	 */
-	int64_t nproc = lim->pids;
+	int64_t nproc = lim->pids + (strcmp(kind, "session") ? 1 : 0);
 	if (l->compile.n && strcmp(kind, "session") && nproc < c->sandbox.compile_pids)
 		nproc = c->sandbox.compile_pids;
 	add_ulimit(s, "nproc", nproc);
@@ -229,7 +243,7 @@ static void hardened(const struct conf *c, const struct language *l, const struc
 	s->image = l->image_id;
 }
 
-static void push_command(struct strv *a, const char *script, const struct sandbox_job *job);
+static void push_command(struct strv *a, const char *script, const char *nonce, const struct sandbox_job *job);
 
 /* A volume (sandbox.h, Volumes) at /memory: its mounted filesystem, never
  * its image. */
@@ -254,24 +268,28 @@ static void add_request_label(const struct sandbox_job *job, struct container_sp
 }
 
 void spec_cold(const struct conf *c, const struct sandbox_job *job, const char *name, const char *owner,
-	       const char *src_dir, struct container_spec *s)
+	       const char *src_dir, const char *nonce, struct container_spec *s)
 {
 	hardened(c, job->lang, &job->limits, job->network, name, owner, "cold", "/box", NULL, s);
 	add_request_label(job, s);
 	add_mount(s, xstrdup(src_dir), "/src", true);
+	add_agent(c, s); /* its reporter */
 	add_volume(c, job->volume, job->volume_ro, s);
-	push_command(&s->cmd, entry_script, job);
+	push_command(&s->cmd, entry_script, nonce, job);
 }
 
-/* The entry script, P, K, the compile command and the program's argv. */
-static void push_command(struct strv *a, const char *script, const struct sandbox_job *job)
+/* The entry script, (a cold run's nonce,) P, K, the compile command and
+ * the program's argv. */
+static void push_command(struct strv *a, const char *script, const char *nonce, const struct sandbox_job *job)
 {
 	const struct language *l = job->lang;
 	strv_push(a, "/bin/sh");
 	strv_push(a, "-c");
 	strv_push(a, script);
 	strv_push(a, "isobox"); /* $0 of the entry script */
-	strv_pushf(a, "%lld", (long long)job->limits.pids);
+	if (nonce)
+		strv_push(a, nonce);
+	strv_pushf(a, "%lld", (long long)job->limits.pids + (nonce ? 1 : 0)); /* the reporter's own */
 	size_t count_at = a->n;
 	strv_push(a, "0"); /* K, fixed below */
 	for (size_t i = 0; i < l->compile.n; i++)
@@ -347,7 +365,7 @@ void spec_outputs(const struct conf *c, const struct sandbox_job *job, const cha
 
 void spec_step_command(const struct sandbox_job *job, struct strv *argv)
 {
-	push_command(argv, step_script, job);
+	push_command(argv, step_script, NULL, job);
 }
 
 /* Owned by no process: a container made from an example is the reaper's. */
@@ -361,12 +379,11 @@ bool spec_example(const struct conf *c, const struct language *l, const char *ki
 	struct sandbox_file file = {.name = l->file, .data = "", .len = 0};
 	struct sandbox_job job = {.lang = l, .files = &file, .n_files = 1, .limits = l->defaults,
 				  .network = !strcmp(kind, "network")};
-	bool agent = strcmp(kind, "cold") && strcmp(kind, "network");
-	if (!l->image_id || (agent && !c->warm.agent_dir) || (job.network && !c->network.enabled))
+	if (!l->image_id || !c->warm.agent_dir || (job.network && !c->network.enabled))
 		return false;
 	if (!strcmp(kind, "cold") || job.network) {
 		autofree char *src = xasprintf("%s/print", c->work_dir);
-		spec_cold(c, &job, name, no_owner, src, s);
+		spec_cold(c, &job, name, no_owner, src, "0000000000000000", s);
 	} else if (!strcmp(kind, "warm")) {
 		spec_warm(c, l, &l->defaults, name, no_owner, false, s);
 	} else if (!strcmp(kind, "session") || !strcmp(kind, "kernel")) {

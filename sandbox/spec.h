@@ -66,8 +66,9 @@ struct container_spec {
 void spec_free(struct container_spec *s);
 
 /* The kinds of sandbox (the isobox.kind label, and --print-spec's names). */
+/* nonce: of the end marks its reporter writes (decoder_expect_end). */
 void spec_cold(const struct conf *c, const struct sandbox_job *job, const char *name, const char *owner,
-	       const char *src_dir, struct container_spec *s);
+	       const char *src_dir, const char *nonce, struct container_spec *s);
 /* own_cgroup: started in a cgroup of its own named as the container
  * (cgroup.h), which holds its CPU limit. */
 void spec_warm(const struct conf *c, const struct language *l, const struct limits *lim, const char *name,

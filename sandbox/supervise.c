@@ -119,7 +119,8 @@ static void on_event(struct exec *x, const struct dec_event *ev)
 		x->clock.phase_ms = now_ms();
 		break;
 	case DEC_COMPILE_ENDED:
-		res->compile.exit_code = ev->rc;
+		res->compile.exit_code = agent_end_exit_code(ev->rc);
+		res->compile.signal = agent_end_signal(ev->rc);
 		res->compile.duration_ms = now_ms() - x->clock.phase_ms;
 		break;
 	case DEC_COMPILE_OUTPUT:
@@ -144,7 +145,8 @@ static void on_event(struct exec *x, const struct dec_event *ev)
 		/* The answer need not wait for the sandbox's teardown: the master
 		 * removes it (warm_release). */
 		x->agent_ended = true;
-		res->run.exit_code = ev->rc;
+		res->run.exit_code = agent_end_exit_code(ev->rc);
+		res->run.signal = agent_end_signal(ev->rc);
 		if (!x->ended_ms)
 			x->ended_ms = now_ms();
 		break;
@@ -384,13 +386,18 @@ void supervise(struct exec *x)
 }
 
 /*
- * Exit code and OOM flag from docker inspect (the client's own status is
- * ambiguous: 125-127 are docker's). They belong to the last phase that
- * ran; a compile step that ended by itself reported its own status.
+ * Exit code, signal and OOM flag. They belong to the last phase that ran;
+ * a compile step that ended by itself reported its own. How the program
+ * ended is read from its wait status where something inside saw it (the
+ * reporter's end marks, a session agent's end frame); docker's exit code
+ * (the client's own status is ambiguous: 125-127 are docker's) only says
+ * 128 + N for a signal, which is exact only when the sandbox was ended from
+ * outside (our stop, the OOM killer, its removal), where no program chose
+ * the number.
  */
 static bool inspect(struct exec *x, int client_status, int64_t deadline)
 {
-	int code = -1;
+	int code = -1, sig = -1; /* -1: no wait status was seen */
 	bool oom = false;
 	/*
 	 * `docker run` exits with its container's status. A clean exit (0) of
@@ -401,12 +408,15 @@ static bool inspect(struct exec *x, int client_status, int64_t deadline)
 	 * 2), which only the oomKilled flag explains.
 	 */
 	int own = client_status >= 0 && WIFEXITED(client_status) ? WEXITSTATUS(client_status) : -1;
-	if (x->link && x->link->ended) {
-		code = x->link->end_code; /* the agent's word: the session lives on */
-	} else if (x->agent_ended) {
-		code = x->res->run.exit_code; /* the warm agent's word (DEC_PROGRAM_ENDED) */
+	if (x->link && x->link->ended) { /* the agent's word: the session lives on */
+		code = agent_end_exit_code(x->link->end_code);
+		sig = agent_end_signal(x->link->end_code);
+	} else if (x->agent_ended) { /* the reporter's end marks (DEC_PROGRAM_ENDED) */
+		code = x->res->run.exit_code;
+		sig = x->res->run.signal;
 	} else if ((x->client > 0 || x->lease || x->api) && !x->stopped && own == 0) {
 		code = own;
+		sig = 0;
 	} else if (!docker_inspect(x->c, x->sb->name, deadline, &code, &oom)) {
 		if (!x->link)
 			return false;
@@ -416,16 +426,21 @@ static bool inspect(struct exec *x, int client_status, int64_t deadline)
 	 * dockerd may record that after the exit, or lose it from the state
 	 * (docker_oom_seen); ask again, briefly. */
 	for (int i = 0; i < 3 && code == 137 && !oom && !x->stopped && now_ms() + 150 < deadline; i++) {
+		int again = code;
 		usleep(150 * 1000);
-		docker_inspect(x->c, x->sb->name, deadline, &code, &oom);
+		if (docker_inspect(x->c, x->sb->name, deadline, &again, &oom) && sig < 0)
+			code = again;
 		oom = oom || docker_oom_seen(x->c, x->sb->name, x->spawned_at, deadline);
 	}
+	if (sig < 0)
+		sig = code > 128 && code <= 128 + 64 ? code - 128 : 0;
 	struct sandbox_result *res = x->res;
-	if (x->dec.program_started)
-		res->run.exit_code = code;
-	else if (res->has_compile && !x->dec.compile_ended)
-		res->compile.exit_code = code;
-	(x->dec.program_started ? &res->run : &res->compile)->oom_killed = oom;
+	struct sandbox_phase *last = x->dec.program_started ? &res->run : &res->compile;
+	if (x->dec.program_started || (res->has_compile && !x->dec.compile_ended)) {
+		last->exit_code = code;
+		last->signal = sig;
+	}
+	last->oom_killed = oom;
 	return true;
 }
 

@@ -102,6 +102,8 @@ export interface Phase {
   stderr: string;
   /** 128+N after signal N: 137 after a kill (the flags say which). */
   exitCode: number;
+  /** The signal that ended it ("SIGSEGV"), from its wait status; null for an exit, exit(139) too. */
+  signal: string | null;
   timedOut: boolean;
   oomKilled: boolean;
   /** The output reached outputBytes: the rest was dropped and the program killed. */
@@ -406,6 +408,8 @@ export interface CommandInfo {
   running: boolean;
   /** null while it runs; 128 + N after signal N. */
   exitCode: number | null;
+  /** The signal that ended it, from its wait status; else null. */
+  signal: string | null;
   stdinOpen?: boolean;
   stdoutBytes?: number;
   stderrBytes?: number;
@@ -424,6 +428,7 @@ export interface CommandOutput {
   id: string;
   running: boolean;
   exitCode: number | null;
+  signal: string | null;
   encoding: 'utf-8' | 'base64';
   stdout: string;
   stdoutFrom: number;

@@ -45,6 +45,7 @@
 #include "agent_cmds.h"
 #include "agent_files.h"
 #include "agent_procs.h"
+#include "agent_reap.h"
 #include "agent_spawn.h"
 #include "agent_wire.h"
 
@@ -170,8 +171,7 @@ static void run_ended(bool answer, int status)
 	if (answer) {
 		drain(&step.out, "out", step.tag);
 		drain(&step.err, "err", step.tag);
-		int code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
-		send_frame("end", step.tag, code, "", 0);
+		send_frame("end", step.tag, AGENT_END_STATUS(status), "", 0);
 	}
 	discard(&step.out);
 	discard(&step.err);
@@ -247,7 +247,9 @@ static void kernel_gone(int status, bool interrupted)
 		int n = snprintf(json, sizeof json, "{\"value\":null,\"error\":{\"name\":\"%s\",\"value\":\"%s\","
 				 "\"traceback\":\"\"},\"images\":[],\"restarted\":true}",
 				 interrupted ? "KernelRestarted" : "KernelDied", value);
-		cell_ended(137, json, (size_t)n);
+		/* How the kernel ended, exactly (agent_protocol.h): killed by
+		 * this agent when interrupted. */
+		cell_ended(interrupted ? AGENT_SIGNALLED + SIGKILL : AGENT_END_STATUS(status), json, (size_t)n);
 	}
 	fd_close(&kernel.in), fd_close(&kernel.out), fd_close(&kernel.err), fd_close(&kernel.res);
 	kernel.pid = 0;
@@ -574,12 +576,14 @@ int main(int argc, char **argv)
 {
 	const char *ws = "/workspace";
 	int i = 1;
+	if (argc > 1 && !strcmp(argv[1], "reap"))
+		reap_main(argc - 1, argv + 1);
 	if (argc > 2 && !strcmp(argv[1], "--workspace"))
 		ws = argv[2], i = 3;
 	if (i + 1 < argc && !strcmp(argv[i], "kernel"))
 		kernel.argv = argv + i + 1;
 	else if (i + 1 != argc || strcmp(argv[i], "shell"))
-		fatal("usage: isobox-agent [--workspace DIR] shell | kernel ARGV...");
+		fatal("usage: isobox-agent [--workspace DIR] shell | kernel ARGV... | reap NONCE ARGV...");
 	atexit(stop_children);
 	/* As PID 1 it is already: the orphans of a run are the agent's to reap
 	 * (and to sweep: agent_procs.h), also where it runs as a process. */

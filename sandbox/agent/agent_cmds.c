@@ -22,7 +22,7 @@ struct log {
 static struct cmd {
 	char id[AGENT_TAG_LEN + 1]; /* "": a free slot */
 	pid_t pid;                  /* 0: ended */
-	int code;                   /* once ended: the exit status, 128 + signal if killed */
+	int code;                   /* once ended: how (agent_protocol.h's end status) */
 	int in, out, err;           /* -1 once closed */
 	struct log log[2];          /* stdout, stderr */
 	struct buf args;            /* its argv, each ended by a NUL (bglist) */
@@ -261,7 +261,7 @@ bool cmds_reaped(pid_t pid, int status)
 		if (!c->id[0] || c->pid != pid)
 			continue;
 		c->pid = 0;
-		c->code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+		c->code = AGENT_END_STATUS(status);
 		/* What it wrote before it ended is read as it ends, bounded: what
 		 * it left running may go on writing. */
 		for (int k = 0; k < 2; k++)

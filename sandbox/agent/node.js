@@ -5,9 +5,10 @@
 // waits for one job on stdin. The job is python.py's (warm_job_frame in sandbox/warm.c
 // writes it):
 //
-//   <nonce>\n   of the end marks (decoder.h), which this agent does not write:
-//               a program's 'exit' listeners run after any of ours, and their
-//               output must come first. The worker waits for the pipes to close.
+//   <nonce>\n   of the end marks (decoder.h), handed to the sandbox's first
+//               process, the reporter (sandbox/agent/agent_reap.c), which
+//               writes them once this process has ended: a program's 'exit'
+//               listeners run after any of ours, and their output comes first.
 //   <files>\n   then for each file: <name bytes> <data bytes>\n<name><data>
 //   <args>\n    then for each arg:  <bytes>\n<arg>
 //
@@ -110,8 +111,20 @@ function readNumbers(count) {
 	return words.map(Number);
 }
 
+// The reporter's way to the nonce: fd 3, a pipe it made (anything else
+// there is not ours to touch), closed before the program runs so that the
+// program never holds it.
+function tellReporter(nonce) {
+	try {
+		if (fs.fstatSync(3).isFIFO()) {
+			fs.writeSync(3, nonce + '\n');
+			fs.closeSync(3);
+		}
+	} catch {}
+}
+
 function takeJob() {
-	readLine(64); // the nonce
+	tellReporter(readLine(64));
 	const files = [];
 	for (let i = readNumbers(1)[0]; i > 0; i--) {
 		const [nameLen, dataLen] = readNumbers(2);

@@ -4,7 +4,7 @@
 # (argv: idle seconds, then module names), says "\036ready\n" on stderr and
 # waits for one job on stdin. The job (warm_job_frame in sandbox/warm.c writes it):
 #
-#   <nonce>\n   of the end marks (below)
+#   <nonce>\n   of the end marks, handed to the reporter (below)
 #   <files>\n   then for each file: <name bytes> <data bytes>\n<name><data>
 #   <args>\n    then for each arg:  <bytes>\n<arg>
 #
@@ -12,9 +12,13 @@
 # files into /box, says "\036" on stderr (the program starts: decoder.h) and
 # runs the entry file as __main__ in this interpreter, which has already
 # paid for the imports. When the program is done, after everything that a
-# cold interpreter runs at its exit, it says so on both pipes with the
-# job's nonce (decoder.h), so that the worker answers before the sandbox's
-# teardown. It serves one job: the sandbox is never reused.
+# cold interpreter runs at its exit, it exits with the program's status.
+# The sandbox's first process, the reporter (sandbox/agent/agent_reap.c),
+# then says so on both pipes with the job's nonce (decoder.h), so that the
+# worker answers before the sandbox's teardown, and how: a program that
+# dies by a signal takes this interpreter with it, and the reporter reads
+# the signal from the wait status. It serves one job: the sandbox is never
+# reused.
 #
 # A program must not tell this from `python3 main.py args` except by speed:
 # sys.argv, sys.orig_argv, sys.path[0], __main__ (a fresh module), __file__,
@@ -86,6 +90,7 @@ def main():
     os.write(2, b"\036ready\n")
     wait_for_job(float(sys.argv[1]))
     nonce, files, args = take_job()
+    tell_reporter(nonce)
     for name, data in files:
         write_file(name, data)
     entry = files[0][0]
@@ -120,7 +125,20 @@ def main():
         del tb
         sys.excepthook(kind, value, value.__traceback__)
         status = 1
-    finish(main_module, status, nonce)
+    finish(main_module, status)
+
+
+def tell_reporter(nonce):
+    """The reporter's way to the nonce: our fd 3, a pipe it made (anything
+    else there is not ours to touch), closed before the program runs so
+    that the program never holds it."""
+    import stat
+    try:
+        if stat.S_ISFIFO(os.fstat(3).st_mode):
+            os.write(3, nonce + b"\n")
+            os.close(3)
+    except OSError:
+        pass
 
 
 def exit_status(code):
@@ -136,14 +154,13 @@ def exit_status(code):
     return 1
 
 
-def finish(main_module, status, nonce):
+def finish(main_module, status):
     """
     The interpreter's exit, in its order (threads, atexit, the program's
     objects, the std streams), without tearing down the modules imported
     ahead: that costs a warm sandbox tens of milliseconds and the program
-    sees none of it. Then the end marks, and _exit, so that nothing runs
-    twice. A mark that cannot be written (the program closed its stdout)
-    costs only the speed: the worker waits for the pipes to close.
+    sees none of it. Then _exit, so that nothing runs twice; the reporter
+    writes the end marks.
     """
     import atexit
     import gc
@@ -160,11 +177,6 @@ def finish(main_module, status, nonce):
             stream.flush()
         except Exception:
             status = 120  # what python3 exits with when its stdout cannot be flushed
-    for fd, mark in ((1, b"\036%s\n" % nonce), (2, b"\036%s %d\n" % (nonce, status))):
-        try:
-            os.write(fd, mark)
-        except OSError:
-            pass
     os._exit(status)
 
 main()

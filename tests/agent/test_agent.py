@@ -24,6 +24,11 @@ import pytest
 
 from harness import Agent, agent_argv, build, parse_commands, parse_list, parse_output, workspace_dir
 
+# How a process ended, as the agent says it (sandbox/agent_protocol.h): an
+# exit status, or SIGNALLED + N after signal N.
+SIGNALLED = 256
+KILLED = SIGNALLED + 9
+
 
 @pytest.fixture(scope="session")
 def agent_dir():
@@ -95,8 +100,9 @@ def test_run_stdin_empty_and_large(shell):
 def test_run_exit_codes_and_signals(shell):
     assert shell.do("run", ["true"]).code == 0
     assert shell.do("run", ["sh", "-c", "exit 42"]).code == 42
-    assert shell.do("run", ["sh", "-c", "kill -9 $$"]).code == 128 + 9
-    assert shell.do("run", ["sh", "-c", "kill -15 $$"]).code == 128 + 15
+    assert shell.do("run", ["sh", "-c", "kill -9 $$"]).code == SIGNALLED + 9
+    assert shell.do("run", ["sh", "-c", "kill -15 $$"]).code == SIGNALLED + 15
+    assert shell.do("run", ["sh", "-c", "exit 137"]).code == 137  # not a signal: the wait status tells
     # SIGPIPE is the default again in the program, though the agent ignores it.
     assert shell.do("run", ["sh", "-c", "yes | head -c 10 >/dev/null; kill -0 $$"]).code == 0
     a = shell.do("run", ["python3", "-c", "import signal; print(signal.getsignal(signal.SIGPIPE))"])
@@ -144,7 +150,7 @@ def test_int_kills_the_run(shell):
     t = time.monotonic()
     shell.interrupt(tag)
     a = shell.answer(tag, timeout=5)
-    assert a.code == 137
+    assert a.code == KILLED
     assert time.monotonic() - t < 3
 
 
@@ -165,7 +171,7 @@ def test_int_kills_the_whole_group_before_the_answer(shell):
     time.sleep(0.12)  # two or three rounds of forks in
     shell.interrupt(tag)
     a = shell.answer(tag, timeout=5)
-    assert a.code == 137, a.err
+    assert a.code == KILLED, a.err
     # Nothing of it is left, not even a zombie, when the next step starts.
     assert shell.do("run", ["python3", "-c", GROUP_LEFT, said.split()[0].decode()]).out == b"0\n"
 
@@ -219,7 +225,7 @@ def test_int_takes_every_process_the_step_started(shell):
         assert sorted(sleeping(*escape_marks())) == escape_marks()
         shell.interrupt(tag)
         a = shell.answer(tag, timeout=10)
-        assert a.code == 137
+        assert a.code == KILLED
         assert sleeping(*escape_marks()) == {}, [k for k, v in ESCAPES.items()]
         assert "399.1" in sleeping("399.1")  # an earlier step's: the session's
     finally:
@@ -249,7 +255,7 @@ def test_a_step_that_ends_by_itself_keeps_its_daemons(shell):
         tag = shell.run(["sleep", "60"])
         time.sleep(0.2)
         shell.interrupt(tag)
-        assert shell.answer(tag).code == 137
+        assert shell.answer(tag).code == KILLED
         assert len(sleeping("400.1", "400.3")) == 2
     finally:
         for pid in sleeping("400.1", "400.3").values():
@@ -699,7 +705,7 @@ def test_kernel_interrupt_in_c(kernel):
     a, r, took = interrupted(kernel, "sum(range(10**12))")
     assert took < 5
     if r["error"]["name"] == "KernelRestarted":
-        assert (a.code, r["restarted"]) == (137, True)
+        assert (a.code, r["restarted"]) == (KILLED, True)
         assert cell(kernel, "'kept' in globals()")[1]["value"] == "False"
     else:
         assert r["error"]["name"] == "KeyboardInterrupt"
@@ -754,7 +760,7 @@ def test_kernel_restarted_when_sigint_ignored(kernel):
                              "print('ignoring', flush=True)\nwhile True: pass")
     assert 0.9 < took < 5
     assert a.out == b"ignoring\n"
-    assert (a.code, r["error"]["name"], r["restarted"]) == (137, "KernelRestarted", True)
+    assert (a.code, r["error"]["name"], r["restarted"]) == (KILLED, "KernelRestarted", True)
     a, r = cell(kernel, "'old' in globals()")
     assert (a.code, r["value"]) == (0, "False")
 
@@ -762,12 +768,12 @@ def test_kernel_restarted_when_sigint_ignored(kernel):
 def test_kernel_died(kernel):
     cell(kernel, "old = 1")
     a, r = cell(kernel, "import os\nprint('bye', flush=True)\nos._exit(3)")
-    assert (a.code, a.out, r["error"]["name"], r["restarted"]) == (137, b"bye\n", "KernelDied", True)
+    assert (a.code, a.out, r["error"]["name"], r["restarted"]) == (3, b"bye\n", "KernelDied", True)
     assert "exit 3" in r["error"]["value"]
     a, r = cell(kernel, "'old' in globals()")
     assert r["value"] == "False"
     a, r = cell(kernel, "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)")
-    assert (a.code, r["error"]["name"]) == (137, "KernelDied") and "signal 9" in r["error"]["value"]
+    assert (a.code, r["error"]["name"]) == (KILLED, "KernelDied") and "signal 9" in r["error"]["value"]
     assert cell(kernel, "2 + 2")[1]["value"] == "4"
 
 
@@ -984,7 +990,7 @@ def test_a_command_runs_in_the_workspace_and_outlives_steps(shell):
     tag = shell.run(["sleep", "30"])  # a step that is stopped takes its own processes only
     time.sleep(0.2)
     shell.interrupt(tag)
-    assert shell.answer(tag).code == 137
+    assert shell.answer(tag).code == KILLED
     running, code, out, _ = wait_ended(shell, cid)
     assert (running, code) == (False, 0)
     assert out[1] == os.path.realpath(shell.workspace).encode() + b"\nstill\n", out
@@ -1027,7 +1033,7 @@ def test_a_command_is_signalled_and_deleted(shell):
     assert (running, code, out[1]) == (False, 7, b"up\nbye\n")
     cid2 = started(shell, ["sleep", "60"])
     assert shell.do("bgkill", cid2, 9).code == 0
-    assert wait_ended(shell, cid2)[:2] == (False, 137)
+    assert wait_ended(shell, cid2)[:2] == (False, KILLED)
     # Deleted: killed if it runs, and forgotten.
     cid3 = started(shell, ["sh", "-c", "echo $$; exec sleep 60"])
     deadline = time.monotonic() + 5
@@ -1101,3 +1107,58 @@ def test_a_broken_command_request_ends_the_agent(agent_dir, garbage):
         a.close()
         shutil.rmtree(a.workspace, ignore_errors=True)
 
+
+
+# --- the reporter: `isobox-agent reap` (sandbox/agent/agent_reap.c) --------
+
+def reap(agent_dir, nonce, script, pass_fds=(), **kw):
+    """Runs `isobox-agent reap NONCE sh -c SCRIPT`: (exit code, stdout, stderr)."""
+    import subprocess
+    done = subprocess.run([os.path.join(agent_dir, "isobox-agent"), "reap", nonce, "sh", "-c", script],
+                          capture_output=True, timeout=20, pass_fds=pass_fds, **kw)
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.mark.parametrize("script,end,code", [
+    ("exit 0", 0, 0), ("exit 3", 3, 3), ("exit 139", 139, 139), ("exit 137", 137, 137),
+    ("kill -SEGV $$", SIGNALLED + 11, 139), ("kill -KILL $$", KILLED, 137), ("kill -ABRT $$", SIGNALLED + 6, 134),
+])
+def test_the_reporter_tells_a_signal_from_an_exit(agent_dir, script, end, code):
+    rc, out, err = reap(agent_dir, "ab12", "echo out; echo err >&2; " + script)
+    assert (rc, out, err) == (code, b"out\n\036ab12\n", b"err\n\036ab12 %d\n" % end)
+
+
+def test_the_reporter_takes_a_warm_agents_nonce_from_fd_3(agent_dir):
+    """NONCE "-": the child writes the nonce on its fd 3 and closes it, and
+    the program it runs then holds no such fd."""
+    rc, out, err = reap(agent_dir, "-", "echo 00ff >&3; exec 3>&-; [ -e /proc/$$/fd/3 ] || echo none; kill -TERM $$")
+    assert (rc, out, err) == (143, b"none\n\03600ff\n", b"\03600ff %d\n" % (SIGNALLED + 15))
+    # An agent that ends without a nonce (its idle time ran out): no marks.
+    assert reap(agent_dir, "-", "exit 0") == (0, b"", b"")
+    # A nonce that is not hex is no nonce.
+    assert reap(agent_dir, "-", "echo 'x y' >&3; exit 5") == (5, b"", b"")
+    assert reap(agent_dir, "nothex!", "exit 6") == (6, b"", b"")
+
+
+def test_the_reporter_writes_a_compiles_end_to_a_file(agent_dir):
+    """NONCE "=FD": the end status on FD, which the compile does not hold."""
+    with tempfile.TemporaryFile() as f:
+        fd = f.fileno()
+        rc, out, err = reap(agent_dir, "=%d" % fd, "[ -e /proc/$$/fd/%d ] || echo none; kill -SEGV $$" % fd,
+                            pass_fds=(fd,))
+        f.seek(0)
+        assert (rc, out, err, f.read()) == (139, b"none\n", b"", b"%d\n" % (SIGNALLED + 11))
+
+
+def test_the_reporter_passes_a_stop_on_and_reaps_orphans(agent_dir):
+    """SIGTERM to the reporter (docker stop's) is the program's; an orphan's
+    end does not pass for the program's."""
+    import subprocess
+    p = subprocess.Popen([os.path.join(agent_dir, "isobox-agent"), "reap", "ab12", "sh", "-c",
+                          "(sleep 0.1; exit 9) & trap 'echo term; exit 4' TERM; echo up; while :; do sleep 0.05; done"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.stdout.readline() == b"up\n"
+    time.sleep(0.4)
+    p.terminate()
+    out, err = p.communicate(timeout=10)
+    assert (p.returncode, out, err) == (4, b"term\n\036ab12\n", b"\036ab12 4\n")

@@ -171,7 +171,7 @@ def error(status, code, retry_after=None):
 
 
 RESULT = {"language": "python", "version": "3.11.2", "backend": "gvisor",
-          "run": {"stdout": "ok\n", "stderr": "", "exitCode": 0, "timedOut": False,
+          "run": {"stdout": "ok\n", "stderr": "", "exitCode": 0, "signal": None, "timedOut": False,
                   "oomKilled": False, "truncated": False, "durationMs": 1}}
 
 

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from conftest import (POOL, SUITE, URL, containers, each_version, execute, healthy, own_mounts_removed,
-                      pinned, request, run_ok, running_owners, wait_until, workers)
+                      pinned, request, run_containers, run_ok, running_owners, wait_until, workers)
 from streaming import events, open_stream
 
 attack = pytest.mark.attack
@@ -385,12 +385,14 @@ def test_concurrent_runs_are_invisible_to_each_other():
                   "print('written', flush=True)\ntime.sleep(15)\nprint('a done')"})
     a.wait_for("written\n")
     b = run_ok("import os\nprint(os.path.exists('/tmp/secret-a'), os.path.exists('/box/secret-a'),"
-               " sorted(p for p in os.listdir('/proc') if p.isdigit()))")
+               " sorted(p for p in os.listdir('/proc') if p.isdigit()), os.getpid())")
     b_answered = time.monotonic()
     a_ended, a_run = a.result()
     assert a_run["stdout"] == "written\na done\n", a_run
     assert a_ended > b_answered, "A had ended before B's answer: they did not run at once"
-    assert b["stdout"] == "False False ['1']\n", b
+    # B sees its sandbox's first process (the reporter) and itself, no more.
+    seen, pid = b["stdout"].rsplit(" ", 1)
+    assert seen == "False False %s" % sorted(["1", pid.strip()]) and pid.strip() != "1", b
 
 
 @attack("a file written in one run", "absent in the next run")
@@ -517,3 +519,59 @@ def test_hostile_strings_everywhere():
                                                    "limits": {"memoryBytes": 1e308}})
     assert status == 200 and got["run"]["stdout"] == "fine\n", got
     assert got["limits"]["memoryBytes"] == request("GET", "/runtimes")[2]["ceilings"]["memoryBytes"], got
+
+
+# --- how a program ended -------------------------------------------------------
+
+# (language, program, exitCode, signal): a program that dies by signal N and
+# one that exits with 128 + N, which docker's exit code cannot tell apart.
+ENDINGS = [
+    ("python", "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)", 139, "SIGSEGV"),
+    ("python", "import sys\nsys.exit(139)", 139, None),
+    ("python", "import os\nos.kill(os.getpid(), 9)", 137, "SIGKILL"),
+    ("python", "import os\nos._exit(137)", 137, None),
+    ("python", "import os\nos.abort()", 134, "SIGABRT"),
+    ("javascript", "process.kill(process.pid, 'SIGTERM')", 143, "SIGTERM"),
+    ("javascript", "process.exit(143)", 143, None),
+    ("c", "int main(int argc, char **argv) { (void)argv; *(volatile int *)(long)(argc - 1) = 1; return 0; }",
+     139, "SIGSEGV"),
+    ("bash", "exit 139", 139, None),
+]
+
+
+@attack("a program's exit(128 + N) passes for death by signal N, or its death for an exit",
+        "signal is read from the program's wait status by the sandbox's first process (the reporter): "
+        "exit(139) is exitCode 139 and signal null, a segfault 139 and SIGSEGV; a program that kills itself dies")
+def test_a_signal_is_told_from_an_exit():
+    for language, code, exit_code, sig in ENDINGS:
+        run = run_ok(code, language=language)
+        assert (run["exitCode"], run["signal"], run["timedOut"], run["oomKilled"]) == (exit_code, sig, False, False), \
+            (language, code, run)
+    # The same through a session's agent, which reads its steps' ends itself.
+    status, _, s = request("POST", "/v1/sessions", {"language": "bash"})
+    assert status == 201, s
+    try:
+        for code, exit_code, sig in (("kill -SEGV $$", 139, "SIGSEGV"), ("exit 139", 139, None)):
+            status, _, r = request("POST", f"/v1/sessions/{s['id']}/exec", {"code": code})
+            assert status == 200 and (r["run"]["exitCode"], r["run"]["signal"]) == (exit_code, sig), r
+    finally:
+        request("DELETE", f"/v1/sessions/{s['id']}")
+
+
+@attack("a program forges the reporter's end marks with the nonce on its command line (/proc/1/cmdline)",
+        "it can only end its own run early, with the end it chose: the answer says so and the sandbox is removed")
+def test_forged_end_marks_end_only_the_forgers_run():
+    code = ("import os, sys, time\n"
+            "argv = open('/proc/1/cmdline', 'rb').read().split(b'\\0')\n"
+            "nonce = argv[2].decode() if argv[1:2] == [b'reap'] else ''\n"
+            "print('nonce', len(nonce), flush=True)\n"
+            "os.write(1, b'\\036%s\\n' % nonce.encode()); os.write(2, b'\\036%s 265\\n' % nonce.encode())\n"
+            "time.sleep(30)\n")
+    # Its own pids: a cold run, whose reporter has the nonce on its command line.
+    started = time.monotonic()
+    status, r = execute({"language": "python", "code": code, "limits": {"pids": 64, "wallTimeMs": 20000}})
+    assert status == 200 and r["warm"] is False, r
+    run = r["run"]
+    assert (run["stdout"], run["exitCode"], run["signal"], run["timedOut"]) == ("nonce 32\n", 137, "SIGKILL", False), r
+    assert time.monotonic() - started < 15, r  # it did not sleep its 30 s out
+    assert wait_until(lambda: not run_containers(), 20), run_containers()

@@ -84,7 +84,7 @@ def test_nothing_one_warm_run_leaves_reaches_the_next():
                               "procs ['1'] env False\n"), seen
 
 
-@attack("a warm run kills the agent (its own PID 1) from a child",
+@attack("a warm run kills its sandbox's PID 1 (the reporter above the agent) from a child",
         "that run ends (SIGKILL, 137); the next request gets a fresh warm sandbox (runc: the kernel drops "
         "a SIGKILL sent to a namespace's init from inside it; the run ends as the program does)")
 def test_killing_the_agent_costs_only_that_run():

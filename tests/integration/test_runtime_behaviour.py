@@ -265,3 +265,46 @@ def test_ls_la_works_in_every_image():
         assert re.fullmatch(r"total \d+", lines[0]) and re.match(r"d\S+ +\d+ root +root .* \.$", lines[1]), \
             (language, lines)
         assert any(line.endswith(" ..") for line in lines), (language, lines)
+
+
+# Everyday file tools, through each image's own shell, started by each
+# language's own way of running a command: nothing on stderr, exit 0, in
+# every image (the xattr answers of this runsc that preload.c mends).
+TOOLS = ("ls -l / >/dev/null && stat /box >/dev/null && cp -a /box /tmp/c && find /box -ls >/dev/null && "
+         "tar -cf /tmp/a.tar -C /box . && tar -tf /tmp/a.tar >/dev/null && echo clean")
+RUN_SH = {
+    "python": f"import subprocess\nsubprocess.run(['sh', '-c', '{TOOLS}'], check=True)",
+    "python-slim": f"import subprocess\nsubprocess.run(['sh', '-c', '{TOOLS}'], check=True)",
+    "javascript": f"process.stdout.write(require('child_process').execFileSync('sh', ['-c', '{TOOLS}']))",
+    "typescript": ("import { execFileSync } from 'child_process';\n"
+                   f"process.stdout.write(execFileSync('sh', ['-c', '{TOOLS}']));"),
+    "ruby": f"system('sh', '-c', '{TOOLS}', exception: true)",
+    "bash": TOOLS,
+    "php": f"<?php passthru('{TOOLS}', $rc); exit($rc);",
+    "lua": f"os.exit(os.execute('{TOOLS}') and 0 or 1)",
+    "perl": f"exit(system('sh', '-c', '{TOOLS}') >> 8);",
+    "c": f'#include <stdlib.h>\nint main(void) {{ return system("{TOOLS}") != 0; }}',
+    "cpp": f'#include <cstdlib>\nint main() {{ return std::system("{TOOLS}") != 0; }}',
+    "go": ('package main\nimport (\n\t"os"\n\t"os/exec"\n)\n'
+           f'func main() {{ c := exec.Command("sh", "-c", "{TOOLS}"); c.Stdout = os.Stdout; c.Stderr = os.Stderr;'
+           ' if c.Run() != nil { os.Exit(1) } }'),
+    "rust": ('use std::process::Command;\n'
+             f'fn main() {{ let s = Command::new("sh").args(["-c", "{TOOLS}"]).status().unwrap();'
+             ' std::process::exit(if s.success() { 0 } else { 1 }); }'),
+    "java": ('public class Main { public static void main(String[] a) throws Exception {'
+             f' Process p = new ProcessBuilder("sh", "-c", "{TOOLS}").inheritIO().start();'
+             ' System.exit(p.waitFor()); } }'),
+}
+
+
+def test_file_tools_run_clean_in_every_image():
+    assert sorted(RUN_SH) == sorted(LIST_BOX)
+
+    def run(language):
+        return execute({"language": language, "code": RUN_SH[language]}, timeout=120)
+    with concurrent.futures.ThreadPoolExecutor(4) as ex:
+        got = dict(zip(sorted(RUN_SH), ex.map(run, sorted(RUN_SH))))
+    for language, (status, r) in got.items():
+        assert status == 200, (language, r)
+        run = r["run"]
+        assert (run["exitCode"], run["stdout"], run["stderr"]) == (0, "clean\n", ""), (language, run)

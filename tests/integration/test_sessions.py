@@ -500,7 +500,8 @@ def test_a_command_outlives_its_request_and_ends_with_the_session():
         # Stopped by a signal: its end is read.
         assert request("POST", f"/v1/sessions/{sid}/commands/{cid}/signal", {"signal": "SIGTERM"})[0] == 204
         assert wait_until(lambda: not command_output(sid, cid)["running"], 10)
-        assert command_output(sid, cid)["exitCode"] == 128 + signal.SIGTERM
+        ended = command_output(sid, cid)
+        assert (ended["exitCode"], ended["signal"]) == (128 + signal.SIGTERM, "SIGTERM"), ended
         # One still running when the session is deleted goes with its sandbox.
         status, _, c2 = request("POST", f"/v1/sessions/{sid}/commands", {"args": ["sleep", "600"]})
         assert status == 201, c2

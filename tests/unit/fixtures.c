@@ -88,7 +88,7 @@ void argv_cold(const struct conf *c, const struct sandbox_job *job, const char *
 	       const char *src_dir, struct strv *a)
 {
 	struct container_spec s;
-	spec_cold(c, job, name, owner, src_dir, &s);
+	spec_cold(c, job, name, owner, src_dir, "ab12", &s);
 	spec_argv(&s, c->docker, a);
 	spec_free(&s);
 }

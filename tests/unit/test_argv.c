@@ -41,7 +41,7 @@ UNIT_TEST(test_argv)
 	ok(has(&a, "--memory=104857600"), "argv: memory limit");
 	ok(has(&a, "--memory-swap=104857600"), "argv: memory-swap equal to memory (no swap)");
 	ok(has(&a, "--cpus=0.500"), "argv: cpus");
-	ok(has(&a, "--ulimit=nproc=32:32"), "argv: process limit as nproc");
+	ok(has(&a, "--ulimit=nproc=33:33"), "argv: process limit as nproc, the reporter's process besides the program's");
 	ok(has(&a, "--pids-limit=1024"), "argv: pids backstop from conf");
 	ok(has(&a, "--ulimit=core=0:0"), "argv: no core dumps");
 	ok(has(&a, "--tmpfs=/tmp:rw,nosuid,nodev,size=67108864,mode=1777"), "argv: small /tmp tmpfs");
@@ -65,12 +65,19 @@ UNIT_TEST(test_argv)
 	ok(img > 0 && (size_t)img + 9 < a.n + 1 && !strcmp(a.v[img + 1], "/bin/sh") &&
 	   !strcmp(a.v[img + 2], "-c") && !strcmp(a.v[img + 4], "isobox"),
 	   "argv: fixed entry script");
-	ok(img > 0 && !strcmp(a.v[img + 5], "32"), "argv: the program's process limit, for the script's ulimit");
-	ok(img > 0 && !strcmp(a.v[img + 6], "0"), "argv: no compile words for an interpreter");
-	ok(img > 0 && !strcmp(a.v[img + 7], "python3") && !strcmp(a.v[img + 8], "app.py"),
+	ok(img > 0 && !strcmp(a.v[img + 5], "ab12"), "argv: the nonce of the reporter's end marks, first");
+	ok(img > 0 && !strcmp(a.v[img + 6], "33"), "argv: the program's process limit and the reporter's, for the script's ulimit");
+	ok(strstr(a.v[img + 3], "exec /isobox-agent/isobox-agent reap \"$n\" \"$@\"") != NULL,
+	   "argv: the reporter starts the program");
+	bool agent_ro = false;
+	for (size_t i = 0; i < a.n; i++)
+		agent_ro |= strstr(a.v[i], ",dst=/isobox-agent,readonly") != NULL;
+	ok(agent_ro, "argv: the agent, whose reporter it is, mounted read-only");
+	ok(img > 0 && !strcmp(a.v[img + 7], "0"), "argv: no compile words for an interpreter");
+	ok(img > 0 && !strcmp(a.v[img + 8], "python3") && !strcmp(a.v[img + 9], "app.py"),
 	   "argv: run template with {file} = entry file");
-	ok(img > 0 && !strcmp(a.v[img + 9], "--flag") && !strcmp(a.v[img + 10], "$(rm -rf /)") &&
-	   !strcmp(a.v[img + 11], "a b") && a.v[img + 12] == NULL,
+	ok(img > 0 && !strcmp(a.v[img + 10], "--flag") && !strcmp(a.v[img + 11], "$(rm -rf /)") &&
+	   !strcmp(a.v[img + 12], "a b") && a.v[img + 13] == NULL,
 	   "argv: user args last, verbatim, one element each");
 	ok(!strstr(a.v[img + 3], "app.py") && !strstr(a.v[img + 3], "rm -rf"),
 	   "argv: nothing from the request in the shell script");
@@ -91,15 +98,15 @@ UNIT_TEST(test_argv)
 				   .limits = job.limits};
 	argv_cold(&c, &cjob, "n", "o", "/d", &a);
 	img = index_of(&a, TEST_ID_PY);
-	ok(img > 0 && !strcmp(a.v[img + 6], "5"), "argv: compile word count (%s)", img > 0 ? a.v[img + 6] : "-");
-	ok(has(&a, "--ulimit=nproc=64:64") && img > 0 && !strcmp(a.v[img + 5], "32"),
-	   "argv: a compiler gets compilePids (64), the program its own pids (32)");
+	ok(img > 0 && !strcmp(a.v[img + 7], "5"), "argv: compile word count (%s)", img > 0 ? a.v[img + 7] : "-");
+	ok(has(&a, "--ulimit=nproc=64:64") && img > 0 && !strcmp(a.v[img + 6], "33"),
+	   "argv: a compiler gets compilePids (64), the program its own pids (32) and the reporter's");
 	ok(strstr(a.v[img + 3], "ulimit -p \"$p\"") != NULL, "argv: the script lowers the limit before the program");
-	ok(img > 0 && !strcmp(a.v[img + 7], "gcc") && !strcmp(a.v[img + 9], "/box/prog") &&
-	   !strcmp(a.v[img + 10], "./src/prog.c") && !strcmp(a.v[img + 11], "./util.c"),
+	ok(img > 0 && !strcmp(a.v[img + 8], "gcc") && !strcmp(a.v[img + 10], "/box/prog") &&
+	   !strcmp(a.v[img + 11], "./src/prog.c") && !strcmp(a.v[img + 12], "./util.c"),
 	   "argv: {file:base} and {files:.c} (headers left out), files as ./name for the compiler");
-	ok(img > 0 && !strcmp(a.v[img + 12], "/box/prog") && !strcmp(a.v[img + 13], "--flag") &&
-	   a.v[img + 14] == NULL, "argv: run words, then user args");
+	ok(img > 0 && !strcmp(a.v[img + 13], "/box/prog") && !strcmp(a.v[img + 14], "--flag") &&
+	   a.v[img + 15] == NULL, "argv: run words, then user args");
 	strv_free(&a);
 
 	/* A compile word that is only {file} is a path too; in the run
@@ -112,7 +119,7 @@ UNIT_TEST(test_argv)
 	cc.run = run;
 	argv_cold(&c, &cjob, "n", "o", "/d", &a);
 	img = index_of(&a, TEST_ID_PY);
-	ok(img > 0 && !strcmp(a.v[img + 10], "./src/prog.c") && !strcmp(a.v[img + 11], "src/prog.c"),
+	ok(img > 0 && !strcmp(a.v[img + 11], "./src/prog.c") && !strcmp(a.v[img + 12], "src/prog.c"),
 	   "argv: {file} is ./name when compiling, name when running");
 	strv_free(&a);
 
@@ -122,7 +129,7 @@ UNIT_TEST(test_argv)
 	cc.run = run;
 	argv_cold(&c, &cjob, "n", "o", "/d", &a);
 	img = index_of(&a, TEST_ID_PY);
-	ok(img > 0 && !strcmp(a.v[img + 11], "/box/out/src/prog.js"), "argv: {file:stem} keeps the directory");
+	ok(img > 0 && !strcmp(a.v[img + 12], "/box/out/src/prog.js"), "argv: {file:stem} keeps the directory");
 	strv_free(&a);
 	strv_free(&compile);
 	strv_free(&run);

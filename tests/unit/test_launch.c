@@ -79,7 +79,7 @@ static void test_body(void)
 	struct container_spec spec;
 	fixture_load(&c, &r);
 	struct sandbox_job job = fixture_python_job(&r);
-	spec_cold(&c, &job, "isobox-main-0123456789abcdef", "1.2", "/var/lib/isobox/work/x", &spec);
+	spec_cold(&c, &job, "isobox-main-0123456789abcdef", "1.2", "/var/lib/isobox/work/x", "ab12", &spec);
 	struct strv a = {0};
 	spec_argv(&spec, c.docker, &a);
 	ok(index_of(&a, "--security-opt=seccomp=/var/lib/isobox/sandbox/seccomp.json") > 0,

@@ -277,6 +277,14 @@ static struct sandbox_phase phase(int code, const char *out, const char *err)
 	return p;
 }
 
+/* Killed by signal sig, as the wait status says it. */
+static struct sandbox_phase signalled(int sig)
+{
+	struct sandbox_phase p = phase(128 + sig, "", "");
+	p.signal = sig;
+	return p;
+}
+
 /* A stage in Piston's shape, as one line of JSON (keys in Piston's order). */
 static void stage_is(struct sandbox_phase p, bool run, const char *want, const char *what)
 {
@@ -301,15 +309,20 @@ static void stages(void)
 		 "exit 0: no status, stdout then stderr in output");
 	stage_is(phase(2, "", "e"), true,
 		 STAGE("null", "", "e", "2", "e", "\"Exited with error status 2\"", "\"RE\""), "exit 2: RE");
-	stage_is(phase(139, "", ""), true,
-		 STAGE("\"SIGSEGV\"", "", "", "null", "", "\"Caught fatal signal 11\"", "\"SG\""), "139: SIGSEGV");
-	stage_is(phase(134, "", ""), true,
-		 STAGE("\"SIGABRT\"", "", "", "null", "", "\"Caught fatal signal 6\"", "\"SG\""), "134: SIGABRT");
-	stage_is(phase(143, "", ""), true,
-		 STAGE("\"SIGTERM\"", "", "", "null", "", "\"Caught fatal signal 15\"", "\"SG\""), "143: SIGTERM");
-	stage_is(phase(137, "", ""), true,
+	stage_is(signalled(11), true,
+		 STAGE("\"SIGSEGV\"", "", "", "null", "", "\"Caught fatal signal 11\"", "\"SG\""), "signal 11: SIGSEGV");
+	stage_is(signalled(6), true,
+		 STAGE("\"SIGABRT\"", "", "", "null", "", "\"Caught fatal signal 6\"", "\"SG\""), "signal 6: SIGABRT");
+	stage_is(signalled(15), true,
+		 STAGE("\"SIGTERM\"", "", "", "null", "", "\"Caught fatal signal 15\"", "\"SG\""), "signal 15: SIGTERM");
+	stage_is(signalled(9), true,
 		 STAGE("\"SIGKILL\"", "", "", "null", "", "\"Caught fatal signal 9\"", "\"SG\""),
-		 "137 without a flag: SIGKILL (or exit(137): the sandbox cannot tell)");
+		 "signal 9 without a flag: SIGKILL");
+	stage_is(phase(139, "", ""), true,
+		 STAGE("null", "", "", "139", "", "\"Exited with error status 139\"", "\"RE\""),
+		 "exit(139) is an exit, as Piston says it: the signal comes from the wait status");
+	stage_is(phase(137, "", ""), true,
+		 STAGE("null", "", "", "137", "", "\"Exited with error status 137\"", "\"RE\""), "exit(137): RE");
 	stage_is(phase(145, "", ""), true,
 		 STAGE("null", "", "", "145", "", "\"Exited with error status 145\"", "\"RE\""),
 		 "145 (SIGCHLD never kills): a plain exit");

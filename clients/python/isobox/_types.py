@@ -9,6 +9,7 @@ class Phase(TypedDict):
     stdout: str
     stderr: str
     exitCode: int
+    signal: Optional[str]  # "SIGSEGV": from the wait status; None for an exit (exit(139) too)
     timedOut: bool
     oomKilled: bool
     truncated: bool
@@ -112,6 +113,7 @@ class CommandInfo(TypedDict, total=False):
     args: List[str]
     running: bool
     exitCode: Optional[int]
+    signal: Optional[str]
     stdinOpen: bool
     stdoutBytes: int
     stderrBytes: int
@@ -122,6 +124,7 @@ class CommandOutput(TypedDict):
     id: str
     running: bool
     exitCode: Optional[int]
+    signal: Optional[str]
     encoding: Literal["utf-8", "base64"]
     stdout: str
     stdoutFrom: int
