@@ -29,7 +29,7 @@ def test_events_arrive_as_they_happen():
     result = json.loads(evs[-1][2])
     assert result["run"]["stdout"] == "line 0\nline 1\nline 2\n"
     assert result["run"]["exitCode"] == 0 and result["backend"] == "gvisor"
-    assert set(result["run"]) == {"stdout", "stderr", "exitCode", "timedOut", "oomKilled",
+    assert set(result["run"]) == {"stdout", "stderr", "exitCode", "signal", "timedOut", "oomKilled",
                                   "truncated", "durationMs"}
 
 
