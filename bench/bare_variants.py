@@ -88,9 +88,8 @@ def main():
                 i = argv.index("--entrypoint=")
                 argv = [a if a != "--workdir=/src" else "--workdir=/box" for a in argv[:i + 2]]
                 argv[2:2] = ["--interactive"]
-                # The nonce of the reporter's end marks, then its process
-                # besides the program's (sandbox/spec.c's push_command).
-                argv += ["/bin/sh", "-c", entry, "isobox", "0" * 16, str(bare.limits["python"]["pids"] + 1), "0",
+                # The nonce of the reporter's end marks first (sandbox/spec.c's push_command).
+                argv += ["/bin/sh", "-c", entry, "isobox", "0" * 16, str(bare.limits["python"]["pids"]), "0",
                          "python3", file]
             if v == "M":
                 m = bare.limits["python"]["memoryBytes"] - 4096

@@ -18,9 +18,8 @@
  * request's file names and args reach it only as argv elements.
  *
  * Arguments: on a cold run, first the nonce of its end marks; then P
- * (the program's process limit, and on a cold run the reporter's process
- * besides), K, then K words of the compile command (K = 0: none), then
- * the program's argv. It copies the read-only
+ * (the process limit), K, then K words of the compile command (K = 0:
+ * none), then the program's argv. It copies the read-only
  * code into the writable work dir, runs the compile step with its output
  * to files, lowers RLIMIT_NPROC to P, and tells the worker where it
  * stands on stderr with the byte \036 (the protocol is in decoder.h).
@@ -216,11 +215,12 @@ static void hardened(const struct conf *c, const struct language *l, const struc
 	 * crashes the sandbox at boot (docs/ARCHITECTURE.md). Threads count:
 	 * a compiler gets at least compilePids, and the entry script lowers
 	 * the limit to the program's before it starts the program. Not in a
-	 * session, whose kernel cells run without that script. Outside a
-	 * session, the sandbox's first process is the reporter
-	 * (agent/agent_reap.c): one more, so that the program keeps its own.
+	 * session, whose kernel cells run without that script. The limit
+	 * counts every process of the sandbox, its first one (the reporter,
+	 * agent/agent_reap.c, or a session's agent) included, and the
+	 * program sees it as asked.
 	 */
-	int64_t nproc = lim->pids + (strcmp(kind, "session") ? 1 : 0);
+	int64_t nproc = lim->pids;
 	if (l->compile.n && strcmp(kind, "session") && nproc < c->sandbox.compile_pids)
 		nproc = c->sandbox.compile_pids;
 	add_ulimit(s, "nproc", nproc);
@@ -289,7 +289,7 @@ static void push_command(struct strv *a, const char *script, const char *nonce, 
 	strv_push(a, "isobox"); /* $0 of the entry script */
 	if (nonce)
 		strv_push(a, nonce);
-	strv_pushf(a, "%lld", (long long)job->limits.pids + (nonce ? 1 : 0)); /* the reporter's own */
+	strv_pushf(a, "%lld", (long long)job->limits.pids);
 	size_t count_at = a->n;
 	strv_push(a, "0"); /* K, fixed below */
 	for (size_t i = 0; i < l->compile.n; i++)

@@ -142,12 +142,13 @@ static void on_event(struct exec *x, const struct dec_event *ev)
 		keep(x, &res->run, ev->fd, ev->data, ev->len, true);
 		break;
 	case DEC_PROGRAM_ENDED:
-		/* The answer need not wait for the sandbox's teardown: the master
-		 * removes it (warm_release). */
+		/* How the program ended, from its wait status. A warm run's
+		 * answer need not wait for the sandbox's teardown: the master
+		 * removes it (warm_release). A cold run's does (supervise). */
 		x->agent_ended = true;
 		res->run.exit_code = agent_end_exit_code(ev->rc);
 		res->run.signal = agent_end_signal(ev->rc);
-		if (!x->ended_ms)
+		if (!x->ended_ms && x->lease)
 			x->ended_ms = now_ms();
 		break;
 	case DEC_GARBLED:
@@ -336,8 +337,12 @@ void supervise(struct exec *x)
 {
 	int64_t drain_until = 0;
 	feed_stdin(x);
+	/* A warm run is answered on its end marks (the master removes the
+	 * sandbox); a cold one when its sandbox has ended, so that what it
+	 * wrote to a volume is all there, and nothing a program forges ends
+	 * it early. */
 	while ((x->out_fd >= 0 || x->err_fd >= 0 || x->wait_fd >= 0) && !(x->link && x->link->ended) &&
-	       !x->agent_ended) {
+	       !(x->agent_ended && x->lease)) {
 		int64_t now = now_ms();
 		int64_t deadline = exec_deadline(x->c, &x->job->limits, &x->dec, &x->clock);
 		if (!x->stopped && now >= deadline)
@@ -411,7 +416,7 @@ static bool inspect(struct exec *x, int client_status, int64_t deadline)
 	if (x->link && x->link->ended) { /* the agent's word: the session lives on */
 		code = agent_end_exit_code(x->link->end_code);
 		sig = agent_end_signal(x->link->end_code);
-	} else if (x->agent_ended) { /* the reporter's end marks (DEC_PROGRAM_ENDED) */
+	} else if (x->agent_ended && !x->stopped) { /* the reporter's end marks (DEC_PROGRAM_ENDED) */
 		code = x->res->run.exit_code;
 		sig = x->res->run.signal;
 	} else if ((x->client > 0 || x->lease || x->api) && !x->stopped && own == 0) {

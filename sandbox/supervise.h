@@ -64,7 +64,7 @@ struct exec {
 	bool compile_told;       /* the sink heard the compile result */
 	bool up_told;            /* the sink heard that the sandbox is up */
 	enum stop_reason stopped;
-	bool agent_ended;        /* a warm agent's end marks came: run.exit_code holds its word */
+	bool agent_ended;        /* the reporter's end marks came: run.exit_code and signal hold its word */
 	int64_t ended_ms;
 	int64_t last_emit_ms;    /* when the sink last heard from us */
 	time_t spawned_at;       /* wall clock, for `docker events --since` */

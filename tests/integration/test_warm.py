@@ -161,16 +161,15 @@ def test_per_request_limits_hold_on_the_warm_path():
     status, r = execute({"language": "python", "code": "b = bytearray(400 << 20); print('no')"})
     assert status == 200 and r["warm"] and r["run"]["oomKilled"] and r["run"]["stdout"] == "", r
     assert full()
-    # The process limit is the sandbox's RLIMIT_NPROC, the request's default
-    # and the sandbox's first process (the reporter), which it counts too, as
-    # a cold run's. (A fork loop is bounded here too, but by memory first:
+    # The process limit is the sandbox's RLIMIT_NPROC, the request's default,
+    # as a cold run's. (A fork loop is bounded here too, but by memory first:
     # each child of an interpreter that imported pandas ahead costs more
     # than a cold one's.)
     code = "import resource; print(resource.getrlimit(resource.RLIMIT_NPROC))"
     status, r = execute({"language": "python", "code": code})
-    assert status == 200 and r["warm"] and r["run"]["stdout"] == "(129, 129)\n", r
+    assert status == 200 and r["warm"] and r["run"]["stdout"] == "(128, 128)\n", r
     status, r = execute({"language": "python", "code": code, "limits": {"pids": 64}})
-    assert status == 200 and not r["warm"] and r["run"]["stdout"] == "(65, 65)\n", r
+    assert status == 200 and not r["warm"] and r["run"]["stdout"] == "(64, 64)\n", r
 
 
 def test_what_a_warm_sandbox_cannot_serve_runs_cold_and_is_counted():

@@ -41,7 +41,7 @@ UNIT_TEST(test_argv)
 	ok(has(&a, "--memory=104857600"), "argv: memory limit");
 	ok(has(&a, "--memory-swap=104857600"), "argv: memory-swap equal to memory (no swap)");
 	ok(has(&a, "--cpus=0.500"), "argv: cpus");
-	ok(has(&a, "--ulimit=nproc=33:33"), "argv: process limit as nproc, the reporter's process besides the program's");
+	ok(has(&a, "--ulimit=nproc=32:32"), "argv: process limit as nproc");
 	ok(has(&a, "--pids-limit=1024"), "argv: pids backstop from conf");
 	ok(has(&a, "--ulimit=core=0:0"), "argv: no core dumps");
 	ok(has(&a, "--tmpfs=/tmp:rw,nosuid,nodev,size=67108864,mode=1777"), "argv: small /tmp tmpfs");
@@ -66,7 +66,7 @@ UNIT_TEST(test_argv)
 	   !strcmp(a.v[img + 2], "-c") && !strcmp(a.v[img + 4], "isobox"),
 	   "argv: fixed entry script");
 	ok(img > 0 && !strcmp(a.v[img + 5], "ab12"), "argv: the nonce of the reporter's end marks, first");
-	ok(img > 0 && !strcmp(a.v[img + 6], "33"), "argv: the program's process limit and the reporter's, for the script's ulimit");
+	ok(img > 0 && !strcmp(a.v[img + 6], "32"), "argv: the process limit, for the script's ulimit");
 	ok(strstr(a.v[img + 3], "exec /isobox-agent/isobox-agent reap \"$n\" \"$@\"") != NULL,
 	   "argv: the reporter starts the program");
 	bool agent_ro = false;
@@ -99,8 +99,8 @@ UNIT_TEST(test_argv)
 	argv_cold(&c, &cjob, "n", "o", "/d", &a);
 	img = index_of(&a, TEST_ID_PY);
 	ok(img > 0 && !strcmp(a.v[img + 7], "5"), "argv: compile word count (%s)", img > 0 ? a.v[img + 7] : "-");
-	ok(has(&a, "--ulimit=nproc=64:64") && img > 0 && !strcmp(a.v[img + 6], "33"),
-	   "argv: a compiler gets compilePids (64), the program its own pids (32) and the reporter's");
+	ok(has(&a, "--ulimit=nproc=64:64") && img > 0 && !strcmp(a.v[img + 6], "32"),
+	   "argv: a compiler gets compilePids (64), the program its own pids (32)");
 	ok(strstr(a.v[img + 3], "ulimit -p \"$p\"") != NULL, "argv: the script lowers the limit before the program");
 	ok(img > 0 && !strcmp(a.v[img + 8], "gcc") && !strcmp(a.v[img + 10], "/box/prog") &&
 	   !strcmp(a.v[img + 11], "./src/prog.c") && !strcmp(a.v[img + 12], "./util.c"),

@@ -165,13 +165,10 @@ static void session_argv(const struct conf *c, const struct language *py)
 	for (int i = 2; i < image; i++) {
 		bool own = !strncmp(cold.v[i], "--workdir", 9) || !strncmp(cold.v[i], "--env=HOME", 10) ||
 			   !strcmp(cold.v[i], "--label=isobox.kind=cold") ||
-			   !strncmp(cold.v[i], "--mount=type=bind,src=/w/x", 26) ||
-			   !strncmp(cold.v[i], "--ulimit=nproc=", 15);
+			   !strncmp(cold.v[i], "--mount=type=bind,src=/w/x", 26);
 		same += own ? 0 : index_of(&ses, cold.v[i]) > 0 ? 1 : -1000;
 	}
 	ok(same > 20, "session argv: every hardening flag of a cold run (%d)", same);
-	ok(index_of(&cold, "--ulimit=nproc=129:129") > 0 && index_of(&ses, "--ulimit=nproc=128:128") > 0,
-	   "session argv: the process limit, without a cold run's reporter (the agent is its first process)");
 	ok(index_of(&ses, "--workdir=/workspace") > 0 && index_of(&ses, "--env=HOME=/workspace") > 0,
 	   "session argv: /workspace is home and working dir");
 	ok(index_of(&ses, "--label=isobox.session=0123456789abcdef0123456789abcdef") > 0,
