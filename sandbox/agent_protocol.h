@@ -12,9 +12,10 @@
 #define AGENT_MAX_CHUNK 65536 /* the largest out/err/data frame */
 #define AGENT_MAX_COMMANDS 16 /* background commands kept, running or ended (bg) */
 #define AGENT_COMMAND_LOG (1 << 20) /* of each of a command's stdout and stderr, the last bytes kept */
+#define AGENT_NONCE_MAX 64    /* an end marks' nonce, in lowercase hex digits (decoder.h) */
 
 /*
- * How a process ended, as the agent and the reporter (agent/reap.c) say
+ * How a process ended, as the agent and the reporter (agent/agent_reap.c) say
  * it: its exit status (0-255), or AGENT_SIGNALLED + N when signal N killed
  * it, read from the wait status. A number alone, because an exit status of
  * 128 + N cannot tell `exit(128 + N)` from death by signal N.

@@ -60,7 +60,7 @@ struct dec_event {
 	const char *reason;
 };
 
-#define DEC_NONCE_MAX 64
+#define DEC_NONCE_MAX AGENT_NONCE_MAX
 
 /* Where the stderr protocol stands. */
 enum dec_stage {

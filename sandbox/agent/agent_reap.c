@@ -39,7 +39,7 @@
 #include "agent_base.h"
 #include "agent_reap.h"
 
-#define NONCE_MAX 64 /* DEC_NONCE_MAX */
+#define NONCE_MAX AGENT_NONCE_MAX
 
 static pid_t child;
 
@@ -51,14 +51,10 @@ static void forward(int sig)
 		kill(child, sig);
 }
 
+/* As agent_wire.c's valid_tag, at a nonce's length. */
 static bool hex(const char *s, size_t n)
 {
-	if (n == 0 || n > NONCE_MAX)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
+	return n > 0 && n <= NONCE_MAX && strspn(s, "0123456789abcdef") >= n;
 }
 
 /* The warm agent's nonce, a line on fd, or "" if it ended without one. */
@@ -74,7 +70,9 @@ static void nonce_from(int fd, char *nonce)
 			break;
 		nonce[n++] = c;
 	}
-	nonce[hex(nonce, n) ? n : 0] = '\0';
+	nonce[n] = '\0';
+	if (!hex(nonce, n))
+		nonce[0] = '\0';
 }
 
 /* The whole mark, or nothing: a pipe the program left non-blocking (its
@@ -145,5 +143,5 @@ _Noreturn void reap_main(int argc, char **argv)
 		mark(1, line, snprintf(line, sizeof line, "\036%s\n", nonce));
 		mark(2, line, snprintf(line, sizeof line, "\036%s %d\n", nonce, AGENT_END_STATUS(status)));
 	}
-	_exit(WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status));
+	_exit(agent_end_exit_code(AGENT_END_STATUS(status)));
 }
