@@ -187,7 +187,7 @@ remove_volumes() {
 # directories under $RUN.
 stop() {
 	stop_pid $RUN/caddy.pid balancer caddy
-	local d h
+	local d h cg
 	for d in "$RUN"/[hr][0-9]; do
 		[ -d "$d" ] || continue
 		h=$(basename "$d")
@@ -197,6 +197,13 @@ stop() {
 		ISOBOX_CONF=$PREFIX/conf/cluster-$h.yaml ISOBOX_RUN=$d ISOBOX_LOG=$LOG/$h ISOBOX_WEB=none \
 			PREFIX=$PREFIX bash "$HERE/pool.sh" stop
 		docker ps -aq --filter "label=isobox.instance=$h" | xargs -r docker rm -f >/dev/null 2>&1 || true
+		# A host whose master was killed leaves the cgroups its warm
+		# sandboxes started in (sandbox/cgroup.h), which only its next
+		# master would reap; its containers gone, they are empty: rmdir
+		# each, innermost first (never one that still holds a process).
+		for cg in /sys/fs/cgroup/isobox.slice/isobox-"$h"-* /sys/fs/cgroup/*/isobox.slice/isobox-"$h"-*; do
+			[ ! -d "$cg" ] || find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null || true
+		done
 		remove_volumes "$STATE/$h/volumes"
 		rm -rf --one-file-system "${STATE:?}/$h"
 		rm -f "$PREFIX/conf/cluster-$h.yaml"

@@ -33,7 +33,8 @@ struct run {
 	const char *consumer;
 	char attempt[128];
 	int64_t touched_ms;
-	bool cancelled;
+	bool lost;              /* another runner has taken the job */
+	bool cancelled;         /* lost, or its front gave up: stop */
 };
 
 static void emit(struct run *r, const char *type, const void *data, size_t len)
@@ -41,12 +42,21 @@ static void emit(struct run *r, const char *type, const void *data, size_t len)
 	queue_emit(r->s, r->job->job_id, r->attempt, type, data, len);
 }
 
-static void emit_json(struct run *r, const char *type, cJSON *o)
+/* o as text (NULL for none); o is freed. */
+static char *text_of(cJSON *o)
 {
-	char *text = cJSON_PrintUnformatted(o);
-	emit(r, type, text, strlen(text));
-	free(text);
+	char *text = o ? cJSON_PrintUnformatted(o) : NULL;
 	cJSON_Delete(o);
+	return text;
+}
+
+/* The run's end and the job's removal, while the job is still ours. */
+static bool finish(struct run *r, const char *type, cJSON *o)
+{
+	char *text = text_of(o);
+	bool ours = queue_finish(r->s, r->job, r->consumer, r->attempt, type, text, text ? strlen(text) : 0);
+	free(text);
+	return ours;
 }
 
 /* Keep the job (its idle time restarts), and hear if its front gave up. */
@@ -55,8 +65,8 @@ static bool alive(struct run *r)
 	int64_t now = now_ms();
 	if (now - r->touched_ms >= TOUCH_EVERY_MS) {
 		r->touched_ms = now;
-		r->cancelled = !queue_touch(r->s, r->job->entry, r->consumer) ||
-			       queue_cancelled(r->s, r->job->job_id);
+		r->lost = !queue_touch(r->s, r->job->entry, r->consumer);
+		r->cancelled = r->lost || queue_cancelled(r->s, r->job->job_id);
 	}
 	return !r->cancelled;
 }
@@ -68,7 +78,9 @@ static void on_started(void *ctx)
 
 static void on_compiled(void *ctx, const struct sandbox_phase *compile)
 {
-	emit_json(ctx, "compile", phase_to_json(compile));
+	char *text = text_of(phase_to_json(compile));
+	emit(ctx, "compile", text, strlen(text));
+	free(text);
 }
 
 static bool on_output(void *ctx, int fd, const char *p, size_t n)
@@ -107,14 +119,13 @@ static void run_job(struct worker *w, struct store *s, const struct queue_job *j
 		  (!rq.volume_name[0] || fail(&rq.fault, E_INVALID_REQUEST, "a run in queue mode cannot "
 					      "mount a volume (volumes live on one host)")) &&
 		  job_run(w, &rq, &sink);
-	if (ok)
-		emit_json(&r, "result", job_result_json(&rq));
-	else if (rq.fault.code)
-		emit_json(&r, "error", fault_to_json(&rq.fault));
-	log_msg("queue job %s%s: %s %s", job->job_id, job->again ? " (again)" : "",
-		rq.lang ? rq.lang->id : "-", ok ? "done" : rq.fault.code ? error_info(rq.fault.code)->name :
+	/* A run cut short because the job was lost has no end worth telling:
+	 * the run that replaced it answers. */
+	bool ours = !r.lost && (ok ? finish(&r, "result", job_result_json(&rq)) :
+				rq.fault.code ? finish(&r, "error", fault_to_json(&rq.fault)) : finish(&r, NULL, NULL));
+	log_msg("queue job %s%s: %s %s", job->job_id, job->again ? " (again)" : "", rq.lang ? rq.lang->id : "-",
+		!ours ? "lost (another runner has it, or the store is away)" : ok ? "done" : rq.fault.code ? error_info(rq.fault.code)->name :
 		"cancelled");
-	queue_done(s, job->entry);
 	sandbox_settle();
 	scoreboard_busy(w->board, w->slot, 0);
 	w->served++;

@@ -236,20 +236,42 @@ bool queue_touch(struct store *s, const char *entry, const char *consumer)
 	return ours;
 }
 
-/* ARGV: P entry */
-static const char done_script[] =
-	"redis.call('XACK', ARGV[1] .. 'jobs', '" GROUP "', ARGV[2])\n"
-	"redis.call('XDEL', ARGV[1] .. 'jobs', ARGV[2])\n"
-	"return 0\n";
+/* ARGV: P entry consumer job attempt type data ttl. The run's end (type
+ * "" for none) and the job's removal, only while the job is still this
+ * runner's: a runner that lost it, if only slow, must neither answer for
+ * the run that replaced its own nor remove the job from under it.
+ * 1: done; 0: another runner has it, or it is gone. */
+static const char finish_script[] =
+	"local q = ARGV[1] .. 'jobs'\n"
+	"local p = redis.call('XPENDING', q, '" GROUP "', ARGV[2], ARGV[2], 1)\n"
+	"if #p == 0 or p[1][2] ~= ARGV[3] then return 0 end\n"
+	"if ARGV[6] ~= '' then\n"
+	"  local k = ARGV[1] .. 'job:' .. ARGV[4]\n"
+	"  redis.call('XADD', k, 'MAXLEN', '~', 10000, '*', 't', ARGV[6], 'a', ARGV[5], 'd', ARGV[7])\n"
+	"  redis.call('EXPIRE', k, ARGV[8])\n"
+	"end\n"
+	"redis.call('XACK', q, '" GROUP "', ARGV[2])\n"
+	"redis.call('XDEL', q, ARGV[2])\n"
+	"return 1\n";
 
-void queue_done(struct store *s, const char *entry)
+bool queue_finish(struct store *s, const struct queue_job *job, const char *consumer, const char *attempt,
+		  const char *type, const void *data, size_t len)
 {
 	struct fault ignored = {0};
 	struct redis_store *r = redis_of(s, &ignored);
 	struct redis_args a = {0};
-	redis_arg_str(&a, entry);
-	if (r)
-		redis_run(r, "queue done", done_script, &a, &ignored);
+	redis_arg_str(&a, job->entry);
+	redis_arg_str(&a, consumer);
+	redis_arg_str(&a, job->job_id);
+	redis_arg_str(&a, attempt);
+	redis_arg_str(&a, type ? type : "");
+	redis_arg(&a, len ? data : "", len);
+	redis_arg_int(&a, EVENTS_TTL_S);
+	redisReply *rep = r ? redis_eval(r, "queue finish", finish_script, &a, &ignored) : NULL;
+	bool ours = rep && rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
+	if (rep)
+		freeReplyObject(rep);
+	return ours;
 }
 
 /* ARGV: P job attempt type data ttl */

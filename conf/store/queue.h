@@ -52,8 +52,12 @@ bool queue_take(struct store *s, const char *consumer, int64_t claim_after_ms, i
 /* Still working on it (its idle time starts over); false when another
  * runner has taken it since (this one must stop). */
 bool queue_touch(struct store *s, const char *entry, const char *consumer);
-/* Done with it, whatever came of it. */
-void queue_done(struct store *s, const char *entry);
+/* Done with it: its run's end (type "result" or "error"; NULL for none)
+ * written and the job removed, together, if it is still consumer's; false
+ * when another runner has taken it since (or Redis is away), and nothing
+ * was written. */
+bool queue_finish(struct store *s, const struct queue_job *job, const char *consumer, const char *attempt,
+		  const char *type, const void *data, size_t len);
 bool queue_cancelled(struct store *s, const char *job_id);
 
 /* One event of a job's run. */

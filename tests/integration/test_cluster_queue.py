@@ -124,13 +124,48 @@ def test_a_runner_killed_mid_job_loses_it_to_another(queue):
     got = events(queue, {"language": "python", "code": code, "limits": {"memoryBytes": 128 << 20, "pids": 64}},
                  on_line=on_line)
     names = [name for _, name, _ in got]
-    assert killed and "restart" in names, names
+    assert killed and "restart" in names, got
     after = names[names.index("restart"):]
     assert got[-1][1] == "result" and got[-1][2]["run"]["stdout"] == "begin\nend\n", got[-1]
     assert [d["data"] for _, n, d in got[names.index("restart"):] if n == "stdout"] == ["begin\n", "end\n"], after
     # The dead runner comes back.
     cluster_sh("start")
     assert wait_until(lambda: redis("EXISTS", f"isobox:host:{killed[0]}") == "1", 15)
+
+
+@attack("queue: the runner of a job is stopped (SIGSTOP) mid-run past claimAfterMs, and resumes while "
+        "another runs the job again",
+        "the resumed runner writes nothing and leaves the job alone: the client gets the new run's whole "
+        "result, once, and the job leaves the queue")
+def test_a_runner_that_was_only_slow_gives_the_job_up(queue):
+    code = "import time\nprint('begin', flush=True)\ntime.sleep(4)\nprint('end')\n"
+    stopped, resumed = [], []
+
+    def on_line(ev):
+        if ev[1] == "stdout" and ev[2]["data"] == "begin\n" and not stopped:
+            holders = pending_consumers()
+            assert len(holders) == 1, holders
+            stopped.append(master(holders[0].split("-")[0]))
+            os.killpg(stopped[0], signal.SIGSTOP)
+        elif ev[1] == "restart" and stopped and not resumed:
+            # The other runner has begun it again: the first wakes with
+            # its own run over, its end to tell, while the new one runs.
+            os.killpg(stopped[0], signal.SIGCONT)
+            resumed.append(time.monotonic())
+
+    try:
+        got = events(queue, {"language": "python", "code": code, "limits": {"memoryBytes": 128 << 20, "pids": 64}},
+                     on_line=on_line)
+    finally:
+        if stopped and not resumed:
+            os.killpg(stopped[0], signal.SIGCONT)
+    names = [name for _, name, _ in got]
+    assert resumed and names.count("restart") == 1 and names.count("result") == 1, got
+    after = got[names.index("restart"):]
+    assert [d["data"] for _, n, d in after if n == "stdout"] == ["begin\n", "end\n"], got
+    assert got[-1][1] == "result" and got[-1][2]["run"]["stdout"] == "begin\nend\n", got[-1]
+    assert wait_until(lambda: redis("XLEN", "isobox:jobs") == "0" and redis("XPENDING", "isobox:jobs", "runners")
+                      .split()[:1] == ["0"], 10), "the job is left on the queue"
 
 
 @attack("queue: more jobs than the queue holds (runners stopped)",

@@ -353,19 +353,21 @@ static void queue(const struct store_conf *sc)
 	okb(queue_take(s, "r2", 10, 0, cursor2, &again, &got, &f) && got && again.again &&
 	    !strcmp(again.job_id, "job-a"), "queue: a runner silent past claimAfter loses it to the next");
 	okb(!queue_touch(s, job.entry, "r1"), "queue: ...and hears so when it renews");
-	okb(queue_emit(s, "job-a", "r2-1", "started", "", 0) && queue_emit(s, "job-a", "r2-1", "result", "{}", 2),
-	    "queue: events emitted");
+	okb(!queue_finish(s, &job, "r1", "r1-1", "result", "{\"late\":1}", 10) &&
+	    queue_stats(s, &length, &pending, &f) && length == 1 && pending == 1,
+	    "queue: the runner that lost it cannot answer for it, nor remove it from under the next");
+	okb(queue_emit(s, "job-a", "r2-1", "started", "", 0), "queue: events emitted");
+	okb(queue_finish(s, &again, "r2", "r2-1", "result", "{}", 2) && queue_stats(s, &length, &pending, &f) &&
+	    length == 0 && pending == 0, "queue: its end written by the runner that has it: done, gone");
 	char last[48] = "0";
 	struct queue_event *ev = NULL;
 	size_t n = 0;
 	okb(queue_events(s, "job-a", last, 0, &ev, &n, &f) && n == 2 && !strcmp(ev[0].type, "started") &&
 	    !strcmp(ev[1].type, "result") && !strcmp(ev[1].attempt, "r2-1") && ev[1].data.len == 2,
-	    "queue: a front reads them in order, with their attempt");
+	    "queue: a front reads them in order, with their attempt (none from the runner that lost it)");
 	queue_events_free(ev, n);
 	queue_cancel(s, "job-a");
 	okb(queue_cancelled(s, "job-a") && !queue_cancelled(s, "job-b"), "queue: a cancel is seen by its job only");
-	queue_done(s, again.entry);
-	okb(queue_stats(s, &length, &pending, &f) && length == 0 && pending == 0, "queue: done, gone");
 	queue_job_free(&job);
 	queue_job_free(&again);
 	got = true;
@@ -446,7 +448,7 @@ static void restart(const struct store_conf *sc, const char *dir, pid_t *pid)
 	okb(queue_push(s, "job-r", "acme", false, "{}", 2, 10, &f) &&
 	    queue_take(s, "r1", 60000, 100, cursor, &job, &got, &f) && got && !strcmp(job.job_id, "job-r"),
 	    "restart: the queue works on the server that lost it (%s)", f.message);
-	queue_done(s, job.entry);
+	queue_finish(s, &job, "r1", "r1-1", NULL, NULL, 0);
 	queue_job_free(&job);
 	store_close(s);
 }
