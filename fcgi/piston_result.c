@@ -89,10 +89,10 @@ cJSON *piston_stage(const struct sandbox_phase *p, bool run, const struct limits
 	buf_append(&both, p->err.data, p->err.len);
 	json_add_bytes(o, "output", both.data, both.len);
 	buf_free(&both);
-	cJSON_AddNullToObject(o, "memory"); /* not measured */
+	peak_memory_to_json(o, "memory", p);
 	add_or_null(o, "message", e.message[0] ? e.message : NULL);
 	add_or_null(o, "status", e.status);
-	cJSON_AddNullToObject(o, "cpu_time"); /* not measured */
+	cpu_time_to_json(o, "cpu_time", p);
 	cJSON_AddNumberToObject(o, "wall_time", (double)p->duration_ms);
 	return o;
 }

@@ -66,6 +66,22 @@ void signal_to_json(cJSON *o, int sig)
 		cJSON_AddNullToObject(o, "signal");
 }
 
+void cpu_time_to_json(cJSON *o, const char *key, const struct sandbox_phase *p)
+{
+	if (p->cpu_ns >= 0)
+		cJSON_AddNumberToObject(o, key, (double)((p->cpu_ns + 500000) / 1000000));
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
+void peak_memory_to_json(cJSON *o, const char *key, const struct sandbox_phase *p)
+{
+	if (p->peak_bytes >= 0)
+		cJSON_AddNumberToObject(o, key, (double)p->peak_bytes);
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
 cJSON *phase_to_json(const struct sandbox_phase *p)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -77,6 +93,8 @@ cJSON *phase_to_json(const struct sandbox_phase *p)
 	cJSON_AddBoolToObject(o, "oomKilled", p->oom_killed);
 	cJSON_AddBoolToObject(o, "truncated", p->truncated);
 	cJSON_AddNumberToObject(o, "durationMs", (double)p->duration_ms);
+	cpu_time_to_json(o, "cpuTimeMs", p);
+	peak_memory_to_json(o, "peakMemoryBytes", p);
 	return o;
 }
 

@@ -30,6 +30,10 @@ const char *signal_name(int sig, char *buf, size_t n);
 /* "signal": its name, or null (0). */
 void signal_to_json(cJSON *o, int sig);
 
+/* A phase's CPU time (whole ms), and its memory high-water mark (bytes),
+ * under key (ours or Piston's name); null where not measured. */
+void cpu_time_to_json(cJSON *o, const char *key, const struct sandbox_phase *p);
+void peak_memory_to_json(cJSON *o, const char *key, const struct sandbox_phase *p);
 /* One phase: {"stdout", "stderr", "exitCode", "signal", "timedOut", ...} */
 cJSON *phase_to_json(const struct sandbox_phase *p);
 

@@ -74,6 +74,54 @@ int64_t cgroup_memory_used(const struct conf *c, const char *rel)
 	return read_number(dir, unified() ? "memory.current" : "memory.usage_in_bytes", &used) ? used : -1;
 }
 
+/* v2's cpu.stat: "usage_usec N" among its lines. */
+static bool read_usage_usec(const char *dir, int64_t *out)
+{
+	char path[512], text[512];
+	snprintf(path, sizeof path, "%s/cpu.stat", dir);
+	autoclose int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
+	if (n <= 0)
+		return false;
+	text[n] = '\0';
+	const char *p = strstr(text, "usage_usec ");
+	if (!p || (p != text && p[-1] != '\n'))
+		return false;
+	*out = strtoll(p + strlen("usage_usec "), NULL, 10);
+	return true;
+}
+
+bool cgroup_usage_read(const struct conf *c, const char *rel, struct cgroup_usage *out)
+{
+	*out = (struct cgroup_usage){-1, -1};
+	if (!cgroup_own_possible(c) || !rel[0])
+		return false;
+	autofree char *mem = dir_of(c, "memory", rel);
+	if (unified()) {
+		int64_t usec;
+		if (read_usage_usec(mem, &usec))
+			out->cpu_ns = usec * 1000;
+		if (!read_number(mem, "memory.peak", &out->peak_bytes)) /* before Linux 5.19: none */
+			out->peak_bytes = -1;
+	} else {
+		autofree char *cpu = dir_of(c, "cpuacct", rel);
+		if (!read_number(cpu, "cpuacct.usage", &out->cpu_ns))
+			out->cpu_ns = -1;
+		if (!read_number(mem, "memory.max_usage_in_bytes", &out->peak_bytes))
+			out->peak_bytes = -1;
+	}
+	return out->cpu_ns >= 0 || out->peak_bytes >= 0;
+}
+
+bool cgroup_peak_reset(const struct conf *c, const char *rel)
+{
+	if (!cgroup_own_possible(c))
+		return false;
+	autofree char *mem = dir_of(c, "memory", rel);
+	/* v1: any write sets it to the usage now; v2 (Linux 6.12 on) likewise. */
+	return write_value(mem, unified() ? "memory.peak" : "memory.max_usage_in_bytes", "0");
+}
+
 /* v1: memory+swap may never be below memory, so the order depends on the
  * way the limit moves; without swap accounting there is no memsw file. */
 static bool set_memory_v1(const char *dir, int64_t bytes, struct fault *why)

@@ -23,6 +23,22 @@ bool cgroup_own_possible(const struct conf *c);
  * or a warm sandbox's own cgroup); -1 when unknown. */
 int64_t cgroup_memory_used(const struct conf *c, const char *rel);
 
+/*
+ * What a sandbox's cgroup (rel, as above) has used: its CPU time, user and
+ * system, and its memory's high-water mark, gVisor's kernel included (the
+ * figure its memory limit is held to). The counters are the host's: no
+ * program can forge them. -1 in a field the host does not keep; false when
+ * the cgroup cannot be read (none of ours here, or gone with its sandbox).
+ */
+struct cgroup_usage {
+	int64_t cpu_ns;
+	int64_t peak_bytes;
+};
+bool cgroup_usage_read(const struct conf *c, const char *rel, struct cgroup_usage *out);
+/* Start rel's high-water mark again from what it holds now (a warm
+ * sandbox's own cgroup as its run begins); false where it cannot be. */
+bool cgroup_peak_reset(const struct conf *c, const char *rel);
+
 /* Make rel (a warm sandbox's own cgroup) and give it these limits. */
 bool cgroup_own_make(const struct conf *c, const char *rel, int64_t memory_bytes, double cpus);
 /* Set the limits of rel, up or down (lower memory than it holds fails). */

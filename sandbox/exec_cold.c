@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 
 bool exec_cold(const struct sandbox *sb, const struct sandbox_job *job,
@@ -34,7 +35,9 @@ bool exec_cold(const struct sandbox *sb, const struct sandbox_job *job,
 	bool unreachable;
 	/* Create, attach, start: by the start deadline (up_ms is 0 yet). */
 	int64_t start_by = exec_deadline(x.c, &job->limits, &x.dec, &x.clock);
-	x.out_fd = launch_start(x.c, &spec, start_by, &x.docker_msg, &unreachable, &x.wait_fd, &x.wait_reply);
+	char id[65];
+	x.out_fd = launch_start(x.c, &spec, start_by, &x.docker_msg, &unreachable, &x.wait_fd, &x.wait_reply, id);
+	snprintf(x.cgroup, sizeof x.cgroup, "%s", id); /* "" from docker's client: not measured */
 	if (x.out_fd >= 0) {
 		x.api = true;
 		x.in_fd = fcntl(x.out_fd, F_DUPFD_CLOEXEC, 0);

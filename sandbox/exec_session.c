@@ -7,6 +7,9 @@
 #include "exec_session.h"
 #include "docker.h"
 
+#include <stdio.h>
+#include <string.h>
+
 bool exec_session(const struct sandbox *sb, struct session_link *link, int in_fd, int out_fd,
 		  const struct buf *request, const struct sandbox_job *job, bool kernel,
 		  const struct sandbox_sink *sink, struct sandbox_result *res, struct fault *f)
@@ -14,6 +17,8 @@ bool exec_session(const struct sandbox *sb, struct session_link *link, int in_fd
 	struct exec x = {.c = sb->c, .sb = sb, .job = job, .sink = sink, .res = res, .client = -1,
 			 .wait_fd = -1, .link = link, .in_fd = in_fd, .out_fd = out_fd, .err_fd = -1,
 			 .in_data = request->data, .in_len = request->len};
+	if (link->container_id && strspn(link->container_id, "0123456789abcdef") == 64)
+		snprintf(x.cgroup, sizeof x.cgroup, "%s", link->container_id);
 	decoder_init(&x.dec, !kernel && job->lang->compile.n > 0);
 	/* Up already, like a warm sandbox: bounded from now (deadline.c),
 	 * and by the session's own end. */

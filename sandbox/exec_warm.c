@@ -4,9 +4,12 @@
  */
 #define _GNU_SOURCE
 #include "exec_warm.h"
+#include "cgroup.h"
 #include "subproc.h"
 #include "supervise.h"
 #include "warm.h"
+
+#include <stdio.h>
 
 bool exec_warm(const struct sandbox *sb, struct warm_lease *lease, const struct sandbox_job *job,
 	       const struct sandbox_sink *sink, struct sandbox_result *res, struct fault *f,
@@ -29,6 +32,16 @@ bool exec_warm(const struct sandbox *sb, struct warm_lease *lease, const struct 
 	 * allowance, and the whole life is bounded from now (deadline.c). */
 	x.clock.spawned_ms = x.clock.up_ms = x.clock.phase_ms = now_ms();
 	x.spawned_at = time(NULL);
+	/* Its own cgroup (cgroup.h) counts the run. The agent, booted and
+	 * waiting, holds memory that is not the run's (the cgroup's limit is
+	 * that plus memoryBytes, warm.c): the high-water mark starts again
+	 * from there, and the run's is what it adds. */
+	struct cgroup_usage base;
+	if (cgroup_own_possible(x.c) && cgroup_peak_reset(x.c, sb->name) &&
+	    cgroup_usage_read(x.c, sb->name, &base) && base.peak_bytes >= 0) {
+		snprintf(x.cgroup, sizeof x.cgroup, "%s", sb->name);
+		x.peak_base = base.peak_bytes;
+	}
 	supervise(&x);
 	/*
 	 * The agent never started the program: it died in the queue (an OOM,

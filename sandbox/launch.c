@@ -52,15 +52,27 @@ static int read_head(int fd, int64_t deadline, struct buf *head)
 	return docker_http_status(head->data, head->len);
 }
 
+/* The created container's id ({"Id": 64 hex}), its cgroups' name under
+ * the parent (cgroup.h); "" when the answer names none. */
+static void container_id_of(const struct buf *reply, char id[65])
+{
+	cJSON *j = docker_reply_json(reply, 201);
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "Id");
+	if (cJSON_IsString(v) && strlen(v->valuestring) == 64 && strspn(v->valuestring, "0123456789abcdef") == 64)
+		memcpy(id, v->valuestring, 65);
+	cJSON_Delete(j);
+}
+
 /* The API version of the CLI whose create body tests/unit/test_launch.c
  * holds: dockerd applies that version's rules to what it is sent. */
 #define API "/v1.41"
 
 int launch_start(const struct conf *c, const struct container_spec *spec, int64_t deadline, struct buf *why,
-		 bool *unreachable, int *wait_fd, struct buf *wait_head)
+		 bool *unreachable, int *wait_fd, struct buf *wait_head, char id[65])
 {
 	*unreachable = false;
 	*wait_fd = -1;
+	id[0] = '\0';
 	cJSON *body;
 	const char *name = spec->name;
 	if (!docker_plain_name(name)) {
@@ -82,6 +94,8 @@ int launch_start(const struct conf *c, const struct container_spec *spec, int64_
 			   strerror(errno));
 	} else if (status != 201) {
 		api_failed(why, "create", status, &reply);
+	} else {
+		container_id_of(&reply, id);
 	}
 	buf_free(&reply);
 	if (status != 201)

@@ -16,11 +16,12 @@
  * has exited, its headers already read into wait_head (launch_exit_code
  * reads the whole answer): the run is over then, not when the stream ends
  * (a program can close its stdout and stderr and go on). *unreachable: dockerd's socket could not be reached, and
- * nothing was created (the caller may use the CLI). By deadline; a
- * container that was created stays for the caller's removal.
+ * nothing was created (the caller may use the CLI). id: the
+ * container's id, once created ("" if dockerd's answer named none). By
+ * deadline; a container that was created stays for the caller's removal.
  */
 int launch_start(const struct conf *c, const struct container_spec *spec, int64_t deadline, struct buf *why,
-		 bool *unreachable, int *wait_fd, struct buf *wait_head);
+		 bool *unreachable, int *wait_fd, struct buf *wait_head, char id[65]);
 
 /* The exit status in dockerd's whole answer to the wait; -1: none. Pure. */
 int launch_exit_code(const struct buf *reply);

@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include "outputs.h"
+#include "docker.h"
 #include "session_files.h"
 #include "spec_render.h"
 #include "owner.h"
@@ -136,7 +137,10 @@ bool exec_outputs(const struct sandbox *sb, const struct sandbox_job *job,
 		frame_new_tag(tag);
 		struct buf request = {0};
 		session_step_request(job, false, tag, &request);
-		struct session_link link = {.tag = tag};
+		/* Its sandbox is this run's alone: its cgroup's counts are the run's. */
+		char id[65] = "";
+		docker_container_id(c, sb->name, now_ms() + OUTPUTS_MS, id, sizeof id);
+		struct session_link link = {.tag = tag, .container_id = id, .one_run = true};
 		frame_init(&link.frames, 0); /* a run's end frame has no payload */
 		/* exec_session closes what it is given: it gets copies. */
 		ok = exec_session(sb, &link, dup(in_fd), dup(out_fd), &request, job, false, sink, res, f);

@@ -71,6 +71,12 @@ struct sandbox_phase {
 	int signal;           /* N, read from the wait status; 0: none */
 	bool timed_out, oom_killed, truncated;
 	int64_t duration_ms;
+	/* What the sandbox's cgroup used in the phase, as the host counts it
+	 * (cgroup.h): CPU time, and the memory high-water mark up to the
+	 * phase's end, gVisor's kernel included. -1: not measured (no cgroup
+	 * of ours to read: the systemd driver, docker's client; a session's
+	 * peak, which is its whole life's). */
+	int64_t cpu_ns, peak_bytes;
 };
 
 /* What a job produced: a compile phase (compiled languages) and a run

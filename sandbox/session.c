@@ -178,7 +178,8 @@ bool session_step(const struct conf *c, const struct session *s, const struct sa
 	/* The session's end, however busy: the step is cut there, from here
 	 * (the master's look also ends it, every 2 s, even while we hold it). */
 	int64_t life_end = session_life_end_ms(&h.s);
-	struct session_link link = {.tag = tag, .end_by_ms = now_ms() + (life_end - wall_ms())};
+	struct session_link link = {.tag = tag, .end_by_ms = now_ms() + (life_end - wall_ms()),
+				    .container_id = h.s.container_id};
 	/* A cell's JSON: its value and error are capped by the output cap,
 	 * its images (at most 8) by the file cap. */
 	frame_init(&link.frames, (unsigned long long)(job->limits.output_bytes + c->sessions.max_file_bytes));

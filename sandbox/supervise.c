@@ -31,6 +31,42 @@ volatile sig_atomic_t sandbox_stop_requested;
 
 static bool session_interrupt(struct exec *x);
 
+/* How often the cgroup's counters are read while a phase runs: the
+ * figures of a phase cut short (killed, its sandbox gone) are the last. */
+#define USAGE_EVERY_MS 500
+
+/* The cgroup's counters now, each kept as it was when it cannot be read. */
+static void sample(struct exec *x)
+{
+	struct cgroup_usage u;
+	x->usage_read_ms = now_ms();
+	if (!x->cgroup[0] || !cgroup_usage_read(x->c, x->cgroup, &u))
+		return;
+	if (u.cpu_ns >= 0)
+		x->usage_last.cpu_ns = u.cpu_ns;
+	if (u.peak_bytes >= 0)
+		x->usage_last.peak_bytes = u.peak_bytes;
+}
+
+static void phase_begins(struct exec *x, struct sandbox_phase *ph)
+{
+	ph->cpu_ns = ph->peak_bytes = -1;
+	sample(x);
+	x->usage_at_phase = x->usage_last;
+}
+
+/* The phase's CPU time since it began, and the high-water mark so far,
+ * less a warm sandbox's start (a session's mark is its whole life's, not
+ * the step's: none). Either way the mark counts against memoryBytes. */
+static void phase_measured(struct exec *x, struct sandbox_phase *ph)
+{
+	sample(x);
+	const struct cgroup_usage *from = &x->usage_at_phase, *to = &x->usage_last;
+	ph->cpu_ns = from->cpu_ns >= 0 && to->cpu_ns >= from->cpu_ns ? to->cpu_ns - from->cpu_ns : -1;
+	bool whole_life = x->link && !x->link->one_run;
+	ph->peak_bytes = whole_life || to->peak_bytes < x->peak_base ? -1 : to->peak_bytes - x->peak_base;
+}
+
 /*
  * Kill the container, once: killing the client would leave it running. In
  * the background: a program blocked writing output that nobody reads can
@@ -43,6 +79,7 @@ static void stop(struct exec *x, enum stop_reason why)
 	if (x->stopped)
 		return;
 	x->stopped = why;
+	sample(x); /* the counters before the kill, while the cgroup is there */
 	if (!x->ended_ms)
 		x->ended_ms = now_ms();
 	if (x->link && why != STOP_GARBLED && why != STOP_ENDED && session_interrupt(x))
@@ -117,11 +154,13 @@ static void on_event(struct exec *x, const struct dec_event *ev)
 		res->has_compile = true;
 		sandbox_up(x);
 		x->clock.phase_ms = now_ms();
+		phase_begins(x, &res->compile);
 		break;
 	case DEC_COMPILE_ENDED:
 		res->compile.exit_code = agent_end_exit_code(ev->rc);
 		res->compile.signal = agent_end_signal(ev->rc);
 		res->compile.duration_ms = now_ms() - x->clock.phase_ms;
+		phase_measured(x, &res->compile);
 		break;
 	case DEC_COMPILE_OUTPUT:
 		keep(x, &res->compile, ev->fd, ev->data, ev->len, false);
@@ -137,6 +176,7 @@ static void on_event(struct exec *x, const struct dec_event *ev)
 		res->has_run = true;
 		sandbox_up(x);
 		x->clock.phase_ms = x->last_emit_ms = now_ms();
+		phase_begins(x, &res->run);
 		break;
 	case DEC_OUTPUT:
 		keep(x, &res->run, ev->fd, ev->data, ev->len, true);
@@ -148,6 +188,7 @@ static void on_event(struct exec *x, const struct dec_event *ev)
 		x->agent_ended = true;
 		res->run.exit_code = agent_end_exit_code(ev->rc);
 		res->run.signal = agent_end_signal(ev->rc);
+		phase_measured(x, &res->run);
 		if (!x->ended_ms && x->lease)
 			x->ended_ms = now_ms();
 		break;
@@ -350,6 +391,8 @@ void supervise(struct exec *x)
 		if (!x->stopped && sandbox_stop_requested)
 			stop(x, STOP_WORKER);
 		check_idle(x, now);
+		if (!x->stopped && x->up_told && now - x->usage_read_ms >= USAGE_EVERY_MS)
+			sample(x);
 		if (x->stopped && !drain_until)
 			drain_until = now + DRAIN_AFTER_KILL_MS;
 		if (drain_until && now >= drain_until)
@@ -490,9 +533,14 @@ bool supervise_collect(struct exec *x, struct fault *f)
 	if (!inspect(x, client_status, deadline))
 		return fail(f, E_SANDBOX_FAILED, "cannot read the sandbox's exit status");
 	struct sandbox_result *res = x->res;
-	if (x->dec.program_started)
+	/* The phase cut short: its figures as last read (the cgroup may be gone). */
+	if (x->dec.program_started) {
 		res->run.duration_ms = x->ended_ms - x->clock.phase_ms;
-	else if (res->has_compile && !x->dec.compile_ended)
+		if (!x->agent_ended || x->stopped)
+			phase_measured(x, &res->run);
+	} else if (res->has_compile && !x->dec.compile_ended) {
 		res->compile.duration_ms = x->ended_ms - x->clock.phase_ms;
+		phase_measured(x, &res->compile);
+	}
 	return true;
 }

@@ -7,6 +7,7 @@
 #ifndef ISOBOX_SANDBOX_SUPERVISE_H
 #define ISOBOX_SANDBOX_SUPERVISE_H
 
+#include "cgroup.h"
 #include "decoder.h"
 #include "deadline.h"
 #include "demux.h"
@@ -23,6 +24,8 @@
 struct session_link {
 	const char *tag;
 	int64_t end_by_ms;      /* the session's end (monotonic ms): the step is cut there */
+	const char *container_id; /* its sandbox's, whose cgroup counts the step's CPU; may be "" */
+	bool one_run;           /* the sandbox serves this run alone: its memory mark is the run's */
 	struct frame_decoder frames;
 	bool ended;             /* the end frame came */
 	int end_code;
@@ -67,6 +70,14 @@ struct exec {
 	bool agent_ended;        /* the reporter's end marks came: run.exit_code and signal hold its word */
 	int64_t ended_ms;
 	int64_t last_emit_ms;    /* when the sink last heard from us */
+	/* The sandbox's cgroup (cgroup.h: a container's id, a warm sandbox's
+	 * own; "" where none can be read) and its counters: at the start of
+	 * the phase that runs, and the latest read (kept when the cgroup has
+	 * gone with its sandbox). */
+	char cgroup[80];
+	int64_t peak_base;       /* a warm sandbox's memory as its run began: not the run's */
+	struct cgroup_usage usage_at_phase, usage_last;
+	int64_t usage_read_ms;
 	time_t spawned_at;       /* wall clock, for `docker events --since` */
 };
 

@@ -109,6 +109,10 @@ export interface Phase {
   /** The output reached outputBytes: the rest was dropped and the program killed. */
   truncated: boolean;
   durationMs: number;
+  /** CPU time (ms) the host counted for the sandbox in the phase; null where not measured. */
+  cpuTimeMs: number | null;
+  /** The sandbox's memory high-water mark (bytes, at most memoryBytes); null in a session step. */
+  peakMemoryBytes: number | null;
   [more: string]: unknown;
 }
 

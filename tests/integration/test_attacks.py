@@ -558,6 +558,39 @@ def test_a_signal_is_told_from_an_exit():
         request("DELETE", f"/v1/sessions/{s['id']}")
 
 
+# An orphaned grandchild (double fork) burns a second of CPU and touches
+# 96 MiB while its parent only waits on a pipe: a program's own rusage
+# (what Piston measures) never sees it.
+HIDDEN_USE = ("import os, time\n"
+              "r, w = os.pipe()\n"
+              "if os.fork() == 0:\n"
+              "    if os.fork() == 0:\n"
+              "        x = b'x' * (96 << 20)\n"
+              "        t = time.process_time()\n"
+              "        while time.process_time() - t < 1.0:\n"
+              "            pass\n"
+              "        os.write(w, b'done')\n"
+              "    os._exit(0)\n"
+              "os.close(w)\n"
+              "print(os.read(r, 4).decode())\n")
+
+
+@attack("a program hides its CPU and memory in an orphaned grandchild (double fork) while it waits",
+        "cpuTimeMs and peakMemoryBytes are the host's counts of the sandbox's cgroup: they hold the orphan's "
+        "second of CPU and 96 MiB, within memoryBytes; so do Piston's cpu_time and memory")
+def test_cpu_and_memory_are_the_hosts_count():
+    for limits in ({}, {"pids": 64}):  # warm where the pool has one; its own pids: cold
+        status, r = execute({"language": "python", "code": HIDDEN_USE, "limits": limits})
+        assert status == 200 and r["run"]["stdout"] == "done\n", r
+        run = r["run"]
+        assert run["cpuTimeMs"] >= 800, (limits, r)
+        assert 96 << 20 <= run["peakMemoryBytes"] <= r["limits"]["memoryBytes"], (limits, r)
+    status, _, p = request("POST", "/api/v2/execute", {"language": "python", "version": "*",
+                                                      "files": [{"content": HIDDEN_USE}]})
+    assert status == 200 and p["run"]["stdout"] == "done\n", p
+    assert p["run"]["cpu_time"] >= 800 and p["run"]["memory"] >= 96 << 20, p
+
+
 @attack("a cold run forges the reporter's end marks with the nonce on its command line (/proc/1/cmdline)",
         "they end nothing: the run is answered when its sandbox ends (here at its wall time, timedOut, SIGKILL), "
         "with what it wrote before them")

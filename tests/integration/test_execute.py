@@ -300,3 +300,26 @@ def test_null_is_absent_for_every_optional_field():
         assert status == 200 and step["run"]["stdout"] == "in a session\n", step
     finally:
         assert request("DELETE", f"/v1/sessions/{s['id']}")[0] in (200, 204)
+
+
+def test_each_phase_has_its_cpu_time_and_peak_memory():
+    """The host's counts (the sandbox's cgroup): a compile's and a run's
+    apart; a session step has its CPU time, and no peak of its own (the
+    session's sandbox holds its whole life's)."""
+    status, r = execute({"language": "c", "code": "int main(void) { return 0; }"})
+    assert status == 200, r
+    for phase in ("compile", "run"):
+        got = r[phase]
+        assert isinstance(got["cpuTimeMs"], int) and got["cpuTimeMs"] >= 0, r
+        assert 0 < got["peakMemoryBytes"] <= r["limits"]["memoryBytes"], r
+    assert r["compile"]["cpuTimeMs"] > r["run"]["cpuTimeMs"], "cc does more than an empty main"
+    status, _, s = request("POST", "/v1/sessions", {"language": "python"})
+    assert status == 201, s
+    try:
+        status, _, step = request("POST", f"/v1/sessions/{s['id']}/exec",
+                                  {"code": "import time\nt = time.process_time()\n"
+                                           "while time.process_time() - t < 0.5:\n    pass\n"})
+        assert status == 200, step
+        assert step["run"]["cpuTimeMs"] >= 400 and step["run"]["peakMemoryBytes"] is None, step
+    finally:
+        request("DELETE", f"/v1/sessions/{s['id']}")

@@ -271,7 +271,7 @@ static void end_to_end(void)
 
 static struct sandbox_phase phase(int code, const char *out, const char *err)
 {
-	struct sandbox_phase p = {.exit_code = code, .duration_ms = 42};
+	struct sandbox_phase p = {.exit_code = code, .duration_ms = 42, .cpu_ns = -1, .peak_bytes = -1};
 	buf_append(&p.out, out, strlen(out));
 	buf_append(&p.err, err, strlen(err));
 	return p;
@@ -354,6 +354,12 @@ static void stages(void)
 	stage_is(p, true, STAGE("\"SIGKILL\"", "y", "z", "null", "yz",
 				"\"output length exceeded (65536 bytes of stdout and stderr together)\"", "\"OL\""),
 		 "both over the cap: OL, output");
+	p = phase(0, "m", "");
+	p.cpu_ns = 1500000;
+	p.peak_bytes = 52428800;
+	stage_is(p, true, "{\"signal\":null,\"stdout\":\"m\",\"stderr\":\"\",\"code\":0,\"output\":\"m\","
+		 "\"memory\":52428800,\"message\":null,\"status\":null,\"cpu_time\":2,\"wall_time\":42}",
+		 "measured: memory is the peak in bytes, cpu_time whole ms (rounded)");
 	p = phase(0, "w", "");
 	p.truncated = true;
 	stage_is(p, false, STAGE("null", "w", "", "0", "w", "null", "null"),

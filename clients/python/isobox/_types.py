@@ -14,6 +14,8 @@ class Phase(TypedDict):
     oomKilled: bool
     truncated: bool
     durationMs: int
+    cpuTimeMs: Optional[int]        # the host's count for the sandbox; None where not measured
+    peakMemoryBytes: Optional[int]  # high-water mark, at most memoryBytes; None in a session step
 
 
 class AppliedLimits(TypedDict, total=False):
