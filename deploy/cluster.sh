@@ -53,11 +53,12 @@ host_names() { seq 1 "$HOSTS" | sed 's/^/h/'; }
 runner_names() { [ "$RUNNERS" = 0 ] || seq 1 "$RUNNERS" | sed 's/^/r/'; }
 
 # Queue mode: a front runs nothing itself (no warm sandboxes); a runner
-# takes jobs; a job whose runner went silent for 5 s is run again; the
+# takes jobs; a job whose runner went silent for 10 s is run again (a
+# sandbox's start, which renews nothing, must fit in that on a loaded host); the
 # queue holds CLUSTER_QUEUE_MAX jobs (1000).
 queue_section() {
 	[ -n "$1" ] || return 0
-	printf 'queue:\n  role: %s\n  claimAfterMs: 5000\n  maxLength: %s\n' "$1" "${CLUSTER_QUEUE_MAX:-1000}"
+	printf 'queue:\n  role: %s\n  claimAfterMs: 10000\n  maxLength: %s\n' "$1" "${CLUSTER_QUEUE_MAX:-1000}"
 }
 
 # Host h's settings: the installed isobox.yaml with its own name, dirs and
