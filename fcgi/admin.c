@@ -185,6 +185,12 @@ void admin_log_request(const struct worker *w, const struct request *rq, int64_t
 		reqlog_flag(&l, "timed_out", last->timed_out);
 		reqlog_flag(&l, "oom", last->oom_killed);
 		reqlog_flag(&l, "truncated", last->truncated);
+		/* What the sandbox used, as the host counted it (a run's mark holds its compile's). */
+		int64_t cpu_ns = (res->has_compile ? res->compile.cpu_ns : 0) + (res->has_run ? res->run.cpu_ns : 0);
+		if (last->cpu_ns >= 0 && (!res->has_compile || res->compile.cpu_ns >= 0))
+			reqlog_int(&l, "cpu_ms", (cpu_ns + 500000) / 1000000);
+		if (last->peak_bytes >= 0)
+			reqlog_int(&l, "peak_bytes", last->peak_bytes);
 	}
 	reqlog_flag(&l, "client_gone", res->client_gone);
 	if (rq->fault.code)

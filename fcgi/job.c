@@ -84,6 +84,23 @@ static cJSON *outputs_to_json_checked(const cJSON *in)
 	return list;
 }
 
+cJSON *job_display_json(const char *json, size_t len)
+{
+	cJSON *in = cJSON_ParseWithLength(json, len);
+	cJSON *one = cJSON_CreateArray(), *item = NULL;
+	const char *type = json_text(in, "output_type");
+	if (!strcmp(type, "display_data") || !strcmp(type, "execute_result")) {
+		cJSON_AddItemToArray(one, in);
+		in = NULL;
+		cJSON *list = outputs_to_json_checked(one);
+		item = cJSON_DetachItemFromArray(list, 0);
+		cJSON_Delete(list);
+	}
+	cJSON_Delete(one);
+	cJSON_Delete(in);
+	return item;
+}
+
 cJSON *job_kernel_json(const struct buf *raw)
 {
 	cJSON *in = raw->len ? cJSON_ParseWithLength(raw->data, raw->len) : NULL;

@@ -28,5 +28,9 @@ cJSON *job_result_json(const struct request *rq);
  * an output's MIME types checked. Pure.
  */
 cJSON *job_kernel_json(const struct buf *raw);
+/* One display of a cell, as the sink heard it (sandbox.h), checked as the
+ * result's outputs are: {"output_type", "data", "metadata"}; NULL when it
+ * is not a display. */
+cJSON *job_display_json(const char *json, size_t len);
 
 #endif

@@ -52,6 +52,22 @@ static void on_compiled(void *ctx, const struct sandbox_phase *compile)
 		st->rq->result.client_gone = true;
 }
 
+/* A kernel cell's display, as it happens (the result has them all too). */
+static void on_display(void *ctx, const char *json, size_t len)
+{
+	struct stream *st = ctx;
+	cJSON *o = job_display_json(json, len);
+	if (!o)
+		return;
+	struct buf b = {0};
+	char *text = cJSON_PrintUnformatted(o);
+	sse_event(&b, "display", text);
+	free(text);
+	cJSON_Delete(o);
+	if (!http_send_piece(&st->rq->io, &b))
+		st->rq->result.client_gone = true;
+}
+
 static bool on_idle(void *ctx)
 {
 	struct stream *st = ctx;
@@ -62,7 +78,7 @@ void stream_execute(struct worker *w, struct request *rq)
 {
 	struct stream st = {.rq = rq};
 	struct sandbox_sink sink = {.started = on_started, .compiled = on_compiled,
-				    .output = on_output, .idle = on_idle,
+				    .output = on_output, .idle = on_idle, .display = on_display,
 				    .idle_ms = HEARTBEAT_MS, .ctx = &st,
 				    .hangup_fd = http_hangup_fd(&rq->io)};
 	bool ok = job_run(w, rq, &sink);

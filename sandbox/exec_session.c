@@ -37,5 +37,6 @@ bool exec_session(const struct sandbox *sb, struct session_link *link, int in_fd
 	bool ok = supervise_collect(&x, f);
 	buf_free(&x.docker_msg);
 	buf_free(&x.held);
+	buf_free(&link->display); /* a display cut off mid-way */
 	return ok;
 }

@@ -82,14 +82,17 @@ static size_t header_done(struct frame_decoder *d, size_t used, struct frame_eve
 		   number(w[3], d->end_max, &len)) {
 		d->body_kind = FRAME_END;
 		d->code = (long long)code;
+	} else if (!strcmp(w[0], "disp") && n == 3 && frame_tag_valid(w[1]) && number(w[2], d->end_max, &len)) {
+		d->body_kind = FRAME_DISPLAY;
+		d->code = 0;
 	} else {
 		return garbled(d, used, ev, "an agent frame header that is not in the protocol");
 	}
 	memcpy(d->tag, w[1], AGENT_TAG_LEN + 1);
 	d->body_left = len;
 	d->in_body = len > 0;
-	if (!d->in_body && d->body_kind == FRAME_END) {
-		*ev = (struct frame_event){.kind = FRAME_END, .code = d->code};
+	if (!d->in_body && (d->body_kind == FRAME_END || d->body_kind == FRAME_DISPLAY)) {
+		*ev = (struct frame_event){.kind = d->body_kind, .code = d->code};
 		memcpy(ev->tag, d->tag, sizeof ev->tag);
 	}
 	return used;

@@ -72,6 +72,11 @@
  *   out TAG LEN, err TAG LEN             then LEN bytes: the program's
  *                                          stdout or stderr
  *   data TAG LEN                         then LEN bytes of the file (get)
+ *   disp TAG LEN                         then LEN bytes: one display of the
+ *                                          running cell, as it happens
+ *                                          (kernel.py: an nbformat output as
+ *                                          JSON); after the output it wrote
+ *                                          before, as the cell made them
  *   end TAG CODE LEN                     then LEN bytes: the request is
  *                                          done. run: CODE is the end
  *                                          status (agent_protocol.h: the
@@ -104,6 +109,7 @@ enum frame_kind {
 	FRAME_OUT,     /* data, len: stdout (fd 1) or stderr (fd 2) */
 	FRAME_DATA,    /* data, len: file contents */
 	FRAME_END,     /* code; payload data, len (may come in pieces: more) */
+	FRAME_DISPLAY, /* payload data, len, in pieces as FRAME_END's */
 	FRAME_GARBLED, /* reason */
 };
 
@@ -126,7 +132,7 @@ struct frame_decoder {
 	int fd;
 	long long code;
 	unsigned long long body_left;
-	unsigned long long end_max; /* the largest "end" payload accepted */
+	unsigned long long end_max; /* the largest "end" or "disp" payload accepted */
 	bool in_body, garbled;
 };
 

@@ -111,6 +111,10 @@ struct sandbox_sink {
 	void (*compiled)(void *ctx, const struct sandbox_phase *compile);
 	bool (*output)(void *ctx, int fd, const char *data, size_t len);
 	bool (*idle)(void *ctx);     /* no output for idle_ms: a heartbeat */
+	/* A kernel cell's display as it happens: one output as the kernel
+	 * wrote it (JSON, untrusted: fcgi/ checks it), in order with the
+	 * output around it. */
+	void (*display)(void *ctx, const char *json, size_t len);
 	int64_t idle_ms;
 	void *ctx;
 	/*

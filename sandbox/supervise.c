@@ -243,6 +243,15 @@ static void unframe(struct exec *x, const char *p, size_t n)
 		bool ours = !strcmp(ev.tag, l->tag);
 		if (ev.kind == FRAME_OUT && ours && !l->ended)
 			decode(x, ev.fd, ev.data, ev.len);
+		if (ev.kind == FRAME_DISPLAY && ours && !l->ended) {
+			buf_append(&l->display, ev.data, ev.len);
+			if (!ev.more) {
+				if (x->sink && x->sink->display && !x->stopped)
+					x->sink->display(x->sink->ctx, l->display.data ? l->display.data : "",
+							 l->display.len);
+				buf_free(&l->display);
+			}
+		}
 		if (ev.kind == FRAME_END && ours && !l->ended) {
 			buf_append(&l->end_payload, ev.data, ev.len);
 			if (!ev.more) {

@@ -30,6 +30,7 @@ struct session_link {
 	bool ended;             /* the end frame came */
 	int end_code;
 	struct buf end_payload; /* a cell's JSON (the caller frees it) */
+	struct buf display;     /* a display's JSON as it comes in pieces (supervise frees it) */
 	bool interrupted;       /* the agent was asked to interrupt the step */
 	bool lost;              /* the session is over */
 };

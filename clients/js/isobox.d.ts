@@ -164,6 +164,8 @@ export interface Result {
 export type StreamEvent =
   | { event: 'stdout' | 'stderr'; data: Uint8Array }
   | { event: 'compile'; data: Phase }
+  /** A kernel cell's display or last value, as it happens (a session step). */
+  | { event: 'display'; data: KernelOutput }
   | { event: 'result'; data: Result }
   | { event: 'error'; data: { error: { code: string; message: string } } };
 

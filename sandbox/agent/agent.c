@@ -257,8 +257,19 @@ static void kernel_gone(int status, bool interrupted)
 		kernel_start();
 }
 
-/* "CODE JSONLEN" LF JSON on the kernel's fd 3: a cell's result. Anything
- * else there (the cell can write to it too) is a broken kernel. */
+/* A display of the running cell, as it happens. The kernel wrote it once
+ * we had read all it printed before (its pipes empty), and fd 3 is read
+ * before its pipes in a poll's round (loop_once): what it printed after
+ * goes after it, so the worker sees them in the order the cell made them. */
+static void cell_display(const char *json, size_t n)
+{
+	if (cell_tag()) /* else between cells, or a silent one: dropped */
+		send_frame("disp", step.tag, -1, json, n);
+}
+
+/* On the kernel's fd 3: "disp JSONLEN" LF JSON, a display of the running
+ * cell; "CODE JSONLEN" LF JSON, the cell's result. Anything else there
+ * (the cell can write to it too) is a broken kernel. */
 static void kernel_result(void)
 {
 	static char b[AGENT_MAX_CHUNK];
@@ -275,7 +286,8 @@ static void kernel_result(void)
 	buf_add(r, b, (size_t)n);
 	while ((lf = memchr(r->p, '\n', r->len))) {
 		*lf = '\0';
-		if (!(sp = strchr(r->p, ' ')) || (*sp = '\0', !decimal(r->p, 255, &code)) ||
+		bool display = !strncmp(r->p, "disp ", 5);
+		if (!(sp = strchr(r->p, ' ')) || (*sp = '\0', !display && !decimal(r->p, 255, &code)) ||
 		    !decimal(sp + 1, MAX_RESULT, &len)) {
 			kernel_gone(kernel_kill(), false);
 			return;
@@ -284,7 +296,9 @@ static void kernel_result(void)
 		size_t whole = (size_t)(lf + 1 - r->p) + len;
 		if (r->len < whole)
 			return;
-		if (step.kind == STEP_CELL) /* else dropped: a result between cells */
+		if (display)
+			cell_display(lf + 1, (size_t)len);
+		else if (step.kind == STEP_CELL) /* else dropped: a result between cells */
 			cell_ended((int)code, lf + 1, (size_t)len);
 		r->len -= whole;
 		memmove(r->p, r->p + whole, r->len);
@@ -358,13 +372,14 @@ static void readable(int fd)
 }
 
 /* One poll and what it found. Outputs come before reaping, so that a step
- * ends after what it wrote; requests come last. */
+ * ends after what it wrote; the kernel's fd 3 before its pipes (a display
+ * before what was printed after it: cell_display); requests come last. */
 static void loop_once(bool requests)
 {
 	struct pollfd p[8 + MAX_DISCARDED + 2 * MAX_CMDS];
 	int n = 0, timeout = -1;
 	bool run = step.kind == STEP_RUN;
-	int fds[] = {run ? step.out : -1, run ? step.err : -1, kernel.out, kernel.err, kernel.res};
+	int fds[] = {run ? step.out : -1, run ? step.err : -1, kernel.res, kernel.out, kernel.err};
 	for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
 		p[n++] = (struct pollfd){.fd = fds[i], .events = POLLIN};
 	for (int i = 0; i < ndiscarded; i++)

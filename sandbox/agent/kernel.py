@@ -20,6 +20,14 @@
 # what Python printed ("stream"), displays ("display_data") and the last
 # value ("execute_result"), in order.
 #
+# Before it, each display and the last value, as they happen, as
+#
+#   "disp JSONLEN" LF, then one of those outputs
+#
+# once its stdout and stderr are flushed and the agent has read them (so
+# that it relays them in the order the cell made them); the session's
+# stream shows them live.
+#
 # CODE 1 if the cell raised. SIGINT (the worker's interrupt) raises
 # KeyboardInterrupt in the cell; between cells it is ignored. The kernel
 # keeps its own names out of the user's namespace and its frames out of
@@ -43,6 +51,7 @@ MAX_OUTPUTS = 64  # displays of a cell
 MAX_DISPLAY_BYTES = 16 << 20  # all the displays of a cell together
 CO_COROUTINE = 0x80  # inspect.CO_COROUTINE: code with a top-level await
 
+results_fd = None  # where results and displays go (main)
 running = False  # a cell runs: SIGINT becomes KeyboardInterrupt
 loop = None  # the event loop of top-level awaits, made at the first
 
@@ -77,7 +86,19 @@ class Outputs:
             self.dropped = True
             return
         self.size += size
-        self.items.append({"output_type": kind, "data": data, "metadata": {}})
+        item = {"output_type": kind, "data": data, "metadata": {}}
+        self.items.append(item)
+        if results_fd is not None:
+            flush_output()
+            relayed()
+            body = json.dumps(item, ensure_ascii=True).encode("ascii")
+            # Whole or not at all: an interrupt (KeyboardInterrupt) in the
+            # middle would leave the agent half a record.
+            held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            try:
+                write_all(results_fd, b"disp %d\n" % len(body) + body)
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 outputs = Outputs()
@@ -470,16 +491,42 @@ def run_cell(number, code, stdin, ns):
     return {"value": value, "error": error, "images": figures, "outputs": outputs.items, "restarted": False}
 
 
-def write_result(fd, result):
+def relayed(fds=(1, 2), bound=1.0):
+    """Waits (at most bound seconds) until the agent has read all that was
+    printed: the display written next then comes after it, as the agent
+    reads fd 3 before the output pipes."""
+    import fcntl
+    import termios
+    import time
+    end = time.monotonic() + bound
+    for fd in fds:
+        while time.monotonic() < end:
+            try:
+                left = int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"), sys.byteorder)
+            except OSError:
+                break  # not a pipe
+            if not left:
+                break
+            time.sleep(0.001)
+
+
+def flush_output():
     for f in (sys.stdout, sys.stderr):
         try:
             f.flush()
         except Exception:
             pass
-    body = json.dumps(result, ensure_ascii=True).encode("ascii")
-    data = b"%d %d\n" % (1 if result["error"] else 0, len(body)) + body
+
+
+def write_all(fd, data):
     while data:
         data = data[os.write(fd, data):]
+
+
+def write_result(fd, result):
+    flush_output()
+    body = json.dumps(result, ensure_ascii=True).encode("ascii")
+    write_all(fd, b"%d %d\n" % (1 if result["error"] else 0, len(body)) + body)
 
 
 def main():
@@ -489,7 +536,9 @@ def main():
     os.environ.setdefault("MPLCONFIGDIR", "/tmp/.matplotlib")
     # The cells and results move to private fds; fd 0 becomes /dev/null, so
     # that neither a cell nor a command it runs can read the next cell.
+    global results_fd
     cells, results = os.dup(0), os.dup(3)
+    results_fd = results
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)

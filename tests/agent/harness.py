@@ -90,6 +90,7 @@ class Answer:
         self.data = b""
         self.code = None
         self.payload = b""
+        self.disp = []    # a cell's displays, in order (their JSON)
         self.frames = []  # (kind, len) in order
 
 
@@ -137,6 +138,9 @@ class Agent:
         if kind == "end":
             assert len(words) == 4, words
             code, n = int(words[2]), int(words[3])
+        elif kind == "disp":  # one whole display, as large as a cell's result may be
+            assert len(words) == 3, words
+            code, n = None, int(words[2])
         else:
             assert kind in ("out", "err", "data") and len(words) == 3, words
             code, n = None, int(words[2])
@@ -154,6 +158,8 @@ class Agent:
                 a.code, a.payload = code, payload
                 if t == tag:
                     return self.answers.pop(t)
+            elif kind == "disp":
+                a.disp.append(payload)
             else:
                 setattr(a, kind, getattr(a, kind) + payload)
 

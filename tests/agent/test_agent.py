@@ -605,6 +605,22 @@ def test_end_of_requests_ends_the_agent(agent_dir):
         shutil.rmtree(a.workspace, ignore_errors=True)
 
 
+def test_a_cells_displays_come_as_they_happen_in_order(kernel):
+    a, r = cell(kernel, "print('a')\ndisplay(1)\nprint('b')\ndisplay({'text/html': '<i>2</i>'}, raw=True)\n3")
+    # Each display after the output printed before it; then the value, then the end.
+    told = [k for k, _ in a.frames if k != "err"]  # stderr: the start mark only
+    assert told == ["out", "disp", "out", "disp", "disp", "end"], a.frames
+    assert a.out == b"a\nb\n"
+    assert [json.loads(d) for d in a.disp] == [
+        {"output_type": "display_data", "data": {"text/plain": "1"}, "metadata": {}},
+        {"output_type": "display_data", "data": {"text/html": "<i>2</i>"}, "metadata": {}},
+        {"output_type": "execute_result", "data": {"text/plain": "3"}, "metadata": {}}]
+    assert [o for o in r["outputs"] if o["output_type"] != "stream"] == [json.loads(d) for d in a.disp], r
+    # The next cell has its own.
+    a, r = cell(kernel, "'next'")
+    assert r["value"] == "'next'" and len(a.disp) == 1, a.frames
+
+
 def test_cell_in_a_shell_session(shell):
     a = shell.do("cell", "1+1")
     assert a.code == 2 and b"no kernel" in a.err

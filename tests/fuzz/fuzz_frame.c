@@ -33,7 +33,7 @@ static void feed(struct frame_decoder *d, struct said *s, const char *p, size_t 
 			if ((int)ev.kind != s->last || ev.kind == FRAME_READY || ev.kind == FRAME_GARBLED)
 				buf_printf(&s->log, "|%d %d %s %lld:", ev.kind, ev.fd, ev.tag, ev.code);
 			buf_append(&s->log, ev.data, ev.len);
-			s->last = ev.kind == FRAME_END && !ev.more ? -1 : (int)ev.kind;
+			s->last = (ev.kind == FRAME_END || ev.kind == FRAME_DISPLAY) && !ev.more ? -1 : (int)ev.kind;
 		}
 		p += used;
 		n -= used;

@@ -351,7 +351,10 @@ def test_python_session_stream_yields_stdout_then_result(isobox):
         start = time.monotonic()
         for ev in s.stream("import time\nprint('a', flush=True)\ntime.sleep(1)\nprint('b')\nn * 2"):
             seen.append((time.monotonic() - start, ev["event"], ev["data"]))
-        assert [e for _, e, _ in seen][-1] == "result" and {e for _, e, _ in seen[:-1]} == {"stdout"}, seen
+        # Its output, then its value as it comes (a display), then the result.
+        assert [e for _, e, _ in seen][-2:] == ["display", "result"] and \
+            {e for _, e, _ in seen[:-2]} == {"stdout"}, seen
+        assert seen[-2][2] == {"output_type": "execute_result", "data": {"text/plain": "10"}, "metadata": {}}, seen
         out, times = lines_when(seen)
         assert out == b"a\nb\n" and times[1] - times[0] >= 0.7     # the first came before the sleep
         result = seen[-1][2]
@@ -441,7 +444,7 @@ def test_js_client_sessions(js_project):
         assert got["kernelInfo"]["type"] == "kernel" and got["kernelInfo"]["isSession"]
         assert got["kernel"] == {"stdout": "set\n", "value": "42", "session": got["kernelInfo"]["id"]}
         assert got["kernelError"] == "NameError"
-        assert got["stream"][-1] == "result" and set(got["stream"][:-1]) == {"stdout"}
+        assert got["stream"][-2:] == ["display", "result"] and set(got["stream"][:-2]) == {"stdout"}
         assert got["streamStdout"] == "a\n"
         assert got["streamValue"] == "82"
         assert got["runningFirst"] == "stdout" and got["busy"] == [409, "session_busy"]

@@ -108,6 +108,9 @@ def test_a_run_has_one_line_in_the_log_with_what_it_was_and_how_it_ended():
     assert int(line["bytes_in"]) == len(json.dumps({"language": "python", "code": code})), line
     assert int(line["bytes_out"]) > 1000 and int(line["ms"]) >= result["run"]["durationMs"], line
     assert "timed_out" not in line and "oom" not in line and "error" not in line, line
+    # What it used, as its result says it.
+    assert (int(line["cpu_ms"]), int(line["peak_bytes"])) == \
+        (result["run"]["cpuTimeMs"], result["run"]["peakMemoryBytes"]), (line, result["run"])
     # The flags say what ended a run; a refusal says its code.
     rid = fresh_id("timeout")
     status, _, result = run("while True: pass", rid, limits={"wallTimeMs": 500})

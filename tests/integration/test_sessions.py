@@ -354,6 +354,32 @@ def test_streamed_step(kernel):
     assert result["kernel"]["value"] == "'done'" and result["session"]["id"] == kernel
 
 
+def test_a_streamed_cell_shows_each_display_as_it_happens(kernel):
+    code = ("import time\nprint('a')\ndisplay({'text/html': '<b>1</b>', 'text/plain': '1'}, raw=True)\n"
+            "time.sleep(1)\nprint('b')\ndisplay(2)\ntime.sleep(1)\n3")
+    conn, resp = open_stream({"code": code}, URL, path=f"/v1/sessions/{kernel}/exec")
+    try:
+        assert resp.status == 200 and resp.headers["Content-Type"] == "text/event-stream"
+        evs = list(events(resp))
+    finally:
+        conn.close()
+    # In the order the cell made them: text, a display, text, a display, the value.
+    told = [(name, chunk_bytes(d) if name == "stdout" else json.loads(d)) for _, name, d in evs
+            if name in ("stdout", "display")]
+    assert told == [("stdout", b"a\n"),
+                    ("display", {"output_type": "display_data", "data": {"text/html": "<b>1</b>", "text/plain": "1"},
+                                 "metadata": {}}),
+                    ("stdout", b"b\n"),
+                    ("display", {"output_type": "display_data", "data": {"text/plain": "2"}, "metadata": {}}),
+                    ("display", {"output_type": "execute_result", "data": {"text/plain": "3"}, "metadata": {}})], evs
+    # As they happen, not at the cell's end; and the result still holds them all.
+    at = [t for t, name, _ in evs if name == "display"]
+    assert at[1] - at[0] >= 0.8 and evs[-1][0] - at[0] >= 1.6, evs
+    result = json.loads(evs[-1][2])
+    assert [o for o in result["kernel"]["outputs"] if o["output_type"] != "stream"] == [d for n, d in told
+                                                                                      if n == "display"], result
+
+
 def test_a_background_process_lives_in_the_session_and_dies_with_it():
     sid = create()["id"]
     r = step_ok(sid, "import subprocess\np = subprocess.Popen(['sleep', '300'])\nprint(p.pid)")

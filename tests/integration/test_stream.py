@@ -30,7 +30,7 @@ def test_events_arrive_as_they_happen():
     assert result["run"]["stdout"] == "line 0\nline 1\nline 2\n"
     assert result["run"]["exitCode"] == 0 and result["backend"] == "gvisor"
     assert set(result["run"]) == {"stdout", "stderr", "exitCode", "signal", "timedOut", "oomKilled",
-                                  "truncated", "durationMs"}
+                                  "truncated", "durationMs", "cpuTimeMs", "peakMemoryBytes"}
 
 
 def test_stdout_and_stderr_are_separate_events():

@@ -45,6 +45,12 @@ static void feed_all(const char *p, size_t n, size_t step, struct buf *log)
 				if (!ev.more)
 					buf_printf(log, "|end %s %lld;", ev.tag, ev.code);
 				break;
+			case FRAME_DISPLAY:
+				last_fd = 0;
+				buf_append(log, ev.data, ev.len);
+				if (!ev.more)
+					buf_printf(log, "|disp %s;", ev.tag);
+				break;
 			case FRAME_GARBLED: buf_printf(log, "garbled;"); break;
 			}
 		} while (k > 0 || ev.kind != FRAME_MORE);
@@ -56,11 +62,12 @@ static void feed_all(const char *p, size_t n, size_t step, struct buf *log)
 static void frames(void)
 {
 	static const char stream[] = "ready\nout " TAG " 3\nab\nerr " TAG " 2\n\036x"
+				     "disp " TAG " 5\n{\"d\"}disp " TAG " 0\n"
 				     "data " TAG " 0\nend " TAG " 1 4\n{\"a\"end " TAG " 137 0\n";
 	struct buf whole = {0};
 	feed_all(stream, sizeof stream - 1, sizeof stream, &whole);
-	is_str(whole.data, "ready;1:ab\n2:\036x{\"a\"|end " TAG " 1;|end " TAG " 137;",
-	       "frames: ready, output by fd, data, end with and without payload");
+	is_str(whole.data, "ready;1:ab\n2:\036x{\"d\"}|disp " TAG ";|disp " TAG ";{\"a\"|end " TAG " 1;|end "
+	       TAG " 137;", "frames: ready, output by fd, displays, data, end with and without payload");
 	bool same = true;
 	for (size_t step = 1; step < 12; step++) {
 		struct buf part = {0};
@@ -75,6 +82,8 @@ static void frames(void)
 		"out 0123 1\nx",                   /* short tag */
 		"out " TAG " 65537\n",             /* a chunk over the cap */
 		"end " TAG " 0 1001\n",            /* an end payload over its cap */
+		"disp " TAG " 1001\n",             /* a display over the same cap */
+		"disp " TAG " 0 1\n",              /* a display has no code */
 		"end " TAG " -1 0\n",              /* a sign */
 		"end " TAG " 1 0 extra\n",         /* a word too many */
 		"exit " TAG " 1\n",                /* not in the protocol */

@@ -385,7 +385,8 @@ class AsyncSession(SessionBase, _AsyncFiles):
     def stream(self, code: Optional[str] = None, *, files: Optional[List[Dict[str, Any]]] = None,
                stdin: Optional[str] = None, args: Optional[List[str]] = None,
                limits: Optional[Dict[str, Any]] = None) -> AsyncIterator[StreamEvent]:
-        """Run one step; an async generator of its events."""
+        """Run one step; an async generator of its events (a kernel cell's
+        displays as {"event": "display", ...}, as they happen)."""
         return self._client._stream(self._path + "/exec", step_body(code, files, stdin, args, limits))
 
     async def start_command(self, command: Optional[str] = None, *, args: Optional[List[str]] = None,

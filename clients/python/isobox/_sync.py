@@ -248,7 +248,9 @@ class Session(SessionBase, _Files):
     def stream(self, code: Optional[str] = None, *, files: Optional[List[Dict[str, Any]]] = None,
                stdin: Optional[str] = None, args: Optional[List[str]] = None,
                limits: Optional[Dict[str, Any]] = None) -> Iterator[StreamEvent]:
-        """Run one step, yielding events as Isobox.stream does."""
+        """Run one step, yielding events as Isobox.stream does; a kernel
+        cell's displays and last value come as they happen, each
+        {"event": "display", "data": {"output_type", "data", "metadata"}}."""
         return self._client._stream(self._path + "/exec", step_body(code, files, stdin, args, limits))
 
     # Background commands: they answer at once and run on in the session.

@@ -188,7 +188,8 @@ class VolumeInfo(TypedDict, total=False):
 
 class StreamEvent(TypedDict):
     """One event of a stream: "stdout"/"stderr" with bytes, "compile" with
-    a Phase, and last "result" with a Result (or "error")."""
+    a Phase, "display" with a kernel cell's output as it happens (a
+    KernelOutput), and last "result" with a Result (or "error")."""
     event: str
     data: Union[bytes, Phase, Result, Dict[str, Any]]
 
