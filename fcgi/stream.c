@@ -38,34 +38,30 @@ static bool on_output(void *ctx, int fd, const char *p, size_t n)
 	return b.len == 0 ? !st->rq->io.failed : http_send_piece(&st->rq->io, &b);
 }
 
-/* The compile step's output arrives whole when it ends: one event. */
-static void on_compiled(void *ctx, const struct sandbox_phase *compile)
+/* One event whose data is o (freed), flushed at once. */
+static void send_json_event(struct stream *st, const char *name, cJSON *o)
 {
-	struct stream *st = ctx;
 	struct buf b = {0};
-	cJSON *o = phase_to_json(compile);
 	char *json = cJSON_PrintUnformatted(o);
-	sse_event(&b, "compile", json);
+	sse_event(&b, name, json);
 	free(json);
 	cJSON_Delete(o);
 	if (!http_send_piece(&st->rq->io, &b))
 		st->rq->result.client_gone = true;
 }
 
+/* The compile step's output arrives whole when it ends: one event. */
+static void on_compiled(void *ctx, const struct sandbox_phase *compile)
+{
+	send_json_event(ctx, "compile", phase_to_json(compile));
+}
+
 /* A kernel cell's display, as it happens (the result has them all too). */
 static void on_display(void *ctx, const char *json, size_t len)
 {
-	struct stream *st = ctx;
 	cJSON *o = job_display_json(json, len);
-	if (!o)
-		return;
-	struct buf b = {0};
-	char *text = cJSON_PrintUnformatted(o);
-	sse_event(&b, "display", text);
-	free(text);
-	cJSON_Delete(o);
-	if (!http_send_piece(&st->rq->io, &b))
-		st->rq->result.client_gone = true;
+	if (o)
+		send_json_event(ctx, "display", o);
 }
 
 static bool on_idle(void *ctx)

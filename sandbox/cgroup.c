@@ -101,14 +101,11 @@ bool cgroup_usage_read(const struct conf *c, const char *rel, struct cgroup_usag
 		int64_t usec;
 		if (read_usage_usec(mem, &usec))
 			out->cpu_ns = usec * 1000;
-		if (!read_number(mem, "memory.peak", &out->peak_bytes)) /* before Linux 5.19: none */
-			out->peak_bytes = -1;
+		read_number(mem, "memory.peak", &out->peak_bytes); /* before Linux 5.19: none */
 	} else {
 		autofree char *cpu = dir_of(c, "cpuacct", rel);
-		if (!read_number(cpu, "cpuacct.usage", &out->cpu_ns))
-			out->cpu_ns = -1;
-		if (!read_number(mem, "memory.max_usage_in_bytes", &out->peak_bytes))
-			out->peak_bytes = -1;
+		read_number(cpu, "cpuacct.usage", &out->cpu_ns); /* each stays -1 if unread */
+		read_number(mem, "memory.max_usage_in_bytes", &out->peak_bytes);
 	}
 	return out->cpu_ns >= 0 || out->peak_bytes >= 0;
 }
