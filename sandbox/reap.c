@@ -23,6 +23,8 @@
 #define _GNU_SOURCE
 #include "cgroup.h"
 #include "deadline.h"
+#include "docker.h"
+#include "docker_list.h"
 #include "owner.h"
 #include "subproc.h"
 #include "warm.h"
@@ -49,32 +51,28 @@ static bool has(const struct strv *s, const char *str)
  * goes into *listed. */
 static void reap_containers(const struct conf *c, struct strv *listed)
 {
-	struct buf out = {0};
-	char *filter = xasprintf("label=isobox.instance=%s", c->instance);
-	char *ps[] = {c->docker, "ps", "--all", "--no-trunc", "--filter", filter, "--format",
-		"{{.ID}} {{.State}} {{.Label \"isobox.kind\"}} {{.Label \"isobox.owner\"}} {{.Names}}", NULL};
+	autofree char *instance = xasprintf("label=isobox.instance=%s", c->instance);
+	const char *filters[] = {instance, NULL};
+	struct docker_list l;
 	struct strv rm = {0};
 	strv_push(&rm, c->docker);
 	strv_push(&rm, "rm");
 	strv_push(&rm, "--force");
-	if (subproc_capture(ps, REAP_LIST_MS, &out, NULL) == 0 && out.data) {
-		for (char *line = strtok(out.data, "\n"); line; line = strtok(NULL, "\n")) {
-			char id[80], state[16] = "", kind[16] = "", owner[64] = "", name[80] = "";
-			int n = sscanf(line, "%79s %15s %15s %63s %79s", id, state, kind, owner, name);
-			if (n >= 1)
-				strv_push(listed, id);
-			if (n >= 5)
-				strv_push(listed, name); /* a warm one's own cgroup is named so */
-			/* "dead": a removal that dockerd failed half-way ("directory
-			 * not empty", seen under load); nobody uses it any more,
-			 * whoever owns it. dockerd 20.10's list can go on saying
-			 * "removing" of it (its view keeps the flag the failed
-			 * removal set): a second removal clears both. Sessions
-			 * outlive their creators: session_expire ends them. */
-			if ((n >= 2 && (!strcmp(state, "dead") || !strcmp(state, "removing"))) ||
-			    (n >= 3 && strcmp(kind, "session") && !owner_alive(owner)))
-				strv_push(&rm, id);
-		}
+	docker_list(c, filters, true, now_ms() + REAP_LIST_MS, &l);
+	for (size_t i = 0; i < l.n; i++) {
+		const struct docker_listed *d = &l.v[i];
+		strv_push(listed, d->id);
+		if (*d->name)
+			strv_push(listed, d->name); /* a warm one's own cgroup is named so */
+		/* "dead": a removal that dockerd failed half-way ("directory
+		 * not empty", seen under load); nobody uses it any more,
+		 * whoever owns it. dockerd 20.10's list can go on saying
+		 * "removing" of it (its view keeps the flag the failed
+		 * removal set): a second removal clears both. Sessions
+		 * outlive their creators: session_expire ends them. */
+		if (!strcmp(d->state, "dead") || !strcmp(d->state, "removing") ||
+		    (strcmp(d->kind, "session") && !owner_alive(d->owner)))
+			strv_push(&rm, d->id);
 	}
 	if (rm.n > 3) {
 		log_msg("reaping %zu container(s) of dead workers", rm.n - 3);
@@ -83,8 +81,7 @@ static void reap_containers(const struct conf *c, struct strv *listed)
 		buf_free(&ignored);
 	}
 	strv_free(&rm);
-	buf_free(&out);
-	free(filter);
+	docker_list_free(&l);
 }
 
 static void reap_dirs(const struct conf *c)
@@ -153,12 +150,11 @@ static void cgroup_ids(const struct conf *c, const struct reap_by *by, const str
  * instance, or a bare docker run, may share the cgroup parent. */
 static bool all_containers(const struct conf *c, struct strv *out)
 {
-	struct buf ps_out = {0};
-	char *ps[] = {c->docker, "ps", "--all", "--no-trunc", "--quiet", NULL};
-	bool ok = subproc_capture(ps, REAP_LIST_MS, &ps_out, NULL) == 0;
-	for (char *line = ok && ps_out.data ? strtok(ps_out.data, "\n") : NULL; line; line = strtok(NULL, "\n"))
-		strv_push(out, line);
-	buf_free(&ps_out);
+	struct docker_list l;
+	bool ok = docker_list(c, NULL, true, now_ms() + REAP_LIST_MS, &l);
+	for (size_t i = 0; ok && i < l.n; i++)
+		strv_push(out, l.v[i].id);
+	docker_list_free(&l);
 	return ok;
 }
 

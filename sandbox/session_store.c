@@ -11,6 +11,7 @@
 #include "cgroup.h"
 #include "deadline.h"
 #include "docker.h"
+#include "docker_list.h"
 #include "removal.h"
 #include "session_store.h"
 #include "../conf/store/store.h"
@@ -521,28 +522,26 @@ static int expire_one(const struct conf *c, int top, const char *id, int64_t now
  * half-way through ending one). */
 static void remove_orphans(const struct conf *c, int top)
 {
-	struct buf out = {0};
 	autofree char *instance = xasprintf("label=isobox.instance=%s", c->instance);
-	char *ps[] = {c->docker, "ps", "--all", "--filter", instance, "--filter",
-		"label=isobox.kind=session", "--format", "{{.Names}} {{.Label \"isobox.session\"}}", NULL};
-	if (subproc_capture(ps, REAP_LIST_MS, &out, NULL) != 0 || !out.data) {
-		buf_free(&out);
+	const char *filters[] = {instance, "label=isobox.kind=session", NULL};
+	struct docker_list l;
+	if (!docker_list(c, filters, true, now_ms() + REAP_LIST_MS, &l)) {
+		docker_list_free(&l);
 		return;
 	}
-	for (char *line = strtok(out.data, "\n"); line; line = strtok(NULL, "\n")) {
-		/* Room for the longest id and one more: a longer label is not
-		 * an id, and must not be cut into one. */
-		char name[128], id[SESSION_ID_LEN + 2] = "";
+	for (size_t i = 0; i < l.n; i++) {
+		const struct docker_listed *d = &l.v[i];
 		struct stat st;
-		_Static_assert(SESSION_ID_LEN + 1 == 66, "the width below");
-		if (sscanf(line, "%127s %66s", name, id) < 1)
+		/* A label too long to be an id was cut, and is no id either:
+		 * session_valid_id says no to both. */
+		_Static_assert(sizeof d->session > SESSION_ID_LEN + 1, "a cut label must not look like an id");
+		if (session_valid_id(d->session) && fstatat(top, d->session, &st, AT_SYMLINK_NOFOLLOW) == 0)
 			continue;
-		if (session_valid_id(id) && fstatat(top, id, &st, AT_SYMLINK_NOFOLLOW) == 0)
-			continue;
-		log_msg("removing session container %s: its session is gone", name);
-		docker_remove_start(c, name);
+		const char *which = *d->name ? d->name : d->id;
+		log_msg("removing session container %s: its session is gone", which);
+		docker_remove_start(c, which);
 	}
-	buf_free(&out);
+	docker_list_free(&l);
 }
 
 void session_expire(const struct conf *c, int *expired, int *died, struct strv *ended)

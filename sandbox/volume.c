@@ -9,6 +9,7 @@
 #include "spec_render.h"
 #include "deadline.h"
 #include "docker.h"
+#include "docker_list.h"
 #include "removal.h"
 #include "frame.h"
 #include "owner.h"
@@ -59,13 +60,13 @@ bool volume_make(const struct conf *c, const char *id, int64_t bytes, struct fau
  */
 static bool mounted_by_a_container(const struct conf *c, const char *id, struct fault *f)
 {
-	struct buf out = {0};
-	autofree char *filter = xasprintf("volume=%s/%s", c->volumes.dir, id);
-	char *ps[] = {c->docker, "ps", "--quiet", "--filter", filter, NULL};
-	int rc = subproc_capture(ps, REAP_LIST_MS, &out, NULL);
-	bool busy = rc == 0 && out.len > 0;
-	buf_free(&out);
-	if (rc != 0)
+	autofree char *volume = xasprintf("volume=%s/%s", c->volumes.dir, id);
+	const char *filters[] = {volume, NULL};
+	struct docker_list l;
+	bool listed = docker_list(c, filters, false, now_ms() + REAP_LIST_MS, &l);
+	bool busy = listed && l.n > 0;
+	docker_list_free(&l);
+	if (!listed)
 		return !fail(f, E_DOCKER_UNAVAILABLE, "cannot ask dockerd what mounts the volume");
 	if (busy)
 		fail(f, E_VOLUME_BUSY, "the volume is mounted by a run or a session: delete it when they end");
