@@ -54,6 +54,7 @@ start() {
 	"$PREFIX/bin/isobox-fcgi" --conf "$CONF" --check >/dev/null ||
 		die "configuration check failed"
 
+	start_log_keeper
 	# Volumes: isobox-volumed (root) makes and mounts their images for
 	# the workers, who hold no privilege (sandbox/volumed/volumed.c).
 	local printed vdir vsock answer_ms
@@ -84,7 +85,6 @@ start() {
 		echo $! >$RUN/pool.pid
 		say "pool of $POOL workers started (log: $LOG/isobox.log)"
 	fi
-	start_log_keeper
 	[ "$WEB" != none ] || return 0
 	local read_timeout=${ISOBOX_READ_TIMEOUT:-$(( (answer_ms + 999) / 1000 ))s}
 	# A Caddy given another bound (the conf changed since) gets this one.
@@ -125,10 +125,16 @@ start_log_keeper() {
 	[ -f "$LOGROTATE_CONF" ] && command -v logrotate >/dev/null || return 0
 	scheduled_elsewhere && return 0
 	alive $RUN/logs.pid bash isobox-log-keeper && return 0
+	# The first rotation now, before the pool and isobox-volumed start: a
+	# copy taken while they start would carry their first lines into the
+	# old file (copytruncate), where a reader of isobox.log, following the
+	# start it just made, would not find them.
+	logrotate -s "$RUN/logrotate.state" "$LOGROTATE_CONF" >>"$LOG/isobox.log" 2>&1 </dev/null 9>&- ||
+		say "logrotate failed (its words are in $LOG/isobox.log); the pool starts all the same"
 	# Its sleep is waited for, not run in the foreground, so that SIGTERM
 	# (stop_pid) ends the loop and its sleep together.
 	setsid bash -c 'trap "kill \$s 2>/dev/null; exit 0" TERM
-		while :; do logrotate -s "$1" "$2"; sleep "$3" & s=$!; wait $s; done' isobox-log-keeper \
+		while :; do sleep "$3" & s=$!; wait $s; logrotate -s "$1" "$2"; done' isobox-log-keeper \
 		"$RUN/logrotate.state" "$LOGROTATE_CONF" "$LOGROTATE_EVERY" \
 		>>"$LOG/isobox.log" 2>&1 </dev/null 9>&- &
 	echo $! >$RUN/logs.pid
