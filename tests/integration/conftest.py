@@ -21,6 +21,7 @@ import urllib.request
 import pytest
 
 import audit_table
+import docker_api
 import shards
 
 URL = os.environ.get("ISOBOX_URL", f"http://127.0.0.1:{os.environ.get('PORT', '8090')}")
@@ -133,10 +134,7 @@ def containers(instance=INSTANCE):
     warm ones (taken by a run, or done and not yet removed) are, oldest
     first: a take dequeues the oldest ready one."""
     if SUITE["path"] == "cold" or instance != INSTANCE:
-        out = subprocess.run(
-            ["docker", "ps", "-aq", "--filter", f"label=isobox.instance={instance}"],
-            check=True, capture_output=True, text=True).stdout
-        return out.split()
+        return [c["id"] for c in docker_api.containers(f"isobox.instance={instance}")]
     listed = docker_containers(instance)  # before the counts: see warm_waiting
     warm = [cid for cid, kind in listed if kind == "warm"]
     return ([cid for cid, kind in listed if kind != "warm"] +
@@ -145,11 +143,8 @@ def containers(instance=INSTANCE):
 
 def docker_containers(instance=INSTANCE):
     """(ID, isobox.kind) of an instance's containers, oldest first."""
-    out = subprocess.run(
-        ["docker", "ps", "-a", "--filter", f"label=isobox.instance={instance}",
-         "--format", '{{.ID}} {{.Label "isobox.kind"}}'],
-        check=True, capture_output=True, text=True).stdout
-    return [tuple((line + " ").split(" ")[:2]) for line in reversed(out.splitlines())]
+    return [(c["id"], c["labels"].get("isobox.kind", ""))
+            for c in reversed(docker_api.containers(f"isobox.instance={instance}"))]
 
 
 def running_owners(instance=INSTANCE):
@@ -157,11 +152,9 @@ def running_owners(instance=INSTANCE):
     from its isobox.owner label ("PID.STARTTIME"): a run in progress, and
     who runs it (its container goes through dockerd's API: the worker has
     no docker child to see)."""
-    out = subprocess.run(
-        ["docker", "ps", "--filter", f"label=isobox.instance={instance}", "--filter", "label=isobox.kind=cold",
-         "--format", '{{.Label "isobox.owner"}}'],
-        check=True, capture_output=True, text=True).stdout
-    return [int(owner.split(".")[0]) for owner in out.split() if owner.split(".")[0].isdigit()]
+    owners = [c["labels"].get("isobox.owner", "").split(".")[0]
+              for c in docker_api.containers(f"isobox.instance={instance}", "isobox.kind=cold", running=True)]
+    return [int(pid) for pid in owners if pid.isdigit()]
 
 
 def warm_waiting():

@@ -2,9 +2,9 @@
 leaves on the host."""
 import json
 import os
-import subprocess
 import time
 
+import docker_api
 from conftest import INSTANCE, raw_request, request, wait_until
 
 SESSIONS_DIR = os.environ.get("ISOBOX_SESSIONS", "/var/lib/isobox/sessions")
@@ -51,11 +51,9 @@ def get(sid, path):
 
 
 def session_containers():
-    out = subprocess.run(
-        ["docker", "ps", "-a", "--filter", f"label=isobox.instance={INSTANCE}",
-         "--filter", "label=isobox.kind=session", "--format", '{{.Names}} {{.Label "isobox.session"}}'],
-        check=True, capture_output=True, text=True).stdout
-    return dict(reversed(line.split()) for line in out.splitlines() if len(line.split()) == 2)
+    return {c["labels"]["isobox.session"]: c["name"]
+            for c in docker_api.containers(f"isobox.instance={INSTANCE}", "isobox.kind=session")
+            if c["labels"].get("isobox.session")}
 
 
 def session_dirs():

@@ -7,11 +7,11 @@ rest). Every run here asserts that it was warm: these attack the warm
 path, not the cold one."""
 import hashlib
 import os
-import subprocess
 import time
 
 import pytest
 
+import docker_api
 from conftest import INSTANCE, SUITE, WARM_SUITE, execute, set_warm, wait_until
 from metrics_util import scrape, value
 
@@ -161,10 +161,8 @@ time.sleep(60)
 
 def warm_containers():
     """Names of this instance's running warm sandboxes."""
-    out = subprocess.run(["docker", "ps", "-q", "--filter", f"label=isobox.instance={INSTANCE}",
-                          "--filter", "label=isobox.kind=warm", "--format", "{{.Names}}"],
-                         check=True, capture_output=True, text=True).stdout
-    return set(out.split())
+    return {c["name"] for c in docker_api.containers(f"isobox.instance={INSTANCE}", "isobox.kind=warm",
+                                                     running=True)}
 
 
 @attack("a warm run digs the nonce of the agent's end marks out of the agent's frame, "

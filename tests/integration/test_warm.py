@@ -11,6 +11,7 @@ import subprocess
 
 import pytest
 
+import docker_api
 from conftest import (INSTANCE, LOG_DIR, execute, pool_master, restart_pool, run_ok, set_warm,
                       wait_until, workers)
 from metrics_util import deltas, scrape, value
@@ -25,11 +26,8 @@ COLD = {"limits": {"pids": 127}}
 
 def warm_containers(state=None):
     """Names of this instance's warm containers (state: "running", ...)."""
-    args = ["docker", "ps", "-a", "--filter", f"label=isobox.instance={INSTANCE}",
-            "--filter", "label=isobox.kind=warm", "--format", "{{.Names}} {{.State}}"]
-    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
-    rows = [line.split() for line in out.splitlines()]
-    return sorted(name for name, st in rows if state is None or st == state)
+    return sorted(c["name"] for c in docker_api.containers(f"isobox.instance={INSTANCE}", "isobox.kind=warm")
+                  if state is None or c["state"] == state)
 
 
 def ready(language="python"):
