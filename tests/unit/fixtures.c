@@ -4,9 +4,12 @@
 #include "../../sandbox/spec_render.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 static const char registry_yaml[] =
@@ -131,3 +134,15 @@ void fixture_write(const char *dir, const char *name, const char *text, mode_t m
 	close(fd);
 }
 
+
+int fixture_unix_listener(const char *path, int backlog)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+	if (fd >= 0 && (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, backlog) != 0)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}

@@ -30,6 +30,9 @@ void argv_outputs(const struct conf *c, const struct sandbox_job *job, const cha
 		  struct strv *a);
 /* dir/name with this text and mode (made anew; fatal if it cannot be). */
 void fixture_write(const char *dir, const char *name, const char *text, mode_t mode);
+/* A stand-in dockerd's socket: path bound and listening (-1: it could
+ * not be). */
+int fixture_unix_listener(const char *path, int backlog);
 /* Where arg is in an argv (-1: nowhere). */
 int index_of(const struct strv *a, const char *arg);
 

@@ -7,10 +7,9 @@
 #include "../../sandbox/docker_list.h"
 
 #include <signal.h>
-#include <stdlib.h>
 #include <sys/socket.h>
+#include <stdlib.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -67,11 +66,8 @@ UNIT_TEST(test_docker_list)
 	char dir[] = "/tmp/isobox-list.XXXXXX";
 	ok(mkdtemp(dir) != NULL, "docker list: a temporary directory");
 	autofree char *sock = xasprintf("%s/docker.sock", dir);
-	int listener = socket(AF_UNIX, SOCK_STREAM, 0), logp[2];
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	snprintf(a.sun_path, sizeof a.sun_path, "%s", sock);
-	ok(listener >= 0 && bind(listener, (struct sockaddr *)&a, sizeof a) == 0 && listen(listener, 4) == 0 &&
-	   pipe(logp) == 0, "docker list: a stand-in dockerd listens");
+	int listener = fixture_unix_listener(sock, 4), logp[2];
+	ok(listener >= 0 && pipe(logp) == 0, "docker list: a stand-in dockerd listens");
 	pid_t server = fork();
 	if (server == 0) {
 		close(logp[0]);

@@ -9,9 +9,8 @@
 #include "../../sandbox/removal.h"
 
 #include <signal.h>
-#include <stdlib.h>
 #include <sys/socket.h>
-#include <sys/un.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -74,11 +73,8 @@ UNIT_TEST(test_removal)
 	char dir[] = "/tmp/isobox-removal.XXXXXX";
 	ok(mkdtemp(dir) != NULL, "removal: a temporary directory");
 	autofree char *sock = xasprintf("%s/docker.sock", dir);
-	int listener = socket(AF_UNIX, SOCK_STREAM, 0), logp[2];
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	snprintf(a.sun_path, sizeof a.sun_path, "%s", sock);
-	ok(listener >= 0 && bind(listener, (struct sockaddr *)&a, sizeof a) == 0 && listen(listener, 16) == 0 &&
-	   pipe(logp) == 0, "removal: a stand-in dockerd listens");
+	int listener = fixture_unix_listener(sock, 16), logp[2];
+	ok(listener >= 0 && pipe(logp) == 0, "removal: a stand-in dockerd listens");
 	pid_t server = fork();
 	if (server == 0) {
 		close(logp[0]);
