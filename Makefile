@@ -261,12 +261,15 @@ cluster-stop:
 # min, and well inside CI's 90 as the languages and features grow. Measured
 # on 5205737 (issue 33): cold pass 27-48 min, warm 4.5-8.5, runc 10-11, the
 # whole 45 min; on da9e59f, a freshly booted host: cold 31, warm 4, runc 10,
-# the whole 67 with every image built (19 of it). The passes are over budget
-# today; bin/durations-PASS-SHARD.txt lists every test's time, slowest
-# first, and each module's, to study. Since each pass runs in shards at once
-# (tests/passes.sh; the tests wait on sandboxes, not on the CPU): the cold
-# pass 16 min on this host (shards A, B and C 11 min each side by side, H
-# alone 4), against 34 unsharded.
+# the whole 67 with every image built (19 of it); on 11cebef (December
+# 2026): cold 31.7, warm 7.9, runc 9.5, the whole 53.7. The passes are
+# over budget; bin/durations-PASS-SHARD.txt lists every test's time,
+# slowest first, and each module's, to study. Each pass runs in shards at
+# once (tests/passes.sh), which helped while the tests waited more than
+# they computed (the cold pass once 16 min, against 34 unsharded); today
+# the host is 85-99% busy while A, B and C run, and a boot costs it about
+# 2.9 CPU-s, so a pass takes as long as the sandboxes its tests boot
+# (docs/PERFORMANCE.md, "The test suite's time").
 #   run         the set-up when it is done already (setup.sh, images kept)
 #   check       make check, and again as nobody in a copy (check-unprivileged)
 #   fuzz        each fuzzer for FUZZ_SECONDS=10

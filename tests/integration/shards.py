@@ -1,13 +1,18 @@
 """Which integration tests run where when a pass runs in shards
 (tests/passes.sh, what `make test` does).
 
-Most tests wait on sandboxes far more than they use the CPU: two modules
-against two isobox instances take the time of one (measured: test_languages
-beside test_piston + test_attacks + test_runtime_behaviour, 193 s for both
-against 198 s and 190 s alone). So each pass runs shards A, B and C at
-once, each against an isobox of its own on the same dockerd (A the main
-one; B and C second installs, tests/lane.sh), then shard H alone against
-the main one, the others stopped.
+When the suite was smaller its tests waited on sandboxes more than they
+used the CPU: two modules against two isobox instances took the time of
+one (test_languages beside test_piston + test_attacks +
+test_runtime_behaviour, 193 s for both against 198 s and 190 s alone).
+Today the host is 85-99% busy while A, B and C run (docs/PERFORMANCE.md,
+"The test suite's time"): a fourth shard would not help, fewer sandbox
+boots do.
+
+Each pass runs shards A, B and C at once, each against an isobox of its
+own on the same dockerd (A the main one; B and C second installs,
+tests/lane.sh), then shard H alone against the main one, the others
+stopped.
 
 H holds the tests marked `alone`: they change what every isobox on the host
 shares (dockerd, the images lock, the egress firewall, isobox.slice's
@@ -29,10 +34,10 @@ SHARDS = {
           "test_cluster_queue.py", "test_webservers.py", "test_slow_clients.py", "test_api_docs.py",
           "test_demo.py"],
     "B": ["test_languages.py", "test_warm.py", "test_clients.py", "test_sessions.py", "test_attacks_warm.py",
-          "test_attacks_steps.py", "test_attacks_sessions.py", "test_attacks_kernel.py"],
+          "test_attacks_steps.py", "test_attacks_sessions.py", "test_attacks_kernel.py", "test_versions.py"],
     "C": ["test_status_socket.py", "test_metrics.py", "test_request_id.py", "test_bad_input.py",
           "test_cgi.py", "test_piston.py", "test_attacks_langs.py", "test_attacks.py",
-          "test_runtime_behaviour.py", "test_versions.py", "test_playground.py", "test_execute.py",
+          "test_runtime_behaviour.py", "test_playground.py", "test_execute.py",
           "test_mcp.py", "test_container_spec.py", "test_attacks_stream.py", "test_stream.py", "test_sandbox_inside.py",
           "test_attacks_limits.py", "test_outputs.py", "test_tenants.py", "test_web_errors.py",
           "test_attacks_requests.py", "test_attacks_egress.py"],
