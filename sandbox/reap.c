@@ -23,7 +23,6 @@
 #define _GNU_SOURCE
 #include "cgroup.h"
 #include "deadline.h"
-#include "docker.h"
 #include "docker_list.h"
 #include "owner.h"
 #include "subproc.h"
