@@ -277,7 +277,9 @@ cluster-stop:
 #   npm         the npm installs of the integration tests' clients
 #   cold        the whole integration suite, the warm pool off
 #   warm        the attacks a warm sandbox can take, again, the pool on
-#   runc        every attack again on the runc backend
+#   runc        the attacks on the sandbox again, on the runc backend (an
+#               attack that neither pass changes, same_for_every_sandbox in
+#               tests/integration/conftest.py, runs on the cold pass only)
 TEST_BUDGET ?= run=2 check=3 fuzz=2 agent-test=1 npm=1 cold=16 warm=3 runc=6
 TIMES       := bin/test-times.txt
 export TEST_BUDGET TIMES

@@ -68,8 +68,15 @@ def read_pass(this):
 
 def warm_candidate(cold):
     """An attack for the warm pass: on the cold one it sent a run that a warm
-    sandbox could take, and a run came of it (not refused before any)."""
-    return bool(cold and cold["can_be_warm"] and cold["seen"])
+    sandbox could take, and a run came of it (not refused before any), and
+    it is not one that no sandbox path changes (same_for_every_sandbox)."""
+    return bool(cold and cold["can_be_warm"] and cold["seen"] and not same_everywhere(cold))
+
+
+def same_everywhere(a):
+    """Why the attack runs on the cold pass only (conftest.py's marker
+    same_for_every_sandbox), or None."""
+    return a.get("same_for_every_sandbox")
 
 
 def write_table():
@@ -96,6 +103,8 @@ def table(cold, warm, runc):
 
     def warm_cell(a):
         w = warm.get(a["key"])
+        if same_everywhere(a):
+            return cell(f"cold pass only ({same_everywhere(a)})")
         if not warm_candidate(a):
             return "cold only (no run a warm sandbox takes)"
         if w is None:
@@ -118,12 +127,17 @@ def table(cold, warm, runc):
                      f"{sum(warm[a['key']]['warm'] for a in ran)} of "
                      f"{sum(warm[a['key']]['seen'] for a in ran)} runs warm (the others were runs "
                      "of other kinds in the same attack, or came in a burst larger than the pool).")
+    again = [a for a in cold if not same_everywhere(a)]
     if runc is not None:
-        lines.append(f"The runc pass ran every attack again on the runc backend (docs/BACKENDS.md: the "
-                     f"host's kernel, a user namespace per sandbox, isobox's seccomp allow list): "
-                     f"{sum(runc.get(a['key'], {}).get('result') == 'passed' for a in cold)} of "
-                     f"{len(cold)} held. Where the outcome differs from gVisor's, the test asserts "
+        lines.append(f"The runc pass ran every attack on the sandbox again on the runc backend "
+                     f"(docs/BACKENDS.md: the host's kernel, a user namespace per sandbox, isobox's "
+                     f"seccomp allow list): {sum(runc.get(a['key'], {}).get('result') == 'passed' for a in again)} "
+                     f"of {len(again)} held. Where the outcome differs from gVisor's, the test asserts "
                      "each backend's own.")
+    if len(again) < len(cold):
+        lines.append(f"The other {len(cold) - len(again)} attacks are on parts of isobox that neither the "
+                     "warm path nor the backend changes (the web servers, the request parser, the store, "
+                     "the deploy scripts): the cold pass alone runs them, and their rows say why.")
     head, rule = "| # | attack | outcome asserted | cold |", "|---|---|---|---|"
     if warm is not None:
         head, rule = head + " warm |", rule + "---|"
@@ -135,6 +149,9 @@ def table(cold, warm, runc):
         if warm is not None:
             row += f" {warm_cell(a)} |"
         if runc is not None:
-            row += f" {held(runc[a['key']]['result']) if a['key'] in runc else '**NOT RUN**'} |"
+            if same_everywhere(a):
+                row += f" {cell(f'cold pass only ({same_everywhere(a)})')} |"
+            else:
+                row += f" {held(runc[a['key']]['result']) if a['key'] in runc else '**NOT RUN**'} |"
         lines.append(row)
     return "\n".join(lines) + "\n"

@@ -283,6 +283,10 @@ def healthy(url=URL):
 #    warm column, with how many of each attack's runs were warm;
 #  - --backend=runc: every attack again, cold, on the runc backend (conf
 #    backend: runc; docs/BACKENDS.md). It adds the runc column.
+# An attack marked @pytest.mark.same_for_every_sandbox(why) is on a part
+# of isobox that neither the warm path nor the backend changes (the web
+# servers, the request parser, the store, the deploy scripts): it runs on
+# the cold pass only, and the table's warm and runc cells give the reason.
 # Only a run of the whole of tests/integration (one shard of it, or all),
 # without -k, -m, --deselect or --lf, in which every attack selected was
 # reported, keeps a record (full_run).
@@ -368,7 +372,7 @@ def pytest_addoption(parser):
                      help="warm: run the attacks whose runs a warm sandbox can take, "
                           "with the warm pool on (after a cold run: see AUDIT_RECORD)")
     parser.addoption("--backend", choices=("gvisor", "runc"), default="gvisor",
-                     help="runc: run every attack on the runc backend (after a cold run)")
+                     help="runc: run the attacks on the sandbox again on the runc backend (after a cold run)")
     parser.addoption("--shard", choices=shards.CHOICES, default="all",
                      help="run one shard of the pass (shards.py; tests/passes.sh runs them all)")
 
@@ -386,10 +390,10 @@ def pytest_collection_modifyitems(session, config, items):
     keep = shards.select(items, SUITE["shard"])
     if SUITE["path"] == "warm":
         record = audit_table.read_pass("cold")
-        keep = [i for i in keep if i.get_closest_marker("attack") and
+        keep = [i for i in keep if sandbox_attack(i) and
                 (record is None or audit_table.warm_candidate(record.get(audit_key(i))))]
     elif SUITE["backend"] == "runc":
-        keep = [i for i in keep if i.get_closest_marker("attack")]
+        keep = [i for i in keep if sandbox_attack(i)]
     PASS_CHOICE["now"] = True
     try:
         config.hook.pytest_deselected(items=[i for i in items if i not in keep])
@@ -398,8 +402,16 @@ def pytest_collection_modifyitems(session, config, items):
     items[:] = keep
 
 
+def sandbox_attack(item):
+    """An attack whose outcome the sandbox path or the backend could change:
+    one the warm and runc passes run again."""
+    return bool(item.get_closest_marker("attack")) and not item.get_closest_marker("same_for_every_sandbox")
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "attack(name, outcome): an attack listed in docs/AUDIT.md")
+    config.addinivalue_line("markers", "same_for_every_sandbox(why): an attack on what no sandbox path or "
+                            "backend changes; the cold pass alone runs it")
     config.addinivalue_line("markers", "alone(why): runs with no other isobox testing beside it (shards.py)")
     SUITE["shard"] = config.getoption("--shard")
     SUITE["path"] = config.getoption("--sandbox-path")
@@ -456,9 +468,10 @@ def pytest_runtest_makereport(item, call):
         result = report.outcome
         if hasattr(report, "wasxfail"):  # a known weakness: the test says what fails
             result = "xfail: " + report.wasxfail
+        same = item.get_closest_marker("same_for_every_sandbox")
         AUDIT.append({"name": marker.args[0], "outcome": marker.args[1], "result": result,
                       "test": item.name, "file": item.path.name, "line": item.location[1], "key": audit_key(item),
-                      **RUNS})
+                      "same_for_every_sandbox": same.args[0] if same else None, **RUNS})
 
 
 def pytest_collection_finish(session):

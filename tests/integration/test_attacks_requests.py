@@ -9,6 +9,8 @@ import pytest
 import webservers
 from conftest import URL, containers, request, workers
 
+pytestmark = pytest.mark.same_for_every_sandbox("the request parser, which refuses these before any sandbox starts")  # conftest.py
+
 attack = pytest.mark.attack
 
 

@@ -15,6 +15,8 @@ import pytest
 from conftest import PREFIX, REPO, running_owners, wait_until
 from tenants_util import call, new_key, tenants_file
 
+pytestmark = pytest.mark.same_for_every_sandbox("the store's leases, marks and queue across hosts, the same whatever runs the sandboxes")  # conftest.py
+
 CLUSTER = os.path.join(REPO, "deploy", "cluster.sh")
 RUN = "/run/isobox-cluster"
 STATE = "/var/lib/isobox/cluster"

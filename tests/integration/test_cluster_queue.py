@@ -16,6 +16,8 @@ import pytest
 from conftest import PREFIX, REPO, wait_until
 from tenants_util import call
 
+pytestmark = pytest.mark.same_for_every_sandbox("the store's queue and its claims, the same whatever runs the sandboxes")  # conftest.py
+
 CLUSTER = os.path.join(REPO, "deploy", "cluster.sh")
 RUN = "/run/isobox-cluster"
 REDIS_SOCKET = f"{RUN}/redis/redis.sock"

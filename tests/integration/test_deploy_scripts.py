@@ -22,7 +22,10 @@ import pytest
 from conftest import PREFIX, run_ok
 from test_attacks_egress import in_background, job_container, sandbox_pid
 
-pytestmark = pytest.mark.alone("it runs setup.sh's and egress.sh's probes, which kill their leftovers on the host")  # shards.py
+pytestmark = [
+    pytest.mark.alone("it runs setup.sh's and egress.sh's probes, which kill their leftovers on the host"),  # shards.py
+    pytest.mark.same_for_every_sandbox("the deploy scripts' probes, which the conf's backend does not change"),  # conftest.py
+]
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))

@@ -18,6 +18,8 @@ import webservers
 from conftest import LOG_DIR, URL, execute, wait_until
 from webservers import DEPLOY, exchange
 
+pytestmark = pytest.mark.same_for_every_sandbox("the web servers' and the pool's logs")  # conftest.py
+
 ISOBOX_LOG = os.path.join(LOG_DIR, "isobox.log")
 LINE = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z) isobox\[\d+\]: \S")
 # What one request may add to all of a server's logs together, whatever

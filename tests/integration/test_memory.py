@@ -16,6 +16,8 @@ import pytest
 from conftest import wait_until, workers
 from tenants_util import call, new_key, reload_pool, tenants_file
 
+pytestmark = pytest.mark.same_for_every_sandbox("the memory store, which no sandbox reaches")  # conftest.py
+
 attack = pytest.mark.attack
 
 LOCAL = "127.0.0.1"   # the anonymous tenant "local"

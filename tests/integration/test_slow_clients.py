@@ -19,6 +19,8 @@ import webservers
 from conftest import POOL, execute, request, wait_until
 from webservers import SOCKET
 
+pytestmark = pytest.mark.same_for_every_sandbox("the web servers and the pool's workers, before any sandbox")  # conftest.py
+
 CLIENTS = 4 * POOL
 TRICKLE_EVERY_S = 2
 

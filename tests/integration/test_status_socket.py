@@ -21,6 +21,8 @@ import webservers
 from conftest import POOL, RUN_DIR, containers, execute, request, wait_until, workers
 from webservers import SOCKET, STATUS_SOCKET
 
+pytestmark = pytest.mark.same_for_every_sandbox("the status socket and the pool's workers, beside the sandboxes")  # conftest.py
+
 SLOW = {"language": "python", "code": "import time; time.sleep(4)"}
 # Every worker busy and as many runs again waiting: two rounds. Each run is
 # a sandbox boot (about 3 CPU-s here), so the rounds are long rather than

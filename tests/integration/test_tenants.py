@@ -14,6 +14,8 @@ import pytest
 from conftest import CONF, LOG_DIR, URL, request, running_owners, wait_until, workers
 from tenants_util import KEYS, SECRET, call, new_key, reload_pool, revoke_key, tenants_file
 
+pytestmark = pytest.mark.same_for_every_sandbox("keys, tenants and their shares, decided before any sandbox starts")  # conftest.py
+
 attack = pytest.mark.attack
 
 TENANTS_YAML = """\

@@ -157,6 +157,7 @@ def test_a_mounted_volume_is_not_deleted(volume):
 
 
 @attack("volumes: another tenant gets, deletes, lists or mounts (run, session) a tenant's volume", "404 volume_not_found everywhere; its own volume of that name is empty")
+@pytest.mark.same_for_every_sandbox("tenants and volume names, decided before any sandbox starts")  # conftest.py
 def test_tenants_cannot_see_or_mount_each_others_volumes():
     with tenants_file("tenants:\n  va:\n    volumes: 1\n    volumeBytes: 33554432\n  vb: {}\n"):
         a, _ = new_key("va")
@@ -245,6 +246,7 @@ def ask_volumed(line, uid=None):
 
 @attack("volumes: paths, options and other users at isobox-volumed's socket",
         "refused: no path, option or user but the workers' reaches a mount")
+@pytest.mark.same_for_every_sandbox("isobox-volumed's socket, which no sandbox reaches")  # conftest.py
 def test_volumed_takes_ids_only_and_only_from_the_workers():
     before = made()
     for line in ("create ../../etc 16777216\n", "create 0123456789abcdef0123456789abcde/ 16777216\n",
@@ -489,6 +491,7 @@ def test_a_volume_is_not_deleted_under_a_starting_session():
 @attack("volumes: DELETE a volume while a file is being put into it through the files API",
         "either the DELETE is 409 volume_busy and the file is there after it, or the PUT is refused "
         "(404 volume_not_found); never a 201 whose file is gone")
+@pytest.mark.same_for_every_sandbox("the files API and the volume's marks, on the host")  # conftest.py
 def test_a_volume_is_not_deleted_under_a_file_put():
     data = os.urandom(64 << 10)
     for delay in (-0.02, 0, 0.05, 0.15, 0.3):

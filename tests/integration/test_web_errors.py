@@ -13,6 +13,8 @@ import webservers
 from conftest import RUN_DIR
 from webservers import exchange, json_error
 
+pytestmark = pytest.mark.same_for_every_sandbox("what the web servers answer themselves")  # conftest.py
+
 # Go's HTTP server answers these itself, before any of Caddy's handlers (so
 # before handle_errors): text/plain. The documented limit.
 GO_PLAIN = "Caddy (Go's net/http) answers this itself, as text/plain"
