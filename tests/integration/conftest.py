@@ -432,8 +432,25 @@ def count_runs():
 # Every test's time, phase by phase, written at the end of the session to
 # $ISOBOX_DURATIONS (the Makefile's passes: bin/durations-PASS.txt),
 # slowest first, after each module's total: what `--durations=0` prints,
-# kept where the slowest tests can be studied.
+# kept where the slowest tests can be studied. Then the host's CPU time
+# (busy, every core) while each test ran, setup to teardown: what a test
+# costs where the host is the bound (docs/PERFORMANCE.md), exact only for
+# a shard run alone (tests/passes.sh runs A, B and C at once).
 DURATIONS = []
+CPU_SECONDS = {}  # nodeid -> the host's busy CPU-s during the test
+
+
+def host_busy_seconds():
+    with open("/proc/stat") as f:
+        user, nice, system, _idle, _iowait, irq, softirq = map(int, f.readline().split()[1:8])
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    before = host_busy_seconds()
+    yield
+    CPU_SECONDS[item.nodeid] = host_busy_seconds() - before
 
 
 def pytest_runtest_logreport(report):
@@ -454,6 +471,14 @@ def write_durations(path, exitstatus):
     lines.append("")
     lines += [f"{secs:9.2f}s {when:<8} {nodeid}" for secs, when, nodeid in
               sorted(DURATIONS, key=lambda d: -d[0])]
+    cpu = {}
+    for nodeid, secs in CPU_SECONDS.items():
+        cpu[nodeid.split("::")[0]] = cpu.get(nodeid.split("::")[0], 0.0) + secs
+    lines += ["", f"# the host's busy CPU time while the tests ran: {sum(cpu.values()):.0f} CPU-s "
+              "(every core; exact only for a shard run alone); modules, then every test, most first", ""]
+    lines += [f"{secs:9.1f}  {module}" for module, secs in sorted(cpu.items(), key=lambda m: -m[1])]
+    lines.append("")
+    lines += [f"{secs:9.1f}  {nodeid}" for nodeid, secs in sorted(CPU_SECONDS.items(), key=lambda c: -c[1])]
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
