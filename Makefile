@@ -12,10 +12,10 @@
 #   make integration  the integration tests against the service that runs
 #                     (ISOBOX_URL, PREFIX, ...: tests/integration/conftest.py),
 #                     without installing or restarting anything; then the
-#                     attacks again with the warm pool on (--sandbox-path=warm),
-#                     and on the runc backend (--backend=runc); each pass in
-#                     shards at once against three isobox instances
-#                     (tests/passes.sh). They write the table of attacks to
+#                     attacks again with the warm pool on (--sandbox-path=warm)
+#                     and on the runc backend (--backend=runc), those two at
+#                     once; each pass in shards side by side against
+#                     isobox instances of their own (tests/passes.sh). They write the table of attacks to
 #                     bin/AUDIT.md, and every test's time to
 #                     bin/durations-PASS-SHARD.txt
 #   make audit        copy bin/AUDIT.md (from the last whole run of the three
@@ -276,11 +276,12 @@ cluster-stop:
 #   agent-test  tests/agent
 #   npm         the npm installs of the integration tests' clients
 #   cold        the whole integration suite, the warm pool off
-#   warm        the attacks a warm sandbox can take, again, the pool on
-#   runc        the attacks on the sandbox again, on the runc backend (an
-#               attack that neither pass changes, same_for_every_sandbox in
-#               tests/integration/conftest.py, runs on the cold pass only)
-TEST_BUDGET ?= run=2 check=3 fuzz=2 agent-test=1 npm=1 cold=16 warm=3 runc=6
+#   warm+runc   at once: the attacks a warm sandbox can take, again, the
+#               pool on; and the attacks on the sandbox again, on the runc
+#               backend (an attack that neither pass changes,
+#               same_for_every_sandbox in tests/integration/conftest.py,
+#               runs on the cold pass only)
+TEST_BUDGET ?= run=2 check=3 fuzz=2 agent-test=1 npm=1 cold=16 warm+runc=9
 TIMES       := bin/test-times.txt
 export TEST_BUDGET TIMES
 
@@ -310,11 +311,11 @@ integration:
 	@# Each pass in shards at once, then what must be alone (tests/passes.sh,
 	@# tests/integration/shards.py).
 	@tests/timed.sh cold bash tests/passes.sh cold
-	@# The attacks again on the warm path: those whose runs a warm sandbox
-	@# can take, by the record of the pass above (docs/AUDIT.md, warm column).
-	@tests/timed.sh warm bash tests/passes.sh warm
-	@# Every attack again on the runc backend (docs/AUDIT.md, runc column).
-	@tests/timed.sh runc bash tests/passes.sh runc
+	@# At once: the attacks again on the warm path, those whose runs a warm
+	@# sandbox can take by the record of the pass above (docs/AUDIT.md, warm
+	@# column), and the attacks on the sandbox again on the runc backend
+	@# (runc column).
+	@tests/timed.sh warm+runc bash tests/passes.sh warm+runc
 	@[ -n "$(KEEP_TIMES)" ] || tests/timed.sh --summary
 
 clean:

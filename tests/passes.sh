@@ -1,55 +1,99 @@
 #!/usr/bin/env bash
-# One pass of the integration suite, in shards (tests/integration/shards.py):
+# The passes of the integration suite, in shards (tests/integration/shards.py):
 # A against the main isobox, B and C against two more (tests/lane.sh), all
-# three at once; then the lanes stopped, and H (the tests that must be
-# alone on the host) against the main one. Then bin/AUDIT.md from every
-# shard's record. Run as root, after `make run` (the Makefile's
-# `integration` target runs the three passes).
+# at once; then the lanes stopped, and H (the tests that must be alone on
+# the host) against the main one. Then bin/AUDIT.md from every shard's
+# record. Run as root, after `make run` (the Makefile's `integration`
+# target runs the cold pass, then the warm and runc passes at once).
 #
 #   tests/passes.sh cold|warm|runc   the pass; fails if any shard failed
+#   tests/passes.sh warm+runc        the two at once: the runc pass's A, B
+#                                    and C and the warm pass's B and C on
+#                                    five isoboxes, then the warm pass's A
+#                                    (its tests read the main one's paths)
+#                                    and both passes' H, in turn
 #   tests/passes.sh stop             stop the lanes (make stop does)
+#
+# Why two passes at once: the cold pass keeps both cores busy, but the
+# warm and runc passes mostly wait (on warm sandboxes refilling, on wall
+# time limits; a runc boot is cheap), so side by side they take little
+# more than the longer one (docs/PERFORMANCE.md, "The test suite's time").
 #
 # Each shard's output goes to bin/test-PASS-SHARD.log, printed when the
 # shard ends; its tests' times to bin/durations-PASS-SHARD.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 
-LANES="b:8191 c:8192" # NAME:PORT of the second installs; shards B and C, in order
+LANES="b:8191 c:8192"      # NAME:PORT of the second installs; shards B and C, in order
+MORE_LANES="d:8193 e:8194" # and of the warm pass's B and C beside the runc pass
 PYTEST="/usr/bin/python3 -m pytest -q --durations=25"
 PASS=${1:-}
 
 lanes() {
 	local lane
-	for lane in $LANES; do bash tests/lane.sh "$1" "${lane%%:*}" "${lane#*:}" || return 1; done
+	for lane in ${2:-$LANES}; do bash tests/lane.sh "$1" "${lane%%:*}" "${lane#*:}" || return 1; done
 }
 
 case "$PASS" in
-cold) ARGS="" ;;
-warm) ARGS="--sandbox-path=warm" ;;
-runc) ARGS="--backend=runc" ;;
-stop) lanes stop >/dev/null 2>&1; exit 0 ;;
-*) echo "usage: $0 cold|warm|runc|stop" >&2; exit 2 ;;
+cold | warm | runc) ;;
+warm+runc) LANES="$LANES $MORE_LANES" ;;
+stop) lanes stop "$LANES $MORE_LANES" >/dev/null 2>&1; exit 0 ;;
+*) echo "usage: $0 cold|warm|runc|warm+runc|stop" >&2; exit 2 ;;
 esac
 
 trap 'lanes stop >/dev/null 2>&1' EXIT
 mkdir -p bin
 [ "$PASS" != cold ] || rm -rf bin/audit # a new set of records: the warm pass reads the cold one's
 
-# shard SHARD [NAME:PORT]: one shard of the pass, against the lane or the
-# main isobox. pytest's 5 (no test selected) is a pass: a warm shard may
-# hold no attack that a warm sandbox takes.
+# shard PASS SHARD [NAME:PORT]: one shard of a pass, against the lane or
+# the main isobox. pytest's 5 (no test selected) is a pass: a warm shard
+# may hold no attack that a warm sandbox takes.
 shard() {
-	local lane_env="" status
-	[ -z "${2:-}" ] || lane_env=$(bash tests/lane.sh env "${2%%:*}" "${2#*:}")
-	# shellcheck disable=SC2086 # the words of $lane_env, $PYTEST and $ARGS
-	env $lane_env ISOBOX_DURATIONS="bin/durations-$PASS-$1.txt" \
-		$PYTEST $ARGS --shard="$1" tests/integration
+	local lane_env="" args="" status
+	case "$1" in
+	warm) args="--sandbox-path=warm" ;;
+	runc) args="--backend=runc" ;;
+	esac
+	[ -z "${3:-}" ] || lane_env=$(bash tests/lane.sh env "${3%%:*}" "${3#*:}")
+	# shellcheck disable=SC2086 # the words of $lane_env, $PYTEST and $args
+	env $lane_env ISOBOX_DURATIONS="bin/durations-$1-$2.txt" \
+		$PYTEST $args --shard="$2" tests/integration >"bin/test-$1-$2.log" 2>&1
 	status=$?
 	[ "$status" != 5 ] || status=0
 	return "$status"
 }
 
+# at_once PASS:SHARD[:NAME:PORT] ...: the shards side by side, then each
+# one's output in turn; the failed ones added to $failed.
 failed=""
+at_once() {
+	local s pass name lane port pids=() names=()
+	for s in "$@"; do
+		IFS=: read -r pass name lane port <<<"$s"
+		shard "$pass" "$name" ${lane:+"$lane:$port"} &
+		pids+=($!)
+		names+=("$pass-$name")
+	done
+	for s in "${!pids[@]}"; do
+		wait "${pids[$s]}" || failed="$failed ${names[$s]}"
+	done
+	lanes stop >>bin/lanes.log 2>&1
+	for s in "${names[@]}"; do
+		echo "== ${s%-*} pass, shard ${s##*-} (bin/test-$s.log)"
+		cat "bin/test-$s.log"
+	done
+}
+
+# in_turn PASS:SHARD ...: shards against the main isobox, one after another.
+in_turn() {
+	local s
+	for s in "$@"; do
+		echo "== ${s%%:*} pass, shard ${s#*:}: against the main isobox alone (bin/test-${s%%:*}-${s#*:}.log)"
+		shard "${s%%:*}" "${s#*:}" || failed="$failed ${s%%:*}-${s#*:}"
+		cat "bin/test-${s%%:*}-${s#*:}.log"
+	done
+}
+
 if ! lanes start >bin/lanes.log 2>&1; then
 	cat bin/lanes.log
 	echo "passes: the lanes did not start" >&2
@@ -57,24 +101,15 @@ if ! lanes start >bin/lanes.log 2>&1; then
 fi
 # shellcheck disable=SC2086 # the lanes, one word each
 set -- $LANES
-shard A >"bin/test-$PASS-A.log" 2>&1 &
-a=$!
-shard B "$1" >"bin/test-$PASS-B.log" 2>&1 &
-b=$!
-shard C "$2" >"bin/test-$PASS-C.log" 2>&1 &
-c=$!
-for s in A:$a B:$b C:$c; do
-	wait "${s#*:}" || failed="$failed ${s%%:*}"
-done
-lanes stop >>bin/lanes.log 2>&1
-for s in A B C; do
-	echo "== $PASS pass, shard $s (bin/test-$PASS-$s.log)"
-	cat "bin/test-$PASS-$s.log"
-done
-echo "== $PASS pass, shard H: alone on the host"
-shard H || failed="$failed H"
+if [ "$PASS" = warm+runc ]; then
+	at_once runc:A "runc:B:$1" "runc:C:$2" "warm:B:$3" "warm:C:$4"
+	in_turn warm:A warm:H runc:H
+else
+	at_once "$PASS:A" "$PASS:B:$1" "$PASS:C:$2"
+	in_turn "$PASS:H"
+fi
 python3 tests/audit.py write || failed="$failed audit"
 if [ -n "$failed" ]; then
-	echo "passes: $PASS pass: failed in shard(s)$failed" >&2
+	echo "passes: $PASS: failed in shard(s)$failed" >&2
 	exit 1
 fi
