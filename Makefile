@@ -267,9 +267,11 @@ cluster-stop:
 # slowest first, and each module's, to study. Each pass runs in shards at
 # once (tests/passes.sh), which helped while the tests waited more than
 # they computed (the cold pass once 16 min, against 34 unsharded); today
-# the host is 85-99% busy while A, B and C run, and a boot costs it about
-# 2.9 CPU-s, so a pass takes as long as the sandboxes its tests boot
-# (docs/PERFORMANCE.md, "The test suite's time").
+# the host is 85-99% busy while A, B and C run (about 2.9 CPU-s for each
+# sandbox booted: the boot, what the program does, what the test does), so
+# the cold pass takes as long as its CPU-seconds (docs/PERFORMANCE.md, "The
+# test suite's time"; the durations files give each test's). The warm and
+# runc passes mostly waited, one after the other; they run at once now.
 #   run         the set-up when it is done already (setup.sh, images kept)
 #   check       make check, and again as nobody in a copy (check-unprivileged)
 #   fuzz        each fuzzer for FUZZ_SECONDS=10
