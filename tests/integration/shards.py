@@ -12,7 +12,9 @@ boots do.
 Each pass runs shards A, B and C at once, each against an isobox of its
 own on the same dockerd (A the main one; B and C second installs,
 tests/lane.sh), then shard H alone against the main one, the others
-stopped.
+stopped. `make test` runs the warm and runc passes at once, on five
+isoboxes (tests/passes.sh warm+runc): the warm pass's A, whose tests read
+the main one's paths like the runc pass's A, runs after them.
 
 H holds the tests marked `alone`: they change what every isobox on the host
 shares (dockerd, the images lock, the egress firewall, isobox.slice's
