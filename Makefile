@@ -262,7 +262,9 @@ cluster-stop:
 # on 5205737 (issue 33): cold pass 27-48 min, warm 4.5-8.5, runc 10-11, the
 # whole 45 min; on da9e59f, a freshly booted host: cold 31, warm 4, runc 10,
 # the whole 67 with every image built (19 of it); on 11cebef (December
-# 2026): cold 31.7, warm 7.9, runc 9.5, the whole 53.7. The passes are
+# 2026): cold 31.7, warm 7.9, runc 9.5, the whole 53.7; on 88900d6, the
+# warm and runc passes at once: cold 29.5, warm+runc 12.1, the whole 46.1.
+# The passes are
 # over budget; bin/durations-PASS-SHARD.txt lists every test's time,
 # slowest first, and each module's, to study. Each pass runs in shards at
 # once (tests/passes.sh), which helped while the tests waited more than
