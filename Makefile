@@ -264,8 +264,7 @@ cluster-stop:
 # the whole 67 with every image built (19 of it); on 11cebef (December
 # 2026): cold 31.7, warm 7.9, runc 9.5, the whole 53.7; on 88900d6, the
 # warm and runc passes at once: cold 29.5, warm+runc 12.1, the whole 46.1.
-# The passes are
-# over budget; bin/durations-PASS-SHARD.txt lists every test's time,
+# The passes are over budget; bin/durations-PASS-SHARD.txt lists every test's time,
 # slowest first, and each module's, to study. Each pass runs in shards at
 # once (tests/passes.sh), which helped while the tests waited more than
 # they computed (the cold pass once 16 min, against 34 unsharded); today
