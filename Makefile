@@ -272,7 +272,8 @@ cluster-stop:
 # sandbox booted: the boot, what the program does, what the test does), so
 # the cold pass takes as long as its CPU-seconds (docs/PERFORMANCE.md, "The
 # test suite's time"; the durations files give each test's). The warm and
-# runc passes mostly waited, one after the other; they run at once now.
+# runc passes, one after the other, left the host partly idle; they run
+# at once now.
 #   run         the set-up when it is done already (setup.sh, images kept)
 #   check       make check, and again as nobody in a copy (check-unprivileged)
 #   fuzz        each fuzzer for FUZZ_SECONDS=10

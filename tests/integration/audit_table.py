@@ -101,15 +101,23 @@ def table(cold, warm, runc):
     def cell(text):
         return text.replace("|", "\\|")
 
+    def cold_only(a):
+        return cell(f"cold pass only ({same_everywhere(a)})")
+
     def warm_cell(a):
         w = warm.get(a["key"])
         if same_everywhere(a):
-            return cell(f"cold pass only ({same_everywhere(a)})")
+            return cold_only(a)
         if not warm_candidate(a):
             return "cold only (no run a warm sandbox takes)"
         if w is None:
             return "**NOT RUN**"
         return f"{held(w['result'])}, {w['warm']} of {w['seen']} runs warm"
+
+    def runc_cell(a):
+        if same_everywhere(a):
+            return cold_only(a)
+        return held(runc[a["key"]]["result"]) if a["key"] in runc else "**NOT RUN**"
 
     passed = sum(1 for a in cold if a["result"] == "passed")
     lines = ["# Audit: attacks run against isobox", "",
@@ -149,9 +157,6 @@ def table(cold, warm, runc):
         if warm is not None:
             row += f" {warm_cell(a)} |"
         if runc is not None:
-            if same_everywhere(a):
-                row += f" {cell(f'cold pass only ({same_everywhere(a)})')} |"
-            else:
-                row += f" {held(runc[a['key']]['result']) if a['key'] in runc else '**NOT RUN**'} |"
+            row += f" {runc_cell(a)} |"
         lines.append(row)
     return "\n".join(lines) + "\n"

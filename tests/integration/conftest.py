@@ -473,7 +473,8 @@ def write_durations(path, exitstatus):
               sorted(DURATIONS, key=lambda d: -d[0])]
     cpu = {}
     for nodeid, secs in CPU_SECONDS.items():
-        cpu[nodeid.split("::")[0]] = cpu.get(nodeid.split("::")[0], 0.0) + secs
+        module = nodeid.split("::")[0]
+        cpu[module] = cpu.get(module, 0.0) + secs
     lines += ["", f"# the host's busy CPU time while the tests ran: {sum(cpu.values()):.0f} CPU-s "
               "(every core; exact only for a shard run alone); modules, then every test, most first", ""]
     lines += [f"{secs:9.1f}  {module}" for module, secs in sorted(cpu.items(), key=lambda m: -m[1])]
