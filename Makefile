@@ -14,10 +14,11 @@
 #                     without installing or restarting anything; then the
 #                     attacks again with the warm pool on (--sandbox-path=warm)
 #                     and on the runc backend (--backend=runc), those two at
-#                     once; each pass in shards side by side against
-#                     isobox instances of their own (tests/passes.sh). They write the table of attacks to
-#                     bin/AUDIT.md, and every test's time to
-#                     bin/durations-PASS-SHARD.txt
+#                     once; each pass in shards side by side against isobox
+#                     instances of their own, and the shards that must be
+#                     alone on the host last (tests/passes.sh). They write
+#                     the table of attacks to bin/AUDIT.md, and every
+#                     test's time to bin/durations-PASS-SHARD.txt
 #   make audit        copy bin/AUDIT.md (from the last whole run of the three
 #                     passes) over docs/AUDIT.md, to commit
 #   make images-pins  record the images' Debian package versions (this host's
@@ -74,7 +75,7 @@ FUZZ_CFLAGS  := -std=c11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,
 
 export PORT POOL PREFIX
 
-.PHONY: FORCE all deps check check-unprivileged unit asan asan-test fuzz agent-test setup images images-later images-pins install egress start run stop cluster cluster-stop test integration audit clean
+.PHONY: FORCE all deps check check-unprivileged no-docker-steps unit asan asan-test fuzz agent-test setup images images-later images-pins install egress start run stop cluster cluster-stop test integration audit clean
 
 all: bin/isobox-fcgi bin/isobox-agent bin/isobox-volumed bin/isobox-runc
 
@@ -273,31 +274,42 @@ cluster-stop:
 # the cold pass takes as long as its CPU-seconds (docs/PERFORMANCE.md, "The
 # test suite's time"; the durations files give each test's). The warm and
 # runc passes, one after the other, left the host partly idle; they run
-# at once now.
+# at once now. The shards that must be alone on the host (H) leave it
+# 20-60% busy: the steps that use no docker run beside them.
 #   run         the set-up when it is done already (setup.sh, images kept)
-#   check       make check, and again as nobody in a copy (check-unprivileged)
-#   fuzz        each fuzzer for FUZZ_SECONDS=10
-#   agent-test  tests/agent
+#   check       make check
 #   npm         the npm installs of the integration tests' clients
-#   cold        the whole integration suite, the warm pool off
+#   cold        the cold pass's shards A, B and C at once (the warm pool off)
 #   warm+runc   at once: the attacks a warm sandbox can take, again, the
 #               pool on; and the attacks on the sandbox again, on the runc
 #               backend (an attack that neither pass changes,
 #               same_for_every_sandbox in tests/integration/conftest.py,
 #               runs on the cold pass only)
-TEST_BUDGET ?= run=2 check=3 fuzz=2 agent-test=1 npm=1 cold=16 warm+runc=9
+#   alone       every pass's shard H in turn (tests/passes.sh alone), and
+#               beside it, not added to the total:
+#     check-unprivileged  make check again as nobody, in a copy
+#     fuzz                each fuzzer for FUZZ_SECONDS=10
+#     agent-test          tests/agent
+TEST_BUDGET ?= run=2 check=2 npm=1 cold=15 warm+runc=8 alone=7 check-unprivileged=2 fuzz=3 agent-test=1
 TIMES       := bin/test-times.txt
 export TEST_BUDGET TIMES
 
 test:
 	@mkdir -p bin && rm -f $(TIMES)
 	@tests/timed.sh run $(MAKE) run IMAGES_LATER= SETUP_OPTIONS=--test
-	@tests/timed.sh check $(MAKE) check check-unprivileged
-	@tests/timed.sh fuzz $(MAKE) -j2 fuzz FUZZ_SECONDS=10
-	@tests/timed.sh agent-test $(MAKE) agent-test
-	@$(MAKE) integration KEEP_TIMES=1
+	@tests/timed.sh check $(MAKE) -j2 check
+	@$(MAKE) integration KEEP_TIMES=1 BESIDE_ALONE="$(MAKE) -s no-docker-steps"
 	@tests/timed.sh audit python3 tests/audit.py check
 	@tests/timed.sh --summary
+
+# The steps of `make test` that need neither docker nor isobox: they run
+# beside the integration tests that must be alone on the host
+# (tests/passes.sh alone), in the CPU those leave idle, and touch nothing
+# those tests change.
+no-docker-steps:
+	@tests/timed.sh --beside check-unprivileged $(MAKE) check-unprivileged
+	@tests/timed.sh --beside fuzz $(MAKE) -j2 fuzz FUZZ_SECONDS=10
+	@tests/timed.sh --beside agent-test $(MAKE) agent-test
 
 # docs/AUDIT.md from the last whole run of the three passes (bin/AUDIT.md),
 # on purpose: a test run itself changes no tracked file.
@@ -312,14 +324,16 @@ integration:
 	@mkdir -p bin && { [ -n "$(KEEP_TIMES)" ] || rm -f $(TIMES); } && rm -f bin/durations-*.txt bin/test-*.log
 	@tests/timed.sh npm sh -c '(cd tests/integration/sse && npm install --no-audit --no-fund --silent) && \
 	  (cd tests/integration/js && npm install --no-audit --no-fund --silent)'
-	@# Each pass in shards at once, then what must be alone (tests/passes.sh,
-	@# tests/integration/shards.py).
-	@tests/timed.sh cold bash tests/passes.sh cold
-	@# At once: the attacks again on the warm path, those whose runs a warm
-	@# sandbox can take by the record of the pass above (docs/AUDIT.md, warm
-	@# column), and the attacks on the sandbox again on the runc backend
-	@# (runc column).
-	@tests/timed.sh warm+runc bash tests/passes.sh warm+runc
+	@# The cold pass's shards A, B and C at once; then the warm and runc
+	@# passes' at once: the attacks again on the warm path, those whose runs
+	@# a warm sandbox can take by the record of the cold pass
+	@# (docs/AUDIT.md, warm column), and the attacks on the sandbox again on
+	@# the runc backend (runc column); then every pass's tests that must be
+	@# alone on the host, and beside them the command BESIDE_ALONE names, if
+	@# any (tests/passes.sh, tests/integration/shards.py).
+	@tests/timed.sh cold bash tests/passes.sh shared cold
+	@tests/timed.sh warm+runc bash tests/passes.sh shared warm+runc
+	@tests/timed.sh alone bash tests/passes.sh alone $(BESIDE_ALONE)
 	@[ -n "$(KEEP_TIMES)" ] || tests/timed.sh --summary
 
 clean:

@@ -4,6 +4,10 @@
 #
 #   tests/timed.sh NAME CMD...   run CMD, note its time; on failure print
 #                                the summary so far and fail as CMD did
+#   tests/timed.sh --beside NAME CMD...
+#                                the same for a step that runs beside
+#                                another (tests/passes.sh alone): its time
+#                                is shown, not added to the total
 #   tests/timed.sh --summary     print the summary: each step's time beside
 #                                its budget ($TEST_BUDGET: "NAME=MINUTES ...",
 #                                from the Makefile), and the total
@@ -21,19 +25,23 @@ summary() {
 	echo
 	echo "time per step (budget: TEST_BUDGET in the Makefile)"
 	printf '  %-12s %9s %9s  %s\n' step took budget ""
-	while read -r name secs status; do
+	while read -r name secs status beside; do
 		budget=""
 		for b in ${TEST_BUDGET:-}; do
 			[ "${b%%=*}" = "$name" ] && budget=${b#*=}
 		done
 		over=""
 		if [ -n "$budget" ]; then
-			total_budget=$((total_budget + budget * 60))
+			[ -n "${beside:-}" ] || total_budget=$((total_budget + budget * 60))
 			[ "$secs" -le $((budget * 60)) ] || over="over budget by $(clock $((secs - budget * 60)))"
 			budget=$(clock $((budget * 60)))
 		fi
 		[ "$status" = 0 ] || over="FAILED (exit $status)${over:+; $over}"
-		total=$((total + secs))
+		if [ -n "${beside:-}" ]; then
+			over="${over:+$over; }beside the alone step: not in the total"
+		else
+			total=$((total + secs))
+		fi
 		printf '  %-12s %9s %9s  %s\n' "$name" "$(clock "$secs")" "$budget" "$over"
 	done <"$TIMES"
 	line=""
@@ -49,7 +57,12 @@ if [ "${1:-}" = --summary ]; then
 	summary
 	exit 0
 fi
-[ $# -ge 2 ] || { echo "usage: $0 NAME CMD... | --summary" >&2; exit 2; }
+beside=""
+if [ "${1:-}" = --beside ]; then
+	beside=" beside"
+	shift
+fi
+[ $# -ge 2 ] || { echo "usage: $0 [--beside] NAME CMD... | --summary" >&2; exit 2; }
 name=$1
 shift
 mkdir -p "$(dirname "$TIMES")"
@@ -57,7 +70,7 @@ echo "== $name: $*"
 start=$(date +%s)
 "$@"
 status=$?
-echo "$name $(($(date +%s) - start)) $status" >>"$TIMES"
+echo "$name $(($(date +%s) - start)) $status$beside" >>"$TIMES"
 if [ "$status" != 0 ]; then
 	summary
 fi
