@@ -32,6 +32,15 @@ static bool get_path(const cJSON *o, const char *key, const char *base_dir, char
 	return true;
 }
 
+/* A file bound into every sandbox: it goes into docker's argv as part of
+ * one flag's value (--mount=type=bind,src=PATH,...). */
+static bool bind_source(const char *path, const char *name, struct fault *f)
+{
+	if (strchr(path, ',') || strchr(path, '=') || path[0] != '/')
+		return fail(f, E_INVALID_VALUE, "%s must be an absolute path without , or =", name);
+	return true;
+}
+
 static bool get_int(const cJSON *o, const char *section, const char *key, int64_t min, int64_t *out, struct fault *f)
 {
 	char name[96];
@@ -500,7 +509,7 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 		"maxPathBytes", "maxArgs", "maxArgBytes", "maxStdinBytes", "maxJsonValues",
 		"maxOutputFiles", "maxOutputBytes", NULL};
 	static const char *const sandbox_keys[] = {"tmpBytes", "workBytes", "pidsBackstop",
-		"compilePids", "startTimeoutMs", "seccompProfile", "resolvConf", "platform", NULL};
+		"compilePids", "startTimeoutMs", "seccompProfile", "resolvConf", "hostsFile", "platform", NULL};
 	const char *s;
 	const cJSON *o;
 
@@ -567,7 +576,8 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 	    !get_int(o, "sandbox", "pidsBackstop", 64, &c->sandbox.pids_backstop, f) ||
 	    !get_int(o, "sandbox", "startTimeoutMs", 1000, &c->sandbox.start_timeout_ms, f) ||
 	    !get_path(o, "seccompProfile", base_dir, &c->sandbox.seccomp_profile, f) ||
-	    !get_path(o, "resolvConf", base_dir, &c->sandbox.resolv_conf, f))
+	    !get_path(o, "resolvConf", base_dir, &c->sandbox.resolv_conf, f) ||
+	    !get_path(o, "hostsFile", base_dir, &c->sandbox.hosts_file, f))
 		return false;
 	c->sandbox.compile_pids = 64;
 	if (!get_optional_int(o, "sandbox", "compilePids", 1, &c->sandbox.compile_pids, f))
@@ -581,10 +591,9 @@ static bool parse(const cJSON *root, const char *base_dir, struct conf *c, struc
 			return fail(f, E_INVALID_VALUE, "sandbox.platform must be auto, ptrace, systrap or kvm");
 		snprintf(c->sandbox.platform, sizeof c->sandbox.platform, "%s", s);
 	}
-	/* Both go into docker's argv as part of one flag's value. */
-	if (strchr(c->sandbox.resolv_conf, ',') || strchr(c->sandbox.resolv_conf, '=') ||
-	    c->sandbox.resolv_conf[0] != '/')
-		return fail(f, E_INVALID_VALUE, "sandbox.resolvConf must be an absolute path without , or =");
+	if (!bind_source(c->sandbox.resolv_conf, "sandbox.resolvConf", f) ||
+	    !bind_source(c->sandbox.hosts_file, "sandbox.hostsFile", f))
+		return false;
 	if (c->sandbox.seccomp_profile[0] != '/')
 		return fail(f, E_INVALID_VALUE, "sandbox.seccompProfile must be an absolute path");
 	return get_network(root, &c->network, f) &&
@@ -662,6 +671,7 @@ void conf_free(struct conf *c)
 	free(c->cgroup_parent);
 	free(c->sandbox.seccomp_profile);
 	free(c->sandbox.resolv_conf);
+	free(c->sandbox.hosts_file);
 	for (size_t i = 0; i < c->warm.n; i++)
 		free(c->warm.langs[i]);
 	free(c->warm.agent_dir);

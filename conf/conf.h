@@ -59,6 +59,7 @@ struct conf {
 		int64_t compile_pids; /* RLIMIT_NPROC while a compiler runs (spec.c) */
 		char *seccomp_profile; /* docker --security-opt seccomp= (deploy/seccomp.json) */
 		char *resolv_conf;     /* /etc/resolv.conf of runs without network */
+		char *hosts_file;      /* and their /etc/hosts (spec.c says why) */
 		/* runsc's platform: "auto" (deploy/setup.sh measures and
 		 * picks), "ptrace", "systrap" or "kvm". Setup reads it. */
 		char platform[8];

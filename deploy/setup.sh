@@ -334,8 +334,8 @@ configure_docker() {
 # What every sandbox gets from the host, root-owned, read by the worker's
 # docker client or mounted read-only: the seccomp profile (conf
 # sandbox.seccompProfile), for runs without network a resolv.conf naming no
-# resolver (sandbox.resolvConf) instead of the host's, and the warm pool's
-# agents (warm.agentDir).
+# resolver (sandbox.resolvConf) instead of the host's and an /etc/hosts
+# (sandbox.hostsFile), and the warm pool's agents (warm.agentDir).
 sandbox_files() {
 	install -d -m 0755 -o root -g root "$STATE/sandbox"
 	install -m 0644 -o root -g root "$HERE/seccomp.json" "$STATE/sandbox/seccomp.json"
@@ -348,6 +348,12 @@ sandbox_files() {
 	printf '# isobox: this run has no network, so no resolver\n' >"$STATE/sandbox/resolv.conf.new"
 	chmod 0644 "$STATE/sandbox/resolv.conf.new"
 	mv -f "$STATE/sandbox/resolv.conf.new" "$STATE/sandbox/resolv.conf"
+	# Their /etc/hosts (sandbox.hostsFile): what docker writes for a
+	# container of network "none", which dockerd no longer sets up for them.
+	printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\nff00::0\tip6-mcastprefix\nff02::1\tip6-allnodes\nff02::2\tip6-allrouters\n' \
+		>"$STATE/sandbox/hosts.new"
+	chmod 0644 "$STATE/sandbox/hosts.new"
+	mv -f "$STATE/sandbox/hosts.new" "$STATE/sandbox/hosts"
 }
 
 # A value from the conf that the pool uses, printed by its binary (no

@@ -193,8 +193,11 @@ static void hardened(const struct conf *c, const struct language *l, const struc
 	} else {
 		s->runtime = runc ? c->runc.runtime : c->runtime;
 		s->network = "none";
-		/* Not the host's resolvers: a file naming none (deploy/setup.sh). */
+		/* Not the host's resolvers: a file naming none (deploy/setup.sh).
+		 * And /etc/hosts: dockerd writes none where it sets up no
+		 * network (spec_render.c, NetworkDisabled). */
 		add_mount(s, xstrdup(c->sandbox.resolv_conf), "/etc/resolv.conf", true);
+		add_mount(s, xstrdup(c->sandbox.hosts_file), "/etc/hosts", true);
 	}
 	/* runc: the program's /proc/self/cgroup is "/", not the host's path
 	 * (gVisor's is its own anyway). */

@@ -179,6 +179,18 @@ bool spec_create_body(const struct container_spec *s, cJSON **out, struct buf *w
 	cJSON_AddStringToObject(body, "User", s->user);
 	cJSON_AddStringToObject(body, "WorkingDir", s->workdir);
 	cJSON_AddStringToObject(body, "Hostname", s->hostname);
+	/*
+	 * No network: dockerd then sets up none at all, where for "none" it
+	 * still made an empty network sandbox and had runc or runsc run a
+	 * hook that re-executes dockerd's 80 MB binary (libnetwork-setkey)
+	 * in every container: 0.25 CPU-s and 0.2 s of each gVisor run here
+	 * (docs/PERFORMANCE.md). The container still gets a network
+	 * namespace of its own, with loopback only; /etc/hosts, which dockerd
+	 * wrote with that sandbox, is sandbox.hostsFile (spec.c). The CLI
+	 * has no flag for it: a run through argv keeps docker's way.
+	 */
+	if (!strcmp(s->network, "none"))
+		cJSON_AddTrueToObject(body, "NetworkDisabled");
 	cJSON_AddItemToObject(body, "Env", strings(&s->env));
 	cJSON_AddItemToArray(cJSON_AddArrayToObject(body, "Entrypoint"), cJSON_CreateString(""));
 	cJSON_AddStringToObject(body, "Image", s->image);

@@ -11,6 +11,7 @@ the firewall and the runsc-egress wrapper installed by deploy/egress.sh).
 import json
 import os
 import re
+import socket
 import subprocess
 import threading
 import tempfile
@@ -438,3 +439,39 @@ def test_no_network_run_sees_no_resolver():
     for server in host_servers:
         assert server not in text, (server, text)
     assert text.rstrip().endswith(("write EROFS", "write EACCES")), text
+
+
+# What docker writes as /etc/hosts for a container of network "none"; a run
+# without network has dockerd set up no network at all, and gets this from
+# sandbox.hostsFile (deploy/setup.sh writes it).
+NO_NETWORK_HOSTS = ("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\n"
+                    "ff00::0\tip6-mcastprefix\nff02::1\tip6-allnodes\nff02::2\tip6-allrouters\n")
+
+
+@attack("list a run without network's interfaces, read and write its /etc/hosts, resolve the host's own name",
+        "loopback only, and it works; /etc/hosts names localhost alone, read-only; the host's name does not resolve")
+def test_no_network_run_has_loopback_and_localhost_only():
+    host_name = socket.gethostname()
+    out = json.loads(run_ok(
+        "import errno, json, socket\n"
+        "out = {'ifaces': [name for _, name in socket.if_nameindex()], 'hosts': open('/etc/hosts').read()}\n"
+        "s = socket.socket()\n"
+        "s.bind(('localhost', 0))\n"
+        "s.listen()\n"
+        "c = socket.create_connection(s.getsockname(), timeout=5)\n"
+        "c.sendall(b'x')\n"
+        "out['loopback'] = s.accept()[0].recv(1).decode()\n"
+        f"for name in ('localhost', {host_name!r}):\n"
+        "    try:\n"
+        "        out[name] = socket.gethostbyname(name)\n"
+        "    except OSError as e:\n"
+        "        out[name] = type(e).__name__\n"
+        "try:\n"
+        "    open('/etc/hosts', 'a')\n"
+        "except OSError as e:\n"
+        "    out['write'] = errno.errorcode[e.errno]\n"
+        "print(json.dumps(out))\n")["stdout"])
+    assert out["ifaces"] == ["lo"] and out["loopback"] == "x", out
+    assert out["hosts"] == NO_NETWORK_HOSTS and out["localhost"] == "127.0.0.1", out
+    assert host_name == "localhost" or out[host_name] == "gaierror", out
+    assert out.get("write") in ("EROFS", "EACCES"), out

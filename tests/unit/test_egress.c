@@ -115,6 +115,8 @@ UNIT_TEST(test_egress)
 	ok(conf_refused("  runtime: runsc-egress", "  bogus: 1", "bogus"), "conf: unknown network key refused");
 	ok(conf_refused("resolvConf: /var/lib/isobox/sandbox/resolv.conf", "resolvConf: /x,dst=/etc/passwd",
 			"sandbox.resolvConf"), "conf: resolvConf that would add mount options refused");
+	ok(conf_refused("hostsFile: /var/lib/isobox/sandbox/hosts", "hostsFile: /x,dst=/etc/passwd",
+			"sandbox.hostsFile"), "conf: hostsFile that would add mount options refused");
 	ok(conf_refused("seccompProfile: /var/lib/isobox/sandbox/seccomp.json", "seccompProfile: \"\"", "seccompProfile"),
 	   "conf: empty seccomp profile path refused");
 
