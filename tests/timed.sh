@@ -24,7 +24,7 @@ summary() {
 	local name secs status budget total=0 total_budget=0 line over
 	echo
 	echo "time per step (budget: TEST_BUDGET in the Makefile)"
-	printf '  %-12s %9s %9s  %s\n' step took budget ""
+	printf '  %-18s %9s %9s  %s\n' step took budget ""
 	while read -r name secs status beside; do
 		budget=""
 		for b in ${TEST_BUDGET:-}; do
@@ -42,11 +42,11 @@ summary() {
 		else
 			total=$((total + secs))
 		fi
-		printf '  %-12s %9s %9s  %s\n' "$name" "$(clock "$secs")" "$budget" "$over"
+		printf '  %-18s %9s %9s  %s\n' "$name" "$(clock "$secs")" "$budget" "$over"
 	done <"$TIMES"
 	line=""
 	[ "$total_budget" = 0 ] || { [ "$total" -le "$total_budget" ] || line="over budget by $(clock $((total - total_budget)))"; }
-	printf '  %-12s %9s %9s  %s\n' all "$(clock "$total")" \
+	printf '  %-18s %9s %9s  %s\n' all "$(clock "$total")" \
 		"$([ "$total_budget" = 0 ] || clock "$total_budget")" "$line"
 	if ls bin/durations-*.txt >/dev/null 2>&1; then
 		echo "  slowest tests of each pass: $(ls bin/durations-*.txt | tr '\n' ' ')"

@@ -608,7 +608,10 @@ def test_end_of_requests_ends_the_agent(agent_dir):
 def test_a_cells_displays_come_as_they_happen_in_order(kernel):
     a, r = cell(kernel, "print('a')\ndisplay(1)\nprint('b')\ndisplay({'text/html': '<i>2</i>'}, raw=True)\n3")
     # Each display after the output printed before it; then the value, then the end.
+    # A print's bytes may come in more than one frame (as the kernel's relay
+    # reads them: "a", then "\n", on a busy host): the order is the promise.
     told = [k for k, _ in a.frames if k != "err"]  # stderr: the start mark only
+    told = [k for i, k in enumerate(told) if not (k == "out" and i and told[i - 1] == "out")]
     assert told == ["out", "disp", "out", "disp", "disp", "end"], a.frames
     assert a.out == b"a\nb\n"
     assert [json.loads(d) for d in a.disp] == [
