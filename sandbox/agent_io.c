@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "agent_io.h"
 #include "docker.h"
+#include "launch.h"
 #include "subproc.h"
 
 #include <errno.h>
@@ -57,6 +58,19 @@ bool agent_start_failed(const struct conf *c, const char *lang, struct buf *msg,
 		if (*p == '\n' || *p == '"')
 			*p = ' ';
 	return docker_start_failed(c, lang, why, timed_out, f);
+}
+
+bool agent_client(const struct conf *c, const char *lang, const struct container_spec *spec, struct strv *argv,
+		  struct fault *f)
+{
+	struct buf why = {0};
+	int64_t deadline = now_ms() + c->sandbox.start_timeout_ms;
+	bool ok = launch_client_argv(c, spec, deadline, argv, &why) ||
+		  docker_start_failed(c, lang, why.data ? why.data : "", now_ms() >= deadline, f);
+	if (ok && why.data)
+		log_msg("%s: the docker client instead", why.data);
+	buf_free(&why);
+	return ok;
 }
 
 bool agent_start(const struct conf *c, const char *lang, char *const argv[], pid_t *client, int fds[3],

@@ -4,6 +4,7 @@
 
 #include "frame.h"
 #include "sandbox.h"
+#include "spec.h"
 
 /* The agent says "ready" on out_fd before the deadline; docker's own
  * messages (on err_fd) go to docker_msg. */
@@ -12,7 +13,14 @@ bool agent_wait_ready(int out_fd, int err_fd, int64_t deadline, struct buf *dock
 bool agent_start_failed(const struct conf *c, const char *lang, struct buf *msg, bool timed_out,
 			struct fault *f);
 /*
- * Start a docker run of the agent in a sandbox of its own (argv), its
+ * The docker client that will hold the agent's sandbox of spec, as argv
+ * (launch_client_argv: the container is made here, through the API), or
+ * false with the fault of a create dockerd refused.
+ */
+bool agent_client(const struct conf *c, const char *lang, const struct container_spec *spec, struct strv *argv,
+		  struct fault *f);
+/*
+ * Start that client (argv) for the agent in a sandbox of its own, its
  * stdin, stdout and stderr piped to fds (in, out, err), and wait for its
  * "ready" by the start timeout. *client: the docker client (-1 if it could
  * not be started); false with f when the agent is not ready. Closing the

@@ -1,7 +1,8 @@
 /*
  * launch.c: a cold run's container through dockerd's API instead of a
  * `docker run` client: create (the body rendered from the spec), attach, ask
- * for the exit, start; an HTTP/1.0 client of dockerd's unix socket.
+ * for the exit, start; an HTTP/1.0 client of dockerd's unix socket. And
+ * the create of the sandboxes whose stdio a docker client holds.
  *
  * Why: the docker CLI is a process of its own on every run, about 0.1-0.15
  * CPU-s on this 2-core host (docs/PERFORMANCE.md), which under load is that
@@ -67,20 +68,19 @@ static void container_id_of(const struct buf *reply, char id[65])
  * holds: dockerd applies that version's rules to what it is sent. */
 #define API "/v1.41"
 
-int launch_start(const struct conf *c, const struct container_spec *spec, int64_t deadline, struct buf *why,
-		 bool *unreachable, int *wait_fd, struct buf *wait_head, char id[65])
+bool launch_create(const struct conf *c, const struct container_spec *spec, int64_t deadline, struct buf *why,
+		   bool *unreachable, char id[65])
 {
 	*unreachable = false;
-	*wait_fd = -1;
 	id[0] = '\0';
 	cJSON *body;
 	const char *name = spec->name;
 	if (!docker_plain_name(name)) {
 		buf_printf(why, "not a name of ours: %.100s", name);
-		return -1;
+		return false;
 	}
 	if (!spec_create_body(spec, &body, why))
-		return -1;
+		return false;
 	autofree char *json = cJSON_PrintUnformatted(body);
 	cJSON_Delete(body);
 	autofree char *req = xasprintf("POST " API "/containers/create?name=%s HTTP/1.0\r\nHost: docker\r\n"
@@ -98,7 +98,15 @@ int launch_start(const struct conf *c, const struct container_spec *spec, int64_
 		container_id_of(&reply, id);
 	}
 	buf_free(&reply);
-	if (status != 201)
+	return status == 201;
+}
+
+int launch_start(const struct conf *c, const struct container_spec *spec, int64_t deadline, struct buf *why,
+		 bool *unreachable, int *wait_fd, struct buf *wait_head, char id[65])
+{
+	*wait_fd = -1;
+	const char *name = spec->name;
+	if (!launch_create(c, spec, deadline, why, unreachable, id))
 		return -1;
 
 	/*
@@ -114,9 +122,9 @@ int launch_start(const struct conf *c, const struct container_spec *spec, int64_
 		 "Host: docker\r\nContent-Length: 0\r\n\r\n", name);
 	snprintf(req_start, sizeof req_start, "POST " API "/containers/%s/start HTTP/1.0\r\n"
 		 "Host: docker\r\nContent-Length: 0\r\n\r\n", name);
-	struct buf head = {0};
+	struct buf head = {0}, reply = {0};
 	int fd = unix_request(c->docker_socket, req_attach);
-	status = fd < 0 ? -1 : read_head(fd, deadline, &head);
+	int status = fd < 0 ? -1 : read_head(fd, deadline, &head);
 	buf_free(&head);
 	if (status != 101 && status != 200) {
 		buf_printf(why, "attach: %s", fd < 0 ? strerror(errno) : "no stream from dockerd in time");
@@ -152,4 +160,23 @@ int launch_exit_code(const struct buf *reply)
 	int code = cJSON_IsNumber(s) && s->valuedouble >= 0 && s->valuedouble <= 255 ? s->valueint : -1;
 	cJSON_Delete(j);
 	return code;
+}
+
+bool launch_client_argv(const struct conf *c, const struct container_spec *spec, int64_t deadline,
+			struct strv *argv, struct buf *why)
+{
+	bool unreachable;
+	char id[65];
+	if (launch_create(c, spec, deadline, why, &unreachable, id)) {
+		strv_push(argv, c->docker);
+		strv_push(argv, "start");
+		strv_push(argv, "--attach");
+		strv_push(argv, "--interactive");
+		strv_push(argv, spec->name);
+		return true;
+	}
+	if (!unreachable)
+		return false;
+	spec_argv(spec, c->docker, argv); /* why says why: the caller may log it */
+	return true;
 }

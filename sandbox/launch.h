@@ -1,4 +1,4 @@
-/* launch.h: a cold run's container through dockerd's API (launch.c). */
+/* launch.h: containers made through dockerd's API (launch.c). */
 #ifndef ISOBOX_SANDBOX_LAUNCH_H
 #define ISOBOX_SANDBOX_LAUNCH_H
 
@@ -22,6 +22,28 @@
  */
 int launch_start(const struct conf *c, const struct container_spec *spec, int64_t deadline, struct buf *why,
 		 bool *unreachable, int *wait_fd, struct buf *wait_head, char id[65]);
+
+/*
+ * Create the container of spec through the API, by deadline: true when
+ * dockerd made it. Else docker's words in why; *unreachable: its socket
+ * could not be reached, and nothing was made. id as launch_start's.
+ */
+bool launch_create(const struct conf *c, const struct container_spec *spec, int64_t deadline, struct buf *why,
+		   bool *unreachable, char id[65]);
+
+/*
+ * The docker client that holds a sandbox's stdin, stdout and stderr for
+ * its whole life (warm, session, volume files, outputs), as argv: the
+ * container is made here through the API, where a run without network can
+ * have dockerd set up none (NetworkDisabled: spec_render.c), and the
+ * client only starts it, attached (`docker start --attach --interactive
+ * NAME`, which passes its exit on as `docker run` does). Where dockerd's
+ * socket cannot be reached, `docker run`'s whole argv (the CLI's way),
+ * with why saying so. false: dockerd refused the create, its words in
+ * why. A container once made is its caller's to remove, by name.
+ */
+bool launch_client_argv(const struct conf *c, const struct container_spec *spec, int64_t deadline,
+			struct strv *argv, struct buf *why);
 
 /* The exit status in dockerd's whole answer to the wait; -1: none. Pure. */
 int launch_exit_code(const struct buf *reply);

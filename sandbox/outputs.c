@@ -15,7 +15,6 @@
 #include "outputs.h"
 #include "docker.h"
 #include "session_files.h"
-#include "spec_render.h"
 #include "owner.h"
 #include "agent_io.h"
 #include "deadline.h"
@@ -121,13 +120,13 @@ bool exec_outputs(const struct sandbox *sb, const struct sandbox_job *job,
 {
 	const struct conf *c = sb->c;
 	int fds[3];
-	pid_t client;
+	pid_t client = -1;
 	struct container_spec spec;
 	struct strv argv = {0};
 	spec_outputs(c, job, sb->name, sandbox_owner_id(), &spec);
-	spec_argv(&spec, c->docker, &argv);
+	bool ok = agent_client(c, job->lang->name, &spec, &argv, f) &&
+		  agent_start(c, job->lang->name, argv.v, &client, fds, f);
 	spec_free(&spec);
-	bool ok = agent_start(c, job->lang->name, argv.v, &client, fds, f);
 	strv_free(&argv);
 	if (client < 0)
 		return false;

@@ -16,7 +16,6 @@
  */
 #define _GNU_SOURCE
 #include "deadline.h"
-#include "spec_render.h"
 #include "owner.h"
 #include "agent_io.h"
 #include "docker.h"
@@ -34,7 +33,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-/* The pipes, and the detached `docker run` that holds them. */
+/* The pipes, and the detached docker client that holds them (launch.h). */
 static bool start_sandbox(struct session_handle *h, const struct language *l, struct fault *f)
 {
 	const struct conf *c = h->c;
@@ -56,12 +55,11 @@ static bool start_sandbox(struct session_handle *h, const struct language *l, st
 		struct container_spec spec;
 		struct strv argv = {0};
 		spec_session(c, l, s, sandbox_owner_id(), &spec);
-		spec_argv(&spec, c->docker, &argv);
+		ok = agent_client(c, l->name, &spec, &argv, f);
 		spec_free(&spec);
-		ok = subproc_detach(argv.v, held);
-		strv_free(&argv);
-		if (!ok)
+		if (ok && !(ok = subproc_detach(argv.v, held)))
 			fail(f, E_SANDBOX_UNAVAILABLE, "cannot start %s", c->docker);
+		strv_free(&argv);
 	}
 	for (int i = 0; i < 3; i++)
 		if (held[i] >= 0)

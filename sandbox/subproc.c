@@ -29,7 +29,23 @@ static void close_from(int lowfd)
 		close(fd);
 }
 
+void subproc_exec(char *const argv[])
+{
+	execve(argv[0], argv, client_env);
+	_exit(127);
+}
+
+static void exec_argv(void *argv)
+{
+	subproc_exec(argv);
+}
+
 pid_t subproc_spawn(char *const argv[], int *fds[3])
+{
+	return subproc_spawn_with(fds, exec_argv, (void *)argv);
+}
+
+pid_t subproc_spawn_with(int *fds[3], void (*child)(void *), void *arg)
 {
 	int pipes[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
 	pid_t parent = getpid();
@@ -64,7 +80,7 @@ pid_t subproc_spawn(char *const argv[], int *fds[3])
 				_exit(127);
 		}
 		close_from(3);
-		execve(argv[0], argv, client_env);
+		child(arg);
 		_exit(127);
 	}
 	for (int i = 0; i < 3; i++) {

@@ -13,6 +13,14 @@
  */
 pid_t subproc_spawn(char *const argv[], int *fds[3]);
 /*
+ * The same, with child(arg) in place of running argv: it runs in the new
+ * process once its fds are set, and ends in subproc_exec or _exit (where
+ * a spawn's caller must not wait: the warm pool's master, warm.c).
+ */
+pid_t subproc_spawn_with(int *fds[3], void (*child)(void *), void *arg);
+/* In such a child: run argv[0] with the clean environment; never returns. */
+void subproc_exec(char *const argv[]) __attribute__((noreturn));
+/*
  * Start argv[0] detached: in a session of its own, with fds[i] as its fd i,
  * every other fd closed and no signal when the worker dies (a session's
  * `docker run` client must outlive the worker that started it).

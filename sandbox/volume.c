@@ -6,7 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "volume.h"
-#include "spec_render.h"
+#include "launch.h"
 #include "deadline.h"
 #include "docker.h"
 #include "docker_list.h"
@@ -130,16 +130,17 @@ bool volume_agent_call(const struct conf *c, const struct language *l, const cha
 	snprintf(tag, sizeof tag, "vf-%s", rnd);
 	sandbox_container_name(c->instance, tag, name, sizeof name);
 	int fds[3];
-	pid_t client;
+	pid_t client = -1;
 	struct container_spec spec;
 	struct strv argv = {0};
 	spec_volume(c, l, id, name, sandbox_owner_id(), &spec);
-	spec_argv(&spec, c->docker, &argv);
+	bool ok = agent_client(c, l->name, &spec, &argv, f) && agent_start(c, l->name, argv.v, &client, fds, f);
 	spec_free(&spec);
-	bool ok = agent_start(c, l->name, argv.v, &client, fds, f);
 	strv_free(&argv);
-	if (client < 0)
+	if (client < 0) {
+		removal_now(c, name, now_ms() + REMOVE_MS); /* made, if dockerd got that far */
 		return false;
+	}
 	const char *why = NULL;
 	if (ok && !agent_converse(fds[0], fds[1], call, deadline + c->sandbox.start_timeout_ms, &why))
 		ok = fail(f, E_SANDBOX_FAILED, "the volume's agent could not answer: %s", why);

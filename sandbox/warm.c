@@ -41,7 +41,7 @@
  */
 #define _GNU_SOURCE
 #include "warm.h"
-#include "spec_render.h"
+#include "launch.h"
 #include "cgroup.h"
 #include "owner.h"
 #include "deadline.h"
@@ -94,7 +94,7 @@ struct warm_board {
 };
 
 struct warm_own { /* the master's record of one slot */
-	pid_t client;     /* the docker run client; 0: none (or forgotten) */
+	pid_t client;     /* the docker client (launch.h); 0: none (or forgotten) */
 	int fds[3];       /* while starting: stdin, stdout, stderr; else -1 */
 	char name[64];
 	char image_id[80];
@@ -241,6 +241,29 @@ static void retire(struct warm_pool *wp, const struct conf *c, int i)
 	atomic_store(&wp->board->slot[i].state, W_FREE);
 }
 
+struct warm_start {
+	const struct conf *c;
+	const struct container_spec *spec;
+};
+
+/*
+ * In the docker client's own process, before it becomes the client: the
+ * container made through the API (launch.h), so that the master never
+ * waits on dockerd. What goes wrong goes to stderr, which check_starting
+ * logs when the sandbox does not become ready.
+ */
+static void create_then_attach(void *arg)
+{
+	const struct warm_start *ws = arg;
+	struct strv argv = {0};
+	struct buf why = {0};
+	if (!launch_client_argv(ws->c, ws->spec, now_ms() + ws->c->sandbox.start_timeout_ms, &argv, &why)) {
+		dprintf(2, "%s\n", why.data ? why.data : "dockerd did not make the container");
+		_exit(125);
+	}
+	subproc_exec(argv.v);
+}
+
 static void start_one(struct warm_pool *wp, const struct conf *c, const struct language *l, int lang)
 {
 	int i = 0;
@@ -259,13 +282,11 @@ static void start_one(struct warm_pool *wp, const struct conf *c, const struct l
 		return; /* logged; the next tick tries again */
 	}
 	struct container_spec spec;
-	struct strv argv = {0};
 	spec_warm(c, l, &boot, o->name, sandbox_owner_id(), wp->board->own_cgroups, &spec);
-	spec_argv(&spec, c->docker, &argv);
-	spec_free(&spec);
 	int *fds[3] = {&o->fds[0], &o->fds[1], &o->fds[2]};
-	o->client = subproc_spawn(argv.v, fds);
-	strv_free(&argv);
+	struct warm_start ws = {.c = c, .spec = &spec};
+	o->client = subproc_spawn_with(fds, create_then_attach, &ws);
+	spec_free(&spec);
 	if (o->client < 0) {
 		log_msg("warm pool: cannot start docker for %s: %s", l->id, strerror(errno));
 		if (wp->board->own_cgroups)
@@ -478,7 +499,7 @@ bool warm_child_exited(struct warm_pool *wp, pid_t pid, int status)
 		if (wp->own[i].client != pid)
 			continue;
 		wp->own[i].client = 0;
-		/* `docker run` exits with its container's status: the taker reads
+		/* The attached client exits with its container's status: the taker reads
 		 * it here instead of asking docker (warm_exit_status). */
 		atomic_store(&wp->board->slot[i].exit_status, status);
 		/* A ready one died in the queue (OOM, dockerd restarted, its age):

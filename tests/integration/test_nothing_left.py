@@ -24,7 +24,11 @@ def sandbox_processes():
 
 
 def docker_clients():
-    out = subprocess.run(["pgrep", "-f", "docker run .*isobox.instance"], capture_output=True, text=True)
+    """The docker clients that hold a sandbox's pipes: `docker run` where
+    dockerd's API could not be reached, else `docker start --attach`
+    (sandbox/launch.h)."""
+    out = subprocess.run(["pgrep", "-f", "docker run .*isobox.instance|docker start --attach --interactive isobox-"],
+                         capture_output=True, text=True)
     return out.stdout.split()
 
 

@@ -228,9 +228,39 @@ static void test_exit_code(void)
 	ok(exit_code_of("") == -1 && exit_code_of("garbage") == -1, "wait: no answer: none");
 }
 
+/* Where dockerd's socket is not there, the client is `docker run` with
+ * every flag (the CLI's way), and why says so; none of it reaches docker. */
+static void test_client_argv_without_dockerd(void)
+{
+	struct conf c;
+	struct registry r;
+	struct container_spec spec;
+	fixture_load(&c, &r);
+	free(c.docker_socket);
+	c.docker_socket = xstrdup("/nonexistent/docker.sock");
+	struct sandbox_job job = fixture_python_job(&r);
+	spec_cold(&c, &job, "isobox-main-0123456789abcdef", "1.2", "/var/lib/isobox/work/x", "ab12", &spec);
+	struct strv argv = {0}, run = {0};
+	struct buf why = {0};
+	bool made = launch_client_argv(&c, &spec, now_ms() + 1000, &argv, &why);
+	spec_argv(&spec, c.docker, &run);
+	bool same = argv.n == run.n;
+	for (size_t i = 0; same && i < argv.n; i++)
+		same = !strcmp(argv.v[i], run.v[i]);
+	ok(made && same && why.data && strstr(why.data, "/nonexistent/docker.sock"),
+	   "launch: no dockerd socket: the client is docker run's whole argv (%s)", why.data ? why.data : "");
+	strv_free(&argv);
+	strv_free(&run);
+	buf_free(&why);
+	spec_free(&spec);
+	conf_free(&c);
+	registry_free(&r);
+}
+
 UNIT_TEST(test_launch)
 {
 	test_body();
+	test_client_argv_without_dockerd();
 	test_demux();
 	test_exit_code();
 }
