@@ -6,6 +6,7 @@ import subprocess
 import threading
 import time
 
+import docker_api
 from conftest import INSTANCE, containers, execute, run_ok, wait_until
 
 PROBE = r'''
@@ -175,20 +176,23 @@ def test_worker_fds_do_not_reach_the_docker_client():
     """libfcgi sets no close-on-exec: a docker client that a worker starts
     must get only 0, 1, 2. A cold run starts none (its container goes
     through dockerd's API), so a session's is looked at: the worker starts
-    it, detached, and it lives as long as the session."""
+    it, detached, and it lives as long as the session: `docker start
+    --attach --interactive NAME` (sandbox/launch.h)."""
     from conftest import workers
     from sessions_util import create, delete
     seen = {}
 
     def look():
+        names = {c["name"].encode() for c in docker_api.containers(f"isobox.instance={INSTANCE}",
+                                                                  "isobox.kind=session")}
         for pid in os.listdir("/proc"):
             if not pid.isdigit():
                 continue
             try:
                 cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
-                if len(cmd) > 1 and cmd[0].endswith(b"docker") and cmd[1] == b"run" \
-                        and b"--label=isobox.instance=" + INSTANCE.encode() in cmd \
-                        and b"--label=isobox.kind=session" in cmd:
+                if len(cmd) > 2 and cmd[0].endswith(b"docker") and cmd[1:-2] == [b"start", b"--attach",
+                                                                                   b"--interactive"] \
+                        and cmd[-2] in names:
                     fds = sorted(int(fd) for fd in os.listdir(f"/proc/{pid}/fd"))
                     seen["fds"] = fds
                     links = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in fds[3:]]
