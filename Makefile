@@ -264,7 +264,10 @@ cluster-stop:
 # whole 45 min; on da9e59f, a freshly booted host: cold 31, warm 4, runc 10,
 # the whole 67 with every image built (19 of it); on 11cebef (December
 # 2026): cold 31.7, warm 7.9, runc 9.5, the whole 53.7; on 88900d6, the
-# warm and runc passes at once: cold 29.5, warm+runc 12.1, the whole 46.1.
+# warm and runc passes at once: cold 29.5, warm+runc 12.1, the whole 46.1;
+# on a8f26a4, the H shards last with the steps that use no docker beside
+# them, and no network set up for sandboxes without one: cold (A, B, C)
+# 21.3, warm+runc 8.1, alone 9.8, the whole 40.5.
 # The passes are over budget; bin/durations-PASS-SHARD.txt lists every test's time,
 # slowest first, and each module's, to study. Each pass runs in shards at
 # once (tests/passes.sh), which helped while the tests waited more than
