@@ -267,7 +267,8 @@ cluster-stop:
 # warm and runc passes at once: cold 29.5, warm+runc 12.1, the whole 46.1;
 # on a8f26a4, the H shards last with the steps that use no docker beside
 # them, and no network set up for sandboxes without one: cold (A, B, C)
-# 21.3, warm+runc 8.1, alone 9.8, the whole 40.5.
+# 21.3, warm+runc 8.1, alone 9.8, the whole 40.5; on edd969b, every sandbox
+# so: cold 19.9, warm+runc 7.2, alone 9.3, the whole 37.7.
 # The passes are over budget; bin/durations-PASS-SHARD.txt lists every test's time,
 # slowest first, and each module's, to study. Each pass runs in shards at
 # once (tests/passes.sh), which helped while the tests waited more than
