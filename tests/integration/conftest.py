@@ -199,6 +199,17 @@ def pool_master():
         return int(f.read())
 
 
+def alive(pid):
+    """Is it running? A process that has ended but is not yet reaped (a
+    zombie) holds nothing any more; pid 1 on some hosts takes seconds to
+    reap what it inherits, and kill(pid, 0) would wait for that too."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def children(pid):
     kids = []
     for entry in os.listdir("/proc"):

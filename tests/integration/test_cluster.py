@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import PREFIX, REPO, running_owners, wait_until
+from conftest import PREFIX, REPO, alive, running_owners, wait_until
 from tenants_util import call, new_key, tenants_file
 
 pytestmark = pytest.mark.same_for_every_sandbox("the store's leases, marks and queue across hosts, the same whatever runs the sandboxes")  # conftest.py
@@ -58,10 +58,9 @@ def pid_of(path):
     try:
         with open(path) as f:
             pid = int(f.read())
-        os.kill(pid, 0)
-        return pid
     except (OSError, ValueError):
         return None
+    return pid if alive(pid) else None
 
 
 def via(host):

@@ -19,7 +19,7 @@ import uuid
 
 import pytest
 
-from conftest import PREFIX, run_ok
+from conftest import PREFIX, alive, run_ok
 from test_attacks_egress import in_background, job_container, sandbox_pid
 
 pytestmark = [
@@ -36,14 +36,6 @@ EGRESS = os.path.join(REPO, "deploy", "egress.sh")
 def bash(script, env=None, timeout=60):
     return subprocess.run(["bash", "-c", script], capture_output=True, text=True,
                           env=dict(os.environ, **(env or {})), timeout=timeout)
-
-
-def alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 @pytest.mark.attack("a host with other gVisor sandboxes and look-alike processes: does any script kill by pattern?",

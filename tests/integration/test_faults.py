@@ -9,20 +9,12 @@ import time
 
 import pytest
 
-from conftest import POOL, containers, execute, healthy, request, run_ok, set_warm, wait_until
+from conftest import POOL, alive, containers, execute, healthy, request, run_ok, set_warm, wait_until
 from metrics_util import scrape, value
 
 pytestmark = pytest.mark.alone("it stops and restarts dockerd, under every isobox on the host")  # shards.py
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def alive(pid):
-    try:
-        os.kill(pid, 0)
-        return True
-    except ProcessLookupError:
-        return False
 
 
 def docker_up():
