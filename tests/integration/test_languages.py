@@ -320,9 +320,9 @@ def test_runtimes_lists_every_language_with_real_versions():
         assert aliases.get(alias) == name, alias
 
 
-@pytest.mark.parametrize("alias,name", [("js", "javascript"), ("ts", "typescript"), ("rb", "ruby"),
-                                        ("golang", "go"), ("rs", "rust"), ("c++", "cpp"),
-                                        ("sh", "bash"), ("py3", "python")])
+# Every alias's language is checked above (/runtimes) and in the request
+# parser's unit tests; these run end to end, an interpreted and a compiled one.
+@pytest.mark.parametrize("alias,name", [("sh", "bash"), ("rs", "rust")])
 def test_aliases_execute(alias, name):
     status, result = execute({"language": alias, "code": HELLO[name]}, timeout=120)
     assert status == 200 and result["language"] == name

@@ -157,11 +157,11 @@ HELLO = {
 }
 
 
-@pytest.mark.parametrize("sent,language", [
-    ("node-js", "javascript"), ("node-javascript", "javascript"), ("js", "javascript"),
-    ("tsc", "typescript"), ("node-ts", "typescript"), ("python3", "python"), ("rb", "ruby"),
-    ("ruby3", "ruby"), ("sh", "bash"), ("pl", "perl"), ("gcc", "c"), ("g++", "c++"), ("c++", "c++"),
-    ("cpp", "c++"), ("golang", "go"), ("rs", "rust")])
+# Which language each alias names is the request parser's (tests/unit/
+# test_piston.c, names(): every alias of the registry). Here, one of each
+# kind runs end to end: a Piston-only alias, one of ours, one whose answer
+# carries Piston's name for ours (cpp is "c++").
+@pytest.mark.parametrize("sent,language", [("node-js", "javascript"), ("python3", "python"), ("g++", "c++")])
 def test_piston_aliases(sent, language):
     status, got = piston({"language": sent, "version": "*", "files": [{"content": HELLO[language]}]})
     assert status == 200 and got["language"] == language, got   # Piston's name, not the alias

@@ -145,6 +145,26 @@ static void names(void)
 			 aliases[i].sent);
 		accepted(body, "language", aliases[i].ours, aliases[i].sent);
 	}
+	/* And every alias the shipped registry has, ours and Piston's: the
+	 * integration suite runs one of each kind only. */
+	size_t every = 0, right = 0;
+	for (size_t i = 0; i < reg.n; i++) {
+		const struct language *l = &reg.langs[i];
+		for (size_t k = 0; l->is_default && k < l->aliases.n + l->piston_aliases.n; k++) {
+			const char *alias = k < l->aliases.n ? l->aliases.v[k] : l->piston_aliases.v[k - l->aliases.n];
+			snprintf(body, sizeof body, "{\"language\":\"%s\",\"version\":\"*\",\"files\":[{\"content\":\"1\"}]}",
+				 alias);
+			struct fault f;
+			cJSON *o = translated(body, &f);
+			every++;
+			right += o && !strcmp(str_at(o, "language"), l->name);
+			if (!o || strcmp(str_at(o, "language"), l->name))
+				printf("#   alias %s: not %s\n", alias, l->name);
+			cJSON_Delete(o);
+		}
+	}
+	ok(every > 0 && right == every, "piston: each of the registry's %zu aliases names its language (%zu do)",
+	   every, right);
 	struct fault f;
 	const struct language *cpp = registry_find(&reg, "cpp", NULL, &f), *py = registry_find(&reg, "py", NULL, &f);
 	is_str(cpp ? piston_language_name(cpp) : NULL, "c++", "piston: cpp is c++ to Piston");
