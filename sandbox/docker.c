@@ -1,9 +1,9 @@
 /*
  * docker.c: the docker commands around a run (kill, inspect, the OOM
  * event, remove), each bounded by a deadline its caller gives, so that the
- * whole of a run's teardown fits the budget deadline.c sums. Inspect and
- * remove go to dockerd's API on its unix socket when it can be reached,
- * the rest (and those, when it cannot) run the docker CLI.
+ * whole of a run's teardown fits the budget deadline.c sums. Each goes to
+ * dockerd's API on its unix socket when it can be reached, and runs the
+ * docker CLI when it cannot.
  */
 #define _GNU_SOURCE
 #include "docker.h"
@@ -21,14 +21,43 @@ static int64_t left_ms(int64_t deadline)
 	return left > 0 ? left : 0;
 }
 
-pid_t docker_kill_start(const struct conf *c, const char *name)
+struct docker_kill docker_kill_start(const struct conf *c, const char *name)
 {
+	struct docker_kill k = DOCKER_KILL_NONE;
+	if (docker_plain_name(name)) {
+		char req[256];
+		snprintf(req, sizeof req, "POST /containers/%s/kill HTTP/1.0\r\nHost: docker\r\n"
+			 "Content-Length: 0\r\n\r\n", name);
+		if ((k.fd = unix_request(c->docker_socket, req)) >= 0)
+			return k;
+	}
 	char *argv[] = {c->docker, "kill", (char *)name, NULL};
 	int *none[3] = {NULL, NULL, NULL};
-	pid_t pid = subproc_spawn(argv, none);
-	if (pid < 0)
+	k.pid = subproc_spawn(argv, none);
+	if (k.pid < 0)
 		log_msg("cannot start docker kill for %s: %s", name, strerror(errno));
-	return pid;
+	return k;
+}
+
+bool docker_kill_started(const struct docker_kill *k)
+{
+	return k->fd >= 0 || k->pid > 0;
+}
+
+void docker_kill_wait(struct docker_kill *k, int64_t deadline)
+{
+	if (k->fd >= 0) {
+		char reply[128];
+		ssize_t got = read_line_by(k->fd, deadline, reply, sizeof reply);
+		int status = got < 0 ? -1 : docker_http_status(reply, (size_t)got);
+		/* 204 killed; 404 gone, 409 not running: it ended first */
+		if (status != 204 && status != 404 && status != 409)
+			log_msg("dockerd's answer to a kill: %d", status);
+		close(k->fd);
+	}
+	if (k->pid > 0)
+		subproc_wait(k->pid, deadline - now_ms());
+	*k = DOCKER_KILL_NONE;
 }
 
 pid_t docker_remove_start(const struct conf *c, const char *name)
@@ -180,10 +209,25 @@ bool docker_inspect(const struct conf *c, const char *name, int64_t deadline, in
  */
 bool docker_oom_seen(const struct conf *c, const char *name, time_t since, int64_t deadline)
 {
-	struct buf out = {0};
-	autofree char *from = xasprintf("--since=%lld", (long long)since - 1);
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now); /* a whole second ahead would wait for it */
+	if (docker_plain_name(name)) {
+		/* filters={"container":[NAME],"event":["oom"]}, URL-encoded; the
+		 * events up to until, then dockerd ends the answer. */
+		autofree char *req = xasprintf(
+			"GET /events?since=%lld&until=%lld.%09ld&filters=%%7B%%22container%%22%%3A%%5B%%22%s%%22%%5D"
+			"%%2C%%22event%%22%%3A%%5B%%22oom%%22%%5D%%7D HTTP/1.0\r\nHost: docker\r\n\r\n",
+			(long long)since - 1, (long long)now.tv_sec, now.tv_nsec, name);
+		struct buf reply = {0};
+		int status = docker_api(c, req, deadline, &reply);
+		const char *body = status == 200 ? docker_http_body(reply.data, reply.len) : NULL;
+		bool seen = body && memmem(body, reply.len - (size_t)(body - reply.data), "\"Action\":\"oom\"", 14);
+		buf_free(&reply);
+		if (status >= 0)
+			return seen;
+	}
+	struct buf out = {0};
+	autofree char *from = xasprintf("--since=%lld", (long long)since - 1);
 	autofree char *until = xasprintf("--until=%lld.%09ld", (long long)now.tv_sec, now.tv_nsec);
 	autofree char *filter = xasprintf("--filter=container=%s", name);
 	char *argv[] = {c->docker, "events", from, until, filter, "--filter=event=oom",

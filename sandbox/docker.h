@@ -7,7 +7,20 @@
 #include <sys/types.h>
 #include <time.h>
 
-pid_t docker_kill_start(const struct conf *c, const char *name); /* in the background */
+/*
+ * The kill of a container, in the background: asked of dockerd's API (fd,
+ * its answer not read yet) where its socket can be reached, else a `docker
+ * kill` process (pid). Both -1: neither could be had (logged).
+ * docker_kill_wait reads the answer or reaps the process, by deadline.
+ */
+struct docker_kill {
+	int fd;
+	pid_t pid;
+};
+#define DOCKER_KILL_NONE ((struct docker_kill){.fd = -1, .pid = -1})
+struct docker_kill docker_kill_start(const struct conf *c, const char *name);
+bool docker_kill_started(const struct docker_kill *k);
+void docker_kill_wait(struct docker_kill *k, int64_t deadline);
 /* rm --force, in the background: a process that its parent reaps (-1:
  * none, logged). removal.h waits for removals; the master starts these and
  * its reaper collects them. */

@@ -21,7 +21,7 @@ bool exec_cold(const struct sandbox *sb, const struct sandbox_job *job,
 	       const struct sandbox_sink *sink, struct sandbox_result *res, struct fault *f)
 {
 	struct exec x = {.c = sb->c, .sb = sb, .job = job, .sink = sink, .res = res, .client = -1,
-			 .in_fd = -1, .out_fd = -1, .err_fd = -1, .wait_fd = -1,
+			 .killer = DOCKER_KILL_NONE, .in_fd = -1, .out_fd = -1, .err_fd = -1, .wait_fd = -1,
 			 .in_data = job->stdin_data, .in_len = job->stdin_len};
 	struct container_spec spec;
 	/* The nonce of the reporter's end marks (decoder.h, agent/agent_reap.c). */

@@ -15,7 +15,7 @@ bool exec_session(const struct sandbox *sb, struct session_link *link, int in_fd
 		  const struct sandbox_sink *sink, struct sandbox_result *res, struct fault *f)
 {
 	struct exec x = {.c = sb->c, .sb = sb, .job = job, .sink = sink, .res = res, .client = -1,
-			 .wait_fd = -1, .link = link, .in_fd = in_fd, .out_fd = out_fd, .err_fd = -1,
+			 .killer = DOCKER_KILL_NONE, .wait_fd = -1, .link = link, .in_fd = in_fd, .out_fd = out_fd, .err_fd = -1,
 			 .in_data = request->data, .in_len = request->len};
 	if (link->container_id && strspn(link->container_id, "0123456789abcdef") == 64)
 		snprintf(x.cgroup, sizeof x.cgroup, "%s", link->container_id);
@@ -31,7 +31,7 @@ bool exec_session(const struct sandbox *sb, struct session_link *link, int in_fd
 		 * interrupt until the drain ended): the session is over. */
 		log_msg("session sandbox %s did not end its step: removing it", sb->name);
 		link->lost = true;
-		if (x.killer <= 0)
+		if (!docker_kill_started(&x.killer))
 			x.killer = docker_kill_start(x.c, sb->name);
 	}
 	bool ok = supervise_collect(&x, f);

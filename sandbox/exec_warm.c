@@ -19,7 +19,7 @@ bool exec_warm(const struct sandbox *sb, struct warm_lease *lease, const struct 
 	char nonce[2 * 16 + 1];
 	random_hex(nonce, 16);
 	struct exec x = {.c = sb->c, .sb = sb, .job = job, .sink = sink, .res = res, .client = -1, .lease = lease,
-			 .wait_fd = -1,
+			 .killer = DOCKER_KILL_NONE, .wait_fd = -1,
 			 .in_fd = lease->fds[0], .out_fd = lease->fds[1], .err_fd = lease->fds[2]};
 	lease->fds[0] = lease->fds[1] = lease->fds[2] = -1; /* ours now; supervise_collect() closes them */
 	struct buf frame = {0};
@@ -57,8 +57,7 @@ bool exec_warm(const struct sandbox *sb, struct warm_lease *lease, const struct 
 		close_fd(&x.in_fd);
 		close_fd(&x.out_fd);
 		close_fd(&x.err_fd);
-		if (x.killer > 0)
-			subproc_wait(x.killer, COLLECT_MS);
+		docker_kill_wait(&x.killer, now_ms() + COLLECT_MS);
 		ok = fail(f, E_SANDBOX_FAILED, "the warm sandbox ended before the program started");
 	} else {
 		ok = supervise_collect(&x, f);

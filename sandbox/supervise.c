@@ -530,8 +530,7 @@ bool supervise_collect(struct exec *x, struct fault *f)
 		client_status = subproc_wait(x->client, deadline - now_ms());
 	else if (x->lease && !x->stopped && !x->agent_ended)
 		client_status = warm_exit_status(x->lease, 200);
-	if (x->killer > 0)
-		subproc_wait(x->killer, deadline - now_ms());
+	docker_kill_wait(&x->killer, deadline);
 	int waited = x->api ? launch_exit_code(&x->wait_reply) : -1;
 	if (waited >= 0)
 		client_status = W_EXITCODE(waited, 0); /* dockerd's wait answered */

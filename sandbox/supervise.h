@@ -9,6 +9,7 @@
 
 #include "cgroup.h"
 #include "decoder.h"
+#include "docker.h"
 #include "deadline.h"
 #include "demux.h"
 #include "frame.h"
@@ -48,7 +49,8 @@ struct exec {
 	struct sandbox_result *res;
 	struct decoder dec;
 	struct exec_clock clock;
-	pid_t client, killer;    /* client: -1 in a warm sandbox (the master's child) */
+	pid_t client;            /* -1 in a warm sandbox (the master's child) */
+	struct docker_kill killer; /* DOCKER_KILL_NONE until stop() */
 	const struct warm_lease *lease; /* a warm sandbox's, else NULL */
 	struct session_link *link;      /* a session step's, else NULL */
 	int in_fd, out_fd, err_fd;
@@ -79,7 +81,7 @@ struct exec {
 	int64_t peak_base;       /* a warm sandbox's memory as its run began: not the run's */
 	struct cgroup_usage usage_at_phase, usage_last;
 	int64_t usage_read_ms;
-	time_t spawned_at;       /* wall clock, for `docker events --since` */
+	time_t spawned_at;       /* wall clock: since when its events are asked (docker_oom_seen) */
 };
 
 /* Supervise x until its program ends or is stopped. */
