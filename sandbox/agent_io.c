@@ -61,11 +61,11 @@ bool agent_start_failed(const struct conf *c, const char *lang, struct buf *msg,
 }
 
 bool agent_client(const struct conf *c, const char *lang, const struct container_spec *spec, struct strv *argv,
-		  struct fault *f)
+		  char id[65], struct fault *f)
 {
 	struct buf why = {0};
 	int64_t deadline = now_ms() + c->sandbox.start_timeout_ms;
-	bool ok = launch_client_argv(c, spec, deadline, argv, &why) ||
+	bool ok = launch_client_argv(c, spec, deadline, argv, &why, id) ||
 		  docker_start_failed(c, lang, why.data ? why.data : "", now_ms() >= deadline, f);
 	if (ok && why.data)
 		log_msg("%s: the docker client instead", why.data);

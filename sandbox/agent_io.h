@@ -14,11 +14,12 @@ bool agent_start_failed(const struct conf *c, const char *lang, struct buf *msg,
 			struct fault *f);
 /*
  * The docker client that will hold the agent's sandbox of spec, as argv
- * (launch_client_argv: the container is made here, through the API), or
- * false with the fault of a create dockerd refused.
+ * (launch_client_argv: the container is made here, through the API, and
+ * id is its id; "" where the client makes it), or false with the fault of
+ * a create dockerd refused.
  */
 bool agent_client(const struct conf *c, const char *lang, const struct container_spec *spec, struct strv *argv,
-		  struct fault *f);
+		  char id[65], struct fault *f);
 /*
  * Start that client (argv) for the agent in a sandbox of its own, its
  * stdin, stdout and stderr piped to fds (in, out, err), and wait for its

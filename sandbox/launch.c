@@ -163,10 +163,9 @@ int launch_exit_code(const struct buf *reply)
 }
 
 bool launch_client_argv(const struct conf *c, const struct container_spec *spec, int64_t deadline,
-			struct strv *argv, struct buf *why)
+			struct strv *argv, struct buf *why, char id[65])
 {
 	bool unreachable;
-	char id[65];
 	if (launch_create(c, spec, deadline, why, &unreachable, id)) {
 		strv_push(argv, c->docker);
 		strv_push(argv, "start");
@@ -177,6 +176,7 @@ bool launch_client_argv(const struct conf *c, const struct container_spec *spec,
 	}
 	if (!unreachable)
 		return false;
+	id[0] = '\0';
 	spec_argv(spec, c->docker, argv); /* why says why: the caller may log it */
 	return true;
 }

@@ -40,10 +40,12 @@ bool launch_create(const struct conf *c, const struct container_spec *spec, int6
  * NAME`, which passes its exit on as `docker run` does). Where dockerd's
  * socket cannot be reached, `docker run`'s whole argv (the CLI's way),
  * with why saying so. false: dockerd refused the create, its words in
- * why. A container once made is its caller's to remove, by name.
+ * why. id: the container's, as launch_start's ("" on the CLI's way, where
+ * it is made later). A container once made is its caller's to remove, by
+ * name.
  */
 bool launch_client_argv(const struct conf *c, const struct container_spec *spec, int64_t deadline,
-			struct strv *argv, struct buf *why);
+			struct strv *argv, struct buf *why, char id[65]);
 
 /* The exit status in dockerd's whole answer to the wait; -1: none. Pure. */
 int launch_exit_code(const struct buf *reply);

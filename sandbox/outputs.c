@@ -123,8 +123,9 @@ bool exec_outputs(const struct sandbox *sb, const struct sandbox_job *job,
 	pid_t client = -1;
 	struct container_spec spec;
 	struct strv argv = {0};
+	char id[65] = "";
 	spec_outputs(c, job, sb->name, sandbox_owner_id(), &spec);
-	bool ok = agent_client(c, job->lang->name, &spec, &argv, f) &&
+	bool ok = agent_client(c, job->lang->name, &spec, &argv, id, f) &&
 		  agent_start(c, job->lang->name, argv.v, &client, fds, f);
 	spec_free(&spec);
 	strv_free(&argv);
@@ -137,8 +138,8 @@ bool exec_outputs(const struct sandbox *sb, const struct sandbox_job *job,
 		struct buf request = {0};
 		session_step_request(job, false, tag, &request);
 		/* Its sandbox is this run's alone: its cgroup's counts are the run's. */
-		char id[65] = "";
-		docker_container_id(c, sb->name, now_ms() + OUTPUTS_MS, id, sizeof id);
+		if (!id[0]) /* made by the docker client (its CLI's way): ask */
+			docker_container_id(c, sb->name, now_ms() + OUTPUTS_MS, id, sizeof id);
 		struct session_link link = {.tag = tag, .container_id = id, .one_run = true};
 		frame_init(&link.frames, 0); /* a run's end frame has no payload */
 		/* exec_session closes what it is given: it gets copies. */

@@ -34,7 +34,7 @@
 #include <time.h>
 
 /* The pipes, and the detached docker client that holds them (launch.h). */
-static bool start_sandbox(struct session_handle *h, const struct language *l, struct fault *f)
+static bool start_sandbox(struct session_handle *h, const struct language *l, char id[65], struct fault *f)
 {
 	const struct conf *c = h->c;
 	const struct session *s = &h->s;
@@ -55,7 +55,7 @@ static bool start_sandbox(struct session_handle *h, const struct language *l, st
 		struct container_spec spec;
 		struct strv argv = {0};
 		spec_session(c, l, s, sandbox_owner_id(), &spec);
-		ok = agent_client(c, l->name, &spec, &argv, f);
+		ok = agent_client(c, l->name, &spec, &argv, id, f);
 		spec_free(&spec);
 		if (ok && !(ok = subproc_detach(argv.v, held)))
 			fail(f, E_SANDBOX_UNAVAILABLE, "cannot start %s", c->docker);
@@ -99,13 +99,16 @@ bool session_create(const struct conf *c, const struct tenant_limits *share, con
 	struct session_handle h;
 	if (!session_admit(c, &s, share, &h, f))
 		return false;
-	if (!start_sandbox(&h, l, f)) {
+	if (!start_sandbox(&h, l, s.container_id, f)) {
 		session_close(&h, false);
 		session_end(c, s.id, s.container, "it did not start", true);
 		return false;
 	}
-	/* Where its cgroup is, for GET's memory use: nothing else needs it. */
-	if (docker_container_id(c, s.container, now_ms() + REMOVE_MS, s.container_id, sizeof s.container_id)) {
+	/* Where its cgroup is, for GET's memory use: nothing else needs it.
+	 * The API's create named it; a client that made it (the CLI's way)
+	 * did not say. */
+	if (s.container_id[0] ||
+	    docker_container_id(c, s.container, now_ms() + REMOVE_MS, s.container_id, sizeof s.container_id)) {
 		h.s = s;
 		session_record_write(h.dir_fd, &s);
 	}

@@ -6,7 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "volume.h"
-#include "launch.h"
+#include "spec.h"
 #include "deadline.h"
 #include "docker.h"
 #include "docker_list.h"
@@ -134,7 +134,9 @@ bool volume_agent_call(const struct conf *c, const struct language *l, const cha
 	struct container_spec spec;
 	struct strv argv = {0};
 	spec_volume(c, l, id, name, sandbox_owner_id(), &spec);
-	bool ok = agent_client(c, l->name, &spec, &argv, f) && agent_start(c, l->name, argv.v, &client, fds, f);
+	char container_id[65];
+	bool ok = agent_client(c, l->name, &spec, &argv, container_id, f) &&
+		  agent_start(c, l->name, argv.v, &client, fds, f);
 	spec_free(&spec);
 	strv_free(&argv);
 	if (client < 0) {

@@ -257,7 +257,8 @@ static void create_then_attach(void *arg)
 	const struct warm_start *ws = arg;
 	struct strv argv = {0};
 	struct buf why = {0};
-	if (!launch_client_argv(ws->c, ws->spec, now_ms() + ws->c->sandbox.start_timeout_ms, &argv, &why)) {
+	char id[65];
+	if (!launch_client_argv(ws->c, ws->spec, now_ms() + ws->c->sandbox.start_timeout_ms, &argv, &why, id)) {
 		dprintf(2, "%s\n", why.data ? why.data : "dockerd did not make the container");
 		_exit(125);
 	}

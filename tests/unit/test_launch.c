@@ -242,13 +242,15 @@ static void test_client_argv_without_dockerd(void)
 	spec_cold(&c, &job, "isobox-main-0123456789abcdef", "1.2", "/var/lib/isobox/work/x", "ab12", &spec);
 	struct strv argv = {0}, run = {0};
 	struct buf why = {0};
-	bool made = launch_client_argv(&c, &spec, now_ms() + 1000, &argv, &why);
+	char id[65] = "x";
+	bool made = launch_client_argv(&c, &spec, now_ms() + 1000, &argv, &why, id);
 	spec_argv(&spec, c.docker, &run);
 	bool same = argv.n == run.n;
 	for (size_t i = 0; same && i < argv.n; i++)
 		same = !strcmp(argv.v[i], run.v[i]);
 	ok(made && same && why.data && strstr(why.data, "/nonexistent/docker.sock"),
 	   "launch: no dockerd socket: the client is docker run's whole argv (%s)", why.data ? why.data : "");
+	ok(!id[0], "launch: ... and no id: the client makes the container");
 	strv_free(&argv);
 	strv_free(&run);
 	buf_free(&why);
