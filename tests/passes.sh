@@ -49,6 +49,8 @@ usage() {
 }
 
 mkdir -p bin
+# The lanes' own words, for this mode's run (alone: after the run before).
+case "$MODE" in alone | stop) ;; *) : >bin/lanes.log ;; esac
 BESIDE=()
 case "$MODE" in
 cold | warm | runc) PASS=$MODE ;;
@@ -127,7 +129,7 @@ in_turn() {
 	done
 }
 
-if ! lanes start >bin/lanes.log 2>&1; then
+if ! lanes start >>bin/lanes.log 2>&1; then
 	cat bin/lanes.log
 	echo "passes: the lanes did not start" >&2
 	exit 1
