@@ -448,30 +448,39 @@ NO_NETWORK_HOSTS = ("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loop
                     "ff00::0\tip6-mcastprefix\nff02::1\tip6-allnodes\nff02::2\tip6-allrouters\n")
 
 
-@attack("list a run without network's interfaces, read and write its /etc/hosts, resolve the host's own name",
-        "loopback only, and it works; /etc/hosts names localhost alone, read-only; the host's name does not resolve")
-def test_no_network_run_has_loopback_and_localhost_only():
-    host_name = socket.gethostname()
-    out = json.loads(run_ok(
-        "import errno, json, socket\n"
-        "out = {'ifaces': [name for _, name in socket.if_nameindex()], 'hosts': open('/etc/hosts').read()}\n"
-        "s = socket.socket()\n"
-        "s.bind(('localhost', 0))\n"
-        "s.listen()\n"
-        "c = socket.create_connection(s.getsockname(), timeout=5)\n"
-        "c.sendall(b'x')\n"
-        "out['loopback'] = s.accept()[0].recv(1).decode()\n"
-        f"for name in ('localhost', {host_name!r}):\n"
-        "    try:\n"
-        "        out[name] = socket.gethostbyname(name)\n"
-        "    except OSError as e:\n"
-        "        out[name] = type(e).__name__\n"
-        "try:\n"
-        "    open('/etc/hosts', 'a')\n"
-        "except OSError as e:\n"
-        "    out['write'] = errno.errorcode[e.errno]\n"
-        "print(json.dumps(out))\n")["stdout"])
+def no_network_probe():
+    """A python program that lists the interfaces, talks to itself on
+    loopback, reads and writes /etc/hosts, resolves localhost and the
+    host's own name; its JSON for assert_no_network."""
+    return ("import errno, json, socket\n"
+            "out = {'ifaces': [name for _, name in socket.if_nameindex()], 'hosts': open('/etc/hosts').read()}\n"
+            "s = socket.socket()\n"
+            "s.bind(('localhost', 0))\n"
+            "s.listen()\n"
+            "c = socket.create_connection(s.getsockname(), timeout=5)\n"
+            "c.sendall(b'x')\n"
+            "out['loopback'] = s.accept()[0].recv(1).decode()\n"
+            f"for name in ('localhost', {socket.gethostname()!r}):\n"
+            "    try:\n"
+            "        out[name] = socket.gethostbyname(name)\n"
+            "    except OSError as e:\n"
+            "        out[name] = type(e).__name__\n"
+            "try:\n"
+            "    open('/etc/hosts', 'a')\n"
+            "except OSError as e:\n"
+            "    out['write'] = errno.errorcode[e.errno]\n"
+            "print(json.dumps(out))\n")
+
+
+def assert_no_network(stdout):
+    out, host_name = json.loads(stdout), socket.gethostname()
     assert out["ifaces"] == ["lo"] and out["loopback"] == "x", out
     assert out["hosts"] == NO_NETWORK_HOSTS and out["localhost"] == "127.0.0.1", out
     assert host_name == "localhost" or out[host_name] == "gaierror", out
     assert out.get("write") in ("EROFS", "EACCES"), out
+
+
+@attack("list a run without network's interfaces, read and write its /etc/hosts, resolve the host's own name",
+        "loopback only, and it works; /etc/hosts names localhost alone, read-only; the host's name does not resolve")
+def test_no_network_run_has_loopback_and_localhost_only():
+    assert_no_network(run_ok(no_network_probe())["stdout"])

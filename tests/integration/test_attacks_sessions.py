@@ -9,6 +9,7 @@ import pytest
 from conftest import SUITE, request, wait_until
 from sessions_util import (MAKE_SPECIALS, create, delete, get, gone_without_trace, put, raw,
                            special_files_refused, step, step_ok)
+from test_attacks_egress import assert_no_network, no_network_probe
 
 attack = pytest.mark.attack
 
@@ -22,6 +23,12 @@ def sid():
 
 def error_code(body):
     return json.loads(body)["error"]["code"] if isinstance(body, bytes) else body["error"]["code"]
+
+
+@attack("in a session without network: list its interfaces, read and write its /etc/hosts, resolve the host's name",
+        "loopback only, and it works; /etc/hosts names localhost alone, read-only; the host's name does not resolve")
+def test_no_network_session_has_loopback_and_localhost_only(sid):
+    assert_no_network(step_ok(sid, no_network_probe())["run"]["stdout"])
 
 
 @attack("files API: a path with .. (escaped) leaves /workspace", "400 bad_file_name, nothing read or written")
