@@ -25,7 +25,7 @@
 #include "deadline.h"
 #include "docker_list.h"
 #include "owner.h"
-#include "subproc.h"
+#include "removal.h"
 #include "warm.h"
 #include "workdir.h"
 
@@ -46,17 +46,16 @@ static bool has(const struct strv *s, const char *str)
 	return false;
 }
 
-/* Removes the containers of dead workers; every container it listed
- * goes into *listed. */
-static void reap_containers(const struct conf *c, struct strv *listed)
+/* Removes the containers of dead workers (through one removal queue,
+ * waited for here); every container it listed goes into *listed. */
+static void reap_containers(const struct conf *c, const struct reap_by *by, struct strv *listed)
 {
 	autofree char *instance = xasprintf("label=isobox.instance=%s", c->instance);
 	const char *filters[] = {instance, NULL};
 	struct docker_list l;
-	struct strv rm = {0};
-	strv_push(&rm, c->docker);
-	strv_push(&rm, "rm");
-	strv_push(&rm, "--force");
+	struct removals rm;
+	size_t n = 0;
+	removals_init(&rm, NULL, NULL, by->master);
 	docker_list(c, filters, true, now_ms() + REAP_LIST_MS, &l);
 	for (size_t i = 0; i < l.n; i++) {
 		const struct docker_listed *d = &l.v[i];
@@ -70,16 +69,16 @@ static void reap_containers(const struct conf *c, struct strv *listed)
 		 * removal set): a second removal clears both. Sessions
 		 * outlive their creators: session_expire ends them. */
 		if (!strcmp(d->state, "dead") || !strcmp(d->state, "removing") ||
-		    (strcmp(d->kind, "session") && !owner_alive(d->owner)))
-			strv_push(&rm, d->id);
+		    (strcmp(d->kind, "session") && !owner_alive(d->owner))) {
+			removals_add(&rm, c, d->id);
+			n++;
+		}
 	}
-	if (rm.n > 3) {
-		log_msg("reaping %zu container(s) of dead workers", rm.n - 3);
-		struct buf ignored = {0};
-		subproc_capture(rm.v, REAP_REMOVE_MS, &ignored, NULL);
-		buf_free(&ignored);
+	if (n) {
+		log_msg("reaping %zu container(s) of dead workers", n);
+		removals_collect(&rm, now_ms() + REAP_REMOVE_MS);
+		removals_abandon(&rm);
 	}
-	strv_free(&rm);
 	docker_list_free(&l);
 }
 
@@ -195,7 +194,7 @@ void sandbox_reap(const struct conf *c, const struct reap_by *by)
 	struct strv parents = {0}, cgroups = {0}, own = {0}, listed = {0}, unlisted = {0};
 	cgroup_parents(c, &parents);
 	cgroup_ids(c, by, &parents, &cgroups, &own); /* before the containers are listed */
-	reap_containers(c, &listed);
+	reap_containers(c, by, &listed);
 	for (size_t i = 0; i < cgroups.n; i++)
 		if (!has(&listed, cgroups.v[i]))
 			strv_push(&unlisted, cgroups.v[i]);

@@ -37,7 +37,7 @@ struct removal {
 	int64_t until;     /* its answer is awaited until then */
 	int64_t retry_at;  /* > 0: failed once, asked again then */
 	bool retried;
-	char name[64];
+	char name[72];     /* a container's name, or its 64-hex id */
 };
 
 /* Told of each container found removed (to free what was its own, such
