@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 import docker_api
-from conftest import (INSTANCE, LOG_DIR, execute, pool_master, restart_pool, run_ok, set_warm,
+from conftest import (INSTANCE, LOG_DIR, alive, execute, pool_master, restart_pool, run_ok, set_warm,
                       wait_until, workers)
 from metrics_util import deltas, scrape, value
 
@@ -248,7 +248,7 @@ def test_the_master_killed_leaves_no_warm_sandbox_running():
     assert pool
     os.kill(master, signal.SIGKILL)
     # Its workers stop with it (PR_SET_PDEATHSIG): no orphan keeps serving.
-    assert wait_until(lambda: not [p for p in pool if os.path.exists(f"/proc/{p}")], 20), pool
+    assert wait_until(lambda: not [p for p in pool if alive(p)], 20), pool
     # Its docker clients die with it; the agents see end of file and exit.
     assert wait_until(lambda: not set(names) & set(warm_containers("running")), 30), warm_containers()
     restart_pool()
