@@ -118,12 +118,11 @@ def test_piston_docs_example_with_a_range():
 # --- version: npm semver ranges ---------------------------------------------------
 
 def test_piston_version_ranges_select_our_version():
+    # Every form of range is the semver matcher's (tests/unit/test_piston.c,
+    # versions(), and its fuzzer); here a few against the live versions.
     full = runtime_version("python")            # "3.14.8", the highest of three
     major, minor, _ = full.split(".")
-    for version in ["*", "x", "X", " * ", major, f"{major}.x", f"{major}.*", f"^{major}.{int(minor) - 1}",
-                    f"~{major}.{minor}", f">={major}", f">={major} <{int(major) + 1}", full, f"={full}",
-                    f"v{full}", f" {full} ", f"{full}+build", f"{major} - {major}.{minor}",
-                    f"2.7 || {major}.{minor}.x"]:
+    for version in ["*", f"{major}.x", f">={major} <{int(major) + 1}", f"v{full}", f"2.7 || {major}.{minor}.x"]:
         status, got = piston({"language": "python", "version": version, "files": [{"content": "print(1)"}]})
         assert status == 200 and got["version"] == full and got["run"]["stdout"] == "1\n", (version, got)
     # Absent or null: any (Piston requires a version; piston-client leaves it out for an alias).
