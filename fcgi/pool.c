@@ -73,6 +73,7 @@ static pid_t spawn_worker(struct worker *w, const struct shape *p, int index, co
 		if (!w->status_only && p->status_fd >= 0)
 			close(p->status_fd);
 		warm_after_fork(w->warm);
+		session_sweep_after_fork();
 		/* A runner's workers take jobs from the queue, not requests;
 		 * its status worker still answers /healthz and /metrics. */
 		if (w->conf.queue.role == QUEUE_RUNNER && !w->status_only)

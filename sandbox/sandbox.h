@@ -415,6 +415,8 @@ bool command_delete(const struct conf *c, const char *tenant, const char *sessio
  * sandbox stopped (*died), remove what ended ones left. The ids of those
  * it ended are added to ended (their claims in the store go). */
 void session_expire(const struct conf *c, int *expired, int *died, struct strv *ended);
+/* In each new worker: drop the connections of the sweep's removals. */
+void session_sweep_after_fork(void);
 /* For /metrics: sessions alive now. */
 int session_count(const struct conf *c);
 

@@ -10,12 +10,10 @@
 #define _GNU_SOURCE
 #include "cgroup.h"
 #include "deadline.h"
-#include "docker.h"
 #include "docker_list.h"
 #include "removal.h"
 #include "session_store.h"
 #include "../conf/store/store.h"
-#include "subproc.h"
 #include "workdir.h"
 
 #include <dirent.h>
@@ -332,6 +330,31 @@ bool session_pipes(struct session_handle *h, int *in_fd, int *out_fd, struct fau
 	return fail(f, E_SESSION_EXPIRED, "session %s has ended: %s", h->s.id, why);
 }
 
+/*
+ * The removals that the master's sweep (session_expire) asks for: sent to
+ * dockerd's API, their answers read at the next sweep, never waited on
+ * (the master must not block). Only the master ends sessions without
+ * waiting; a worker forked from it drops the queue's connections
+ * (session_sweep_after_fork). What a stopping master leaves is found by
+ * the next one's sweep (remove_orphans).
+ */
+static struct removals sweep_removals;
+static bool sweep_removals_made;
+
+static struct removals *sweep_queue(void)
+{
+	if (!sweep_removals_made)
+		removals_init(&sweep_removals, NULL, NULL, true);
+	sweep_removals_made = true;
+	return &sweep_removals;
+}
+
+void session_sweep_after_fork(void)
+{
+	if (sweep_removals_made)
+		removals_drop(&sweep_removals);
+}
+
 void session_end(const struct conf *c, const char *id, const char *container, const char *why,
 		 bool wait)
 {
@@ -363,7 +386,7 @@ void session_end(const struct conf *c, const char *id, const char *container, co
 		if (wait)
 			removal_now(c, container, now_ms() + REMOVE_MS);
 		else
-			docker_remove_start(c, container); /* the master reaps it */
+			removals_add(sweep_queue(), c, container);
 	}
 	if (moved) {
 		autofree char *path = xasprintf("%s/%s", c->sessions.dir, ending);
@@ -539,7 +562,7 @@ static void remove_orphans(const struct conf *c, int top)
 			continue;
 		const char *which = *d->name ? d->name : d->id;
 		log_msg("removing session container %s: its session is gone", which);
-		docker_remove_start(c, which);
+		removals_add(sweep_queue(), c, which);
 	}
 	docker_list_free(&l);
 }
@@ -550,6 +573,7 @@ void session_expire(const struct conf *c, int *expired, int *died, struct strv *
 	*expired = *died = 0;
 	if (!c->sessions.dir)
 		return;
+	removals_collect(sweep_queue(), now_ms()); /* the last sweep's answers, as they are */
 	int top = open(c->sessions.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = top < 0 ? NULL : fdopendir(top);
 	if (!d) {

@@ -47,7 +47,8 @@ bool session_record_write(int dir_fd, const struct session *s);
  * End it: leave `why` for later requests of its tenant (410; "deleted"
  * answers 404),
  * make it unreachable, remove its container and its directory. wait: the
- * container is gone when this returns (else it is being removed).
+ * container is gone when this returns; else its removal is the master's
+ * sweep's (session_expire), whose answer that sweep reads next time.
  */
 void session_end(const struct conf *c, const char *id, const char *container, const char *why,
 		 bool wait);
