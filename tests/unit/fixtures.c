@@ -135,6 +135,28 @@ void fixture_write(const char *dir, const char *name, const char *text, mode_t m
 }
 
 
+pid_t fixture_dockerd(char *dir, void (*serve)(int listener, int log_fd), char **sock, int *log_fd)
+{
+	*sock = NULL;
+	*log_fd = -1;
+	int logp[2];
+	if (!mkdtemp(dir) || pipe(logp) != 0)
+		return -1;
+	*sock = xasprintf("%s/docker.sock", dir);
+	int listener = fixture_unix_listener(*sock, 16);
+	pid_t server = listener < 0 ? -1 : fork();
+	if (server == 0) {
+		close(logp[0]);
+		serve(listener, logp[1]);
+		_exit(0);
+	}
+	close(logp[1]);
+	if (listener >= 0)
+		close(listener);
+	*log_fd = logp[0];
+	return server;
+}
+
 int fixture_unix_listener(const char *path, int backlog)
 {
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);

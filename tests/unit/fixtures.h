@@ -33,6 +33,14 @@ void fixture_write(const char *dir, const char *name, const char *text, mode_t m
 /* A stand-in dockerd's socket: path bound and listening (-1: it could
  * not be). */
 int fixture_unix_listener(const char *path, int backlog);
+/*
+ * A stand-in dockerd: dir (a mkdtemp template, made here) holds its
+ * docker.sock, served by a child process that runs serve(listener,
+ * log_fd) until it is killed. Returns that child's pid (-1: none), with
+ * *sock the socket's path (the caller's to free) and *log_fd the read end
+ * of what the child writes to its log_fd.
+ */
+pid_t fixture_dockerd(char *dir, void (*serve)(int listener, int log_fd), char **sock, int *log_fd);
 /* Where arg is in an argv (-1: nowhere). */
 int index_of(const struct strv *a, const char *arg);
 

@@ -47,18 +47,10 @@ static void serve(int listener, int log_fd)
 UNIT_TEST(test_docker)
 {
 	char dir[] = "/tmp/isobox-docker.XXXXXX";
-	ok(mkdtemp(dir) != NULL, "docker: a temporary directory");
-	autofree char *sock = xasprintf("%s/docker.sock", dir);
-	int listener = fixture_unix_listener(sock, 16), logp[2];
-	ok(listener >= 0 && pipe(logp) == 0, "docker: a stand-in dockerd listens");
-	pid_t server = fork();
-	if (server == 0) {
-		close(logp[0]);
-		serve(listener, logp[1]);
-		_exit(0);
-	}
-	close(logp[1]);
-	close(listener);
+	autofree char *sock = NULL;
+	int log_fd;
+	pid_t server = fixture_dockerd(dir, serve, &sock, &log_fd);
+	ok(server > 0, "docker: a stand-in dockerd listens");
 
 	/* The CLI stand-in fails: only the API can make these pass. */
 	struct conf c = {.docker = "/bin/false", .docker_socket = sock};
@@ -82,9 +74,9 @@ UNIT_TEST(test_docker)
 	kill(server, SIGKILL);
 	waitpid(server, NULL, 0);
 	char log[4096] = "";
-	ssize_t got = read(logp[0], log, sizeof log - 1);
+	ssize_t got = read(log_fd, log, sizeof log - 1);
 	log[got > 0 ? got : 0] = '\0';
-	close(logp[0]);
+	close(log_fd);
 	ok(strstr(log, "POST /containers/running/kill HTTP/1.0\n") != NULL, "docker: the kill, by name");
 	char want[64];
 	snprintf(want, sizeof want, "GET /events?since=%lld&until=", (long long)since - 1);

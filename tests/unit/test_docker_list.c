@@ -64,27 +64,19 @@ UNIT_TEST(test_docker_list)
 
 	/* The API: the query a stand-in dockerd is sent. */
 	char dir[] = "/tmp/isobox-list.XXXXXX";
-	ok(mkdtemp(dir) != NULL, "docker list: a temporary directory");
-	autofree char *sock = xasprintf("%s/docker.sock", dir);
-	int listener = fixture_unix_listener(sock, 4), logp[2];
-	ok(listener >= 0 && pipe(logp) == 0, "docker list: a stand-in dockerd listens");
-	pid_t server = fork();
-	if (server == 0) {
-		close(logp[0]);
-		serve_once(listener, logp[1]);
-		_exit(0);
-	}
-	close(logp[1]);
-	close(listener);
+	autofree char *sock = NULL;
+	int log_fd;
+	pid_t server = fixture_dockerd(dir, serve_once, &sock, &log_fd);
+	ok(server > 0, "docker list: a stand-in dockerd listens");
 	struct conf c = {.docker = "/bin/false", .docker_socket = sock};
 	const char *filters[] = {"label=isobox.instance=main", "label=isobox.kind=session", "volume=/v/a b", NULL};
 	ok(docker_list(&c, filters, true, now_ms() + 5000, &l) && l.n == 3, "docker list: through the API");
 	docker_list_free(&l);
 	waitpid(server, NULL, 0);
 	char req[1024] = "";
-	ssize_t got = read(logp[0], req, sizeof req - 1);
+	ssize_t got = read(log_fd, req, sizeof req - 1);
 	req[got > 0 ? got : 0] = '\0';
-	close(logp[0]);
+	close(log_fd);
 	ok(!strcmp(req, "GET /containers/json?all=1&filters=%7B%22label%22%3A%5B%22isobox.instance%3Dmain%22%2C"
 			"%22isobox.kind%3Dsession%22%5D%2C%22volume%22%3A%5B%22%2Fv%2Fa%20b%22%5D%7D HTTP/1.0\n"),
 	   "docker list: the filters as dockerd's JSON, percent-encoded (%s)", req);

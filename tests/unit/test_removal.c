@@ -71,18 +71,10 @@ static int count_lines(const char *text, const char *line)
 UNIT_TEST(test_removal)
 {
 	char dir[] = "/tmp/isobox-removal.XXXXXX";
-	ok(mkdtemp(dir) != NULL, "removal: a temporary directory");
-	autofree char *sock = xasprintf("%s/docker.sock", dir);
-	int listener = fixture_unix_listener(sock, 16), logp[2];
-	ok(listener >= 0 && pipe(logp) == 0, "removal: a stand-in dockerd listens");
-	pid_t server = fork();
-	if (server == 0) {
-		close(logp[0]);
-		serve(listener, logp[1]);
-		_exit(0);
-	}
-	close(logp[1]);
-	close(listener);
+	autofree char *sock = NULL;
+	int log_fd;
+	pid_t server = fixture_dockerd(dir, serve, &sock, &log_fd);
+	ok(server > 0, "removal: a stand-in dockerd listens");
 
 	struct conf c = {.docker = "/bin/false", .docker_socket = sock};
 	struct told told = {0};
@@ -105,9 +97,9 @@ UNIT_TEST(test_removal)
 	kill(server, SIGKILL);
 	waitpid(server, NULL, 0);
 	char log[1024] = "";
-	ssize_t got = read(logp[0], log, sizeof log - 1);
+	ssize_t got = read(log_fd, log, sizeof log - 1);
 	log[got > 0 ? got : 0] = '\0';
-	close(logp[0]);
+	close(log_fd);
 	ok(count_lines(log, "gone-one") == 1 && count_lines(log, "absent") == 1,
 	   "removal: a removal that succeeds is asked once");
 	ok(count_lines(log, "flaky") == 2 && count_lines(log, "stuck") == 2,
