@@ -21,16 +21,36 @@ static int64_t left_ms(int64_t deadline)
 	return left > 0 ? left : 0;
 }
 
+/*
+ * A request about one container, by its name, sent to dockerd's API
+ * ("DELETE", "?force=1"; "POST", "/kill"): the connection's fd, its answer
+ * read later (answer_status); -1 when the name is not one of ours or the
+ * socket cannot be reached (errno).
+ */
+static int container_request(const struct conf *c, const char *method, const char *name, const char *rest)
+{
+	char req[256];
+	if (!docker_plain_name(name))
+		return -1;
+	snprintf(req, sizeof req, "%s /containers/%s%s HTTP/1.0\r\nHost: docker\r\nContent-Length: 0\r\n\r\n",
+		 method, name, rest);
+	return unix_request(c->docker_socket, req);
+}
+
+/* The status of the answer on fd, read by deadline (-1: none); fd closed. */
+static int answer_status(int fd, int64_t deadline)
+{
+	char reply[128];
+	ssize_t got = read_line_by(fd, deadline, reply, sizeof reply);
+	close(fd);
+	return got < 0 ? -1 : docker_http_status(reply, (size_t)got);
+}
+
 struct docker_kill docker_kill_start(const struct conf *c, const char *name)
 {
 	struct docker_kill k = DOCKER_KILL_NONE;
-	if (docker_plain_name(name)) {
-		char req[256];
-		snprintf(req, sizeof req, "POST /containers/%s/kill HTTP/1.0\r\nHost: docker\r\n"
-			 "Content-Length: 0\r\n\r\n", name);
-		if ((k.fd = unix_request(c->docker_socket, req)) >= 0)
-			return k;
-	}
+	if ((k.fd = container_request(c, "POST", name, "/kill")) >= 0)
+		return k;
 	char *argv[] = {c->docker, "kill", (char *)name, NULL};
 	int *none[3] = {NULL, NULL, NULL};
 	k.pid = subproc_spawn(argv, none);
@@ -41,21 +61,18 @@ struct docker_kill docker_kill_start(const struct conf *c, const char *name)
 
 bool docker_kill_started(const struct docker_kill *k)
 {
-	return k->fd >= 0 || k->pid > 0;
+	return k->fd >= 0 || k->pid >= 0;
 }
 
 void docker_kill_wait(struct docker_kill *k, int64_t deadline)
 {
 	if (k->fd >= 0) {
-		char reply[128];
-		ssize_t got = read_line_by(k->fd, deadline, reply, sizeof reply);
-		int status = got < 0 ? -1 : docker_http_status(reply, (size_t)got);
+		int status = answer_status(k->fd, deadline);
 		/* 204 killed; 404 gone, 409 not running: it ended first */
 		if (status != 204 && status != 404 && status != 409)
 			log_msg("dockerd's answer to a kill: %d", status);
-		close(k->fd);
 	}
-	if (k->pid > 0)
+	if (k->pid >= 0)
 		subproc_wait(k->pid, deadline - now_ms());
 	*k = DOCKER_KILL_NONE;
 }
@@ -83,11 +100,9 @@ bool docker_plain_name(const char *name)
 
 int docker_remove_send(const struct conf *c, const char *name)
 {
-	char req[256];
 	if (!docker_plain_name(name))
 		return -1;
-	snprintf(req, sizeof req, "DELETE /containers/%s?force=1 HTTP/1.0\r\nHost: docker\r\n\r\n", name);
-	int fd = unix_request(c->docker_socket, req);
+	int fd = container_request(c, "DELETE", name, "?force=1");
 	if (fd < 0)
 		log_msg("cannot ask dockerd (%s) to remove %s: %s", c->docker_socket, name, strerror(errno));
 	return fd;
@@ -109,10 +124,7 @@ int docker_http_status(const char *reply, size_t len)
 
 bool docker_remove_done(int fd, int64_t deadline)
 {
-	char reply[128];
-	ssize_t got = read_line_by(fd, deadline, reply, sizeof reply);
-	close(fd);
-	int status = got < 0 ? -1 : docker_http_status(reply, (size_t)got);
+	int status = answer_status(fd, deadline);
 	return status == 204 || status == 404; /* removed, or gone already */
 }
 
@@ -221,7 +233,8 @@ bool docker_oom_seen(const struct conf *c, const char *name, time_t since, int64
 		struct buf reply = {0};
 		int status = docker_api(c, req, deadline, &reply);
 		const char *body = status == 200 ? docker_http_body(reply.data, reply.len) : NULL;
-		bool seen = body && memmem(body, reply.len - (size_t)(body - reply.data), "\"Action\":\"oom\"", 14);
+		static const char oom[] = "\"Action\":\"oom\"";
+		bool seen = body && memmem(body, reply.len - (size_t)(body - reply.data), oom, sizeof oom - 1);
 		buf_free(&reply);
 		if (status >= 0)
 			return seen;
