@@ -338,21 +338,11 @@ bool session_pipes(struct session_handle *h, int *in_fd, int *out_fd, struct fau
  * (session_sweep_after_fork). What a stopping master leaves is found by
  * the next one's sweep (remove_orphans).
  */
-static struct removals sweep_removals;
-static bool sweep_removals_made;
-
-static struct removals *sweep_queue(void)
-{
-	if (!sweep_removals_made)
-		removals_init(&sweep_removals, NULL, NULL, true);
-	sweep_removals_made = true;
-	return &sweep_removals;
-}
+static struct removals sweep_removals = {.master = true}; /* removals_init(q, NULL, NULL, true) */
 
 void session_sweep_after_fork(void)
 {
-	if (sweep_removals_made)
-		removals_drop(&sweep_removals);
+	removals_drop(&sweep_removals);
 }
 
 void session_end(const struct conf *c, const char *id, const char *container, const char *why,
@@ -386,7 +376,7 @@ void session_end(const struct conf *c, const char *id, const char *container, co
 		if (wait)
 			removal_now(c, container, now_ms() + REMOVE_MS);
 		else
-			removals_add(sweep_queue(), c, container);
+			removals_add(&sweep_removals, c, container);
 	}
 	if (moved) {
 		autofree char *path = xasprintf("%s/%s", c->sessions.dir, ending);
@@ -562,7 +552,7 @@ static void remove_orphans(const struct conf *c, int top)
 			continue;
 		const char *which = *d->name ? d->name : d->id;
 		log_msg("removing session container %s: its session is gone", which);
-		removals_add(sweep_queue(), c, which);
+		removals_add(&sweep_removals, c, which);
 	}
 	docker_list_free(&l);
 }
@@ -573,7 +563,7 @@ void session_expire(const struct conf *c, int *expired, int *died, struct strv *
 	*expired = *died = 0;
 	if (!c->sessions.dir)
 		return;
-	removals_collect(sweep_queue(), now_ms()); /* the last sweep's answers, as they are */
+	removals_collect(&sweep_removals, now_ms()); /* the last sweep's answers, as they are */
 	int top = open(c->sessions.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = top < 0 ? NULL : fdopendir(top);
 	if (!d) {
