@@ -17,6 +17,8 @@ cJSON *language_to_json(const struct language *l)
 		cJSON_AddItemToArray(aliases, cJSON_CreateString(l->aliases.v[j]));
 	if (l->note)
 		cJSON_AddStringToObject(r, "note", l->note);
+	if (l->sample)
+		cJSON_AddStringToObject(r, "sample", l->sample);
 	return r;
 }
 

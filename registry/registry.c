@@ -189,6 +189,7 @@ static bool parse_version(const cJSON *o, const char *what, struct registry *r, 
 	l->image = xstrdup(image);
 	l->file = xstrdup(base->file);
 	l->note = note ? xstrdup(note) : NULL;
+	l->sample = base->sample ? xstrdup(base->sample) : NULL;
 	strv_copy(&l->compile, &base->compile);
 	strv_copy(&l->run, &base->run);
 	strv_copy(&l->env, &base->env);
@@ -228,7 +229,7 @@ static bool parse_language(const cJSON *o, const char *what, struct registry *r,
 {
 	static const char *const known[] = {"name", "aliases", "version", "image", "file", "compile",
 		"compileTimeMs", "run", "env", "limits", "minMemoryBytes", "agent", "preload", "kernel",
-		"note", "versions", "piston", NULL};
+		"note", "versions", "piston", "sample", "later", NULL};
 	struct language *l = &r->langs[r->n];
 	const char *s;
 	char name[128];
@@ -282,6 +283,15 @@ static bool parse_language(const cJSON *o, const char *what, struct registry *r,
 	if (note && (!json_string(note, "note", &s, f) || !s[0] || strlen(s) > 400))
 		return f->code ? false : fail(f, E_INVALID_VALUE, "%s: note must be 1-400 characters", name);
 	l->note = note ? xstrdup(s) : NULL;
+	const cJSON *sample = cJSON_GetObjectItemCaseSensitive(o, "sample");
+	if (sample && (!json_string(sample, "sample", &s, f) || !s[0] || strlen(s) > 4000))
+		return f->code ? false : fail(f, E_INVALID_VALUE, "%s: sample must be 1-4000 characters", name);
+	l->sample = sample ? xstrdup(s) : NULL;
+	/* later: its image is built after the pool starts (the Makefile's
+	 * IMAGES_LATER reads it); nothing here acts on it. */
+	const cJSON *later = cJSON_GetObjectItemCaseSensitive(o, "later");
+	if (later && !cJSON_IsBool(later))
+		return fail(f, E_INVALID_VALUE, "%s: later must be true or false", name);
 	if (!json_strings(cJSON_GetObjectItemCaseSensitive(o, "run"), "run", 64, &l->run, f))
 		return false;
 	if (l->run.n == 0)
@@ -468,6 +478,7 @@ void registry_free(struct registry *r)
 		free(l->full_version);
 		free(l->file);
 		free(l->note);
+		free(l->sample);
 		strv_free(&l->compile);
 		strv_free(&l->run);
 		strv_free(&l->env);

@@ -31,6 +31,8 @@ struct language {
 	char *full_version; /* found in the image, e.g. "3.11.2"; else = version */
 	char *file;         /* entry file name for "code" */
 	char *note;         /* what a user should know, shown by /runtimes; or NULL */
+	char *sample;       /* a hello-world program: /runtimes shows it, the
+			       playground starts from it; or NULL */
 	struct strv compile; /* argv template of the compile step; empty if none */
 	struct strv run;    /* argv template; see spec.c for the placeholders */
 	struct strv env;    /* "KEY=value" */

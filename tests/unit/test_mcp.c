@@ -252,9 +252,9 @@ UNIT_TEST(test_mcp)
 	is_str(text_of(o, 0), "Out: 42", "mcp: a cell's value is its Out:");
 	cJSON_Delete(o);
 
-	cJSON *e = cJSON_Parse("{\"error\":{\"code\":\"unknown_language\",\"message\":\"no language cobol\"}}");
+	cJSON *e = cJSON_Parse("{\"error\":{\"code\":\"unknown_language\",\"message\":\"no language intercal\"}}");
 	o = mcp_tool_error(e);
-	is_str(text_of(o, 0), "unknown_language: no language cobol", "mcp: a refusal is said as code: message");
+	is_str(text_of(o, 0), "unknown_language: no language intercal", "mcp: a refusal is said as code: message");
 	ok(cJSON_IsTrue(at(o, "isError")), "mcp: and is an error");
 	cJSON_Delete(o);
 	cJSON_Delete(e);

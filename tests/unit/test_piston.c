@@ -124,10 +124,10 @@ static void versions(void)
 		E_UNKNOWN_VERSION, "python-^3.15 runtime is unknown", "a range past ours");
 	refused("{\"language\":\"python\",\"version\":\"3.12\",\"files\":[{\"content\":\"1\"}]}",
 		E_UNKNOWN_VERSION, "python-3.12 runtime is unknown", "a version between ours");
-	refused("{\"language\":\"cobol\",\"version\":\"3\",\"files\":[{\"content\":\"1\"}]}",
-		E_UNKNOWN_LANGUAGE, "cobol-3 runtime is unknown", "an unknown language");
-	refused("{\"language\":\"cobol\",\"files\":[{\"content\":\"1\"}]}",
-		E_UNKNOWN_LANGUAGE, "cobol-* runtime is unknown", "an unknown language, no version");
+	refused("{\"language\":\"intercal\",\"version\":\"3\",\"files\":[{\"content\":\"1\"}]}",
+		E_UNKNOWN_LANGUAGE, "intercal-3 runtime is unknown", "an unknown language");
+	refused("{\"language\":\"intercal\",\"files\":[{\"content\":\"1\"}]}",
+		E_UNKNOWN_LANGUAGE, "intercal-* runtime is unknown", "an unknown language, no version");
 }
 
 static void names(void)
@@ -218,7 +218,7 @@ static void checks(void)
 		"files[1].content is required as a string", "a null file");
 	refused("{\"language\":\"python\",\"files\":[{\"content\":1}]}", E_INVALID_TYPE,
 		"files[0].content is required as a string", "a number as content");
-	refused("{\"language\":\"cobol\",\"files\":[{\"content\":1}]}", E_INVALID_TYPE,
+	refused("{\"language\":\"intercal\",\"files\":[{\"content\":1}]}", E_INVALID_TYPE,
 		"files[0].content is required as a string", "content checked before the runtime (Piston's order)");
 	refused("{\"language\":\"python\",\"version\":\"*\",\"files\":[]}", E_EMPTY_CODE,
 		"files must include at least one utf8 encoded file", "files []");

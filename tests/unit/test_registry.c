@@ -172,7 +172,7 @@ UNIT_TEST(test_registry)
 	ok(registry_find(&r, "python", "3", &f) == l, "registry: version pin 3 matches");
 	ok(!registry_find(&r, "python", "3.1", &f) && f.code == E_UNKNOWN_VERSION,
 	   "registry: pin 3.1 does not match 3.11.2");
-	ok(!registry_find(&r, "cobol", NULL, &f) && f.code == E_UNKNOWN_LANGUAGE,
+	ok(!registry_find(&r, "intercal", NULL, &f) && f.code == E_UNKNOWN_LANGUAGE,
 	   "registry: unknown language");
 	const struct language *slim = registry_find(&r, "python-slim", NULL, &f);
 	ok(slim && slim->image_id == NULL, "registry: image not in the lock has no ID (cannot run)");
@@ -191,6 +191,18 @@ UNIT_TEST(test_registry)
 	registry_free(&r);
 	ok(!reg_from(LANG("    note: \"\"\n"), NULL, &r, err, sizeof err) && strstr(err, "note"),
 	   "registry: an empty note is refused (%s)", err);
+	registry_free(&r);
+	ok(reg_from(LANG("    sample: |\n      print(\"hello\")\n      print(2)\n    later: true\n"
+			 "    versions: [{version: \"3.14\", image: p}]\n"), NULL, &r, err, sizeof err) &&
+	   r.n == 2 && !strcmp(r.langs[0].sample, "print(\"hello\")\nprint(2)\n") &&
+	   !strcmp(r.langs[1].sample, r.langs[0].sample),
+	   "registry: a sample is kept as written, for every version; later is read (%s)", err);
+	registry_free(&r);
+	ok(!reg_from(LANG("    sample: \"\"\n"), NULL, &r, err, sizeof err) && strstr(err, "sample"),
+	   "registry: an empty sample is refused (%s)", err);
+	registry_free(&r);
+	ok(!reg_from(LANG("    later: yes please\n"), NULL, &r, err, sizeof err) && strstr(err, "later"),
+	   "registry: later is true or false (%s)", err);
 	registry_free(&r);
 
 	ok(reg_from(LANG(""), NULL, &r, err, sizeof err), "registry: minimal entry loads (%s)", err);

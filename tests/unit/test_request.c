@@ -189,7 +189,7 @@ UNIT_TEST(test_request)
 		refused(big.data, 400, "too_many", "60000 values: refused before parsing");
 		buf_free(&big);
 	}
-	refused("{\"language\":\"cobol\",\"code\":\"1\"}", 404, "unknown_language", "unknown language");
+	refused("{\"language\":\"intercal\",\"code\":\"1\"}", 404, "unknown_language", "unknown language");
 	refused("{\"language\":\"python\",\"version\":\"2.7\",\"code\":\"1\"}", 404, "unknown_version",
 		"unknown version");
 	refused("{\"language\":\"python\",\"code\":\"a\\u0000b\"}", 400, "invalid_value", "NUL in code");
