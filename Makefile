@@ -177,13 +177,15 @@ SETUP_OPTIONS ?=
 setup:
 	bash deploy/setup.sh $(SETUP_OPTIONS)
 
-# Images. `make run` builds each language's default version at once and
-# the versions beside them (registry.yaml's `versions`) in the background
-# after the pool has started (deploy/images/later.sh: the pool reloads when
+# Images. `make run` builds the most used languages' default versions at
+# once, and in the background after the pool has started the versions
+# beside them (registry.yaml's `versions`) and the languages marked
+# `later: true` (deploy/images/later.sh: the pool reloads when
 # they are in; a request for one before is 503 image_not_built with
 # Retry-After). `make test` builds every image before it tests
 # (IMAGES_LATER= empty). Every build holds the one build lock.
-IMAGES_LATER ?= $(shell sed -n 's/^ *- {version: "[^"]*", image: \([a-z0-9.-]*\).*/\1/p' registry/registry.yaml)
+IMAGES_LATER ?= $(shell awk '/^  - name:/ { image = "" } /^    image:/ { image = $$2 } /^    later: true/ { print image } \
+			    /^ *- {version: "[^"]*", image: / { sub(/.*image: /, ""); sub(/[,}].*/, ""); print }' registry/registry.yaml)
 IMAGES_NOW   := $(filter-out $(IMAGES_LATER),$(basename $(notdir $(wildcard deploy/images/*.recipe))))
 BUILD_LOCK   := $${ISOBOX_STATE:-/var/lib/isobox}/images.build.lock
 

@@ -34,7 +34,7 @@ means choosing its shard here.
 SHARDS = {
     "A": ["test_pool.py", "test_volumes.py", "test_memory.py", "test_logs.py", "test_cluster.py",
           "test_cluster_queue.py", "test_webservers.py", "test_slow_clients.py", "test_api_docs.py",
-          "test_demo.py"],
+          "test_demo.py", "test_language_checks.py"],
     "B": ["test_languages.py", "test_warm.py", "test_clients.py", "test_sessions.py", "test_attacks_warm.py",
           "test_attacks_steps.py", "test_attacks_sessions.py", "test_attacks_kernel.py", "test_versions.py",
           "test_attacks_stream.py"],

@@ -8,6 +8,7 @@ boot, about 2.9 CPU-s of this 2-core host for a python hello, and the
 suite's time is the sum of its boots (docs/PERFORMANCE.md, the suite)."""
 import pytest
 
+import language_programs
 from conftest import OTHER_VERSIONS, execute, request
 
 # name: the files (the first is the entry point) of a program that prints
@@ -123,9 +124,11 @@ COMPILE_ERRORS = {
     "typescript": ("const x: number = ;", "error TS1109: Expression expected."),
 }
 
-COMPILED = set(COMPILE_ERRORS)
+# The languages whose programs are files (language_programs.py) compile
+# errors in their session test (test_language_checks.py), not here.
+COMPILED = set(COMPILE_ERRORS) | language_programs.COMPILED
 
-EVERY = [(name, None) for name in sorted(PROGRAMS)] + OTHER_VERSIONS
+EVERY = [(name, None) for name in sorted(PROGRAMS) + language_programs.LANGUAGES] + OTHER_VERSIONS
 
 
 def label(case):
@@ -154,12 +157,16 @@ def run(language, code=None, files=None, version=None, **extra):
 @pytest.mark.parametrize("case", EVERY, ids=label)
 def test_a_program_gets_its_stdin_args_and_files_and_ends_as_it_says(case):
     language, version = case
-    files = PROGRAMS[language] + [("data.txt", "first line\nsecond\n")]
-    result = run(language, files=files, version=version, stdin="from stdin\n", args=["a b", "c"])
+    if language in PROGRAMS:
+        files, want = PROGRAMS[language], language_programs.CONTRACT
+    else:
+        files, want = language_programs.contract(language)
+    files = files + [("data.txt", "first line\nsecond\n")]
+    result = run(language, files=files, version=version, stdin=want["stdin"], args=want["args"])
     assert ("compile" in result) == (language in COMPILED), result
-    assert result["run"]["stdout"] == "hello\nfrom stdin a b c\nfirst line\n42\n", result
-    assert result["run"]["stderr"] == "oops\n", result
-    assert result["run"]["exitCode"] == 3 and result["run"]["timedOut"] is False, result
+    assert result["run"]["stdout"] == want["stdout"], result
+    assert result["run"]["stderr"] == want["stderr"], result
+    assert result["run"]["exitCode"] == want["exitCode"] and result["run"]["timedOut"] is False, result
 
 
 @pytest.mark.parametrize("case", [c for c in EVERY if c[0] in COMPILE_ERRORS], ids=label)
@@ -280,7 +287,7 @@ def test_compile_oom_is_reported_on_the_compile():
     assert "run" not in result
 
 
-@pytest.mark.parametrize("language", sorted(COMPILED))
+@pytest.mark.parametrize("language", sorted(COMPILE_ERRORS))
 def test_too_little_memory_is_raised_to_what_the_compiler_needs(language):
     """Below its least memory a compiler thrashes until the compile time runs
     out (rustc at 96 MiB, tsc at 128: 20 s, nothing said). A request for the
@@ -306,13 +313,18 @@ def test_every_version_is_tested():
 
 
 def test_runtimes_lists_every_language_with_real_versions():
+    """Every language the registry has is built and tested here: one that
+    lacks a program (PROGRAMS or programs/NAME/) fails this test."""
     status, _, body = request("GET", "/runtimes")
     assert status == 200
     by_name = {r["language"]: r for r in body["runtimes"] if r["default"]}
-    assert set(PROGRAMS) | {"python-slim"} <= set(by_name)
-    for name in PROGRAMS:
-        assert by_name[name]["available"] is True, name
-        assert by_name[name]["version"][0].isdigit(), by_name[name]
+    assert set(PROGRAMS) | set(language_programs.LANGUAGES) | {"python-slim"} == set(by_name)
+    for name, r in by_name.items():
+        assert r["available"] is True, name
+        assert r["version"][0].isdigit(), r
+        assert r["sample"].strip(), r  # the playground starts from it
+        # A compiled language has a compile error to show (COMPILED).
+        assert ("compileTimeMs" in r["limits"]) == (name in COMPILED), r
     aliases = {a: r["language"] for r in body["runtimes"] for a in r["aliases"]}
     for alias, name in [("js", "javascript"), ("node", "javascript"), ("ts", "typescript"),
                         ("rb", "ruby"), ("golang", "go"), ("rs", "rust"), ("c++", "cpp"),

@@ -215,7 +215,7 @@ def test_the_protocol_by_hand():
                          for n in notes), events
     assert "".join(n["params"]["message"] for n in notes) == "a\nb\n", events
     assert last["id"] == 7 and last["result"]["content"][0]["text"] == "a\nb\n", last
-    run["params"]["arguments"]["language"] = "cobol-85"
+    run["params"]["arguments"]["language"] = "intercal-72"
     status, headers, body = rpc(run)
     assert status == 200 and headers["Content-Type"].startswith("application/json"), headers
     assert body["result"]["structuredContent"]["error"]["code"] == "unknown_language", body

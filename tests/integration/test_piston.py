@@ -138,10 +138,10 @@ def test_piston_unmatched_version_is_piston_400(version):
 
 
 def test_piston_unknown_language_is_piston_400():
-    refused({"language": "cobol", "version": "*", "files": [{"content": "x"}]},
-            400, "unknown_language", "cobol-* runtime is unknown")
-    refused({"language": "cobol", "version": "1.0.0", "files": [{"content": "x"}]},
-            400, "unknown_language", "cobol-1.0.0 runtime is unknown")
+    refused({"language": "intercal", "version": "*", "files": [{"content": "x"}]},
+            400, "unknown_language", "intercal-* runtime is unknown")
+    refused({"language": "intercal", "version": "1.0.0", "files": [{"content": "x"}]},
+            400, "unknown_language", "intercal-1.0.0 runtime is unknown")
 
 
 # --- names and aliases --------------------------------------------------------
@@ -368,7 +368,7 @@ out.runtimes = (await client.runtimes()).map((r) => r.language);
 out.execute = await client.execute("python", "import sys\\nprint(input(), sys.argv[1:])", {stdin: "hi"});
 out.alias = await client.execute("py", "print(6 * 7)");
 out.cpp = await client.execute("c++", "#include <cstdio>\\nint main() { std::puts(\\"c++\\"); }");
-out.unknown = await client.execute("cobol", "DISPLAY 'HI'.");
+out.unknown = await client.execute("intercal", "PLEASE READ OUT #1");
 console.log(JSON.stringify(out));
 """
 
@@ -433,7 +433,7 @@ def test_piston_client_runs_code_with_accept_text_plain(piston_client, text_plai
     assert got["alias"]["run"]["stdout"] == "42\n", got["alias"]
     assert got["cpp"]["language"] == "c++" and got["cpp"]["compile"]["code"] == 0, got["cpp"]
     assert got["cpp"]["run"]["stdout"] == "c++\n"
-    assert got["unknown"]["message"] == "cobol-* runtime is unknown", got["unknown"]
+    assert got["unknown"]["message"] == "intercal-* runtime is unknown", got["unknown"]
     # Only the Piston route reads text/plain.
     status, _, raw = raw_request("POST", "/execute", json.dumps({"language": "python", "code": "print(1)"}).encode(),
                                  {"Content-Type": "text/plain"})

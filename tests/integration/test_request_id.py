@@ -89,7 +89,7 @@ def test_an_error_says_its_id_in_the_body_too():
     assert body["error"]["requestId"] == headers["X-Request-Id"]
     # Piston's shape keeps its "message" beside it.
     status, headers, raw = raw_request("POST", "/api/v2/execute",
-                                       json.dumps({"language": "cobol", "version": "*", "files": [{"content": ""}]}),
+                                       json.dumps({"language": "intercal", "version": "*", "files": [{"content": ""}]}),
                                        {"Content-Type": "application/json"})
     body = json.loads(raw)
     assert status >= 400 and body["message"] and body["error"]["requestId"] == headers["X-Request-Id"], body
@@ -118,7 +118,7 @@ def test_a_run_has_one_line_in_the_log_with_what_it_was_and_how_it_ended():
     line = request_line(rid)
     assert line["timed_out"] == "true" and line["exit"] == str(result["run"]["exitCode"]), line
     rid = fresh_id("refused")
-    status, _, _ = run("", rid, language="cobol")
+    status, _, _ = run("", rid, language="intercal")
     line = request_line(rid)
     assert status == 404 and line["status"] == "404" and line["error"] == "unknown_language", line
     assert "sandbox" not in line and "exit" not in line, line

@@ -7,6 +7,7 @@ import concurrent.futures
 import json
 import re
 
+import language_programs
 import streaming
 from conftest import URL, execute
 
@@ -37,14 +38,19 @@ SPACED = {
              ' for (int i = 0; i < 3; i++) { System.out.print("line " + i + "\\n"); Thread.sleep(1000); } } }'),
 }
 
+SPACED.update({n: language_programs.program(n, "spaced") for n in language_programs.LANGUAGES
+               if "notSpaced" not in language_programs.checks(n)})
+
 
 def arrivals(evs, name="stdout"):
-    """[(arrival time, line)] of each line as its event arrived."""
-    out = []
+    """[(arrival time, line)] of each line, as of the event that ended it
+    (an unbuffered runtime may write a line in pieces: OCaml's)."""
+    out, part = [], ""
     for t, n, d in evs:
         if n == name:
-            out += [(t, line) for line in streaming.chunk_bytes(d).decode().splitlines()]
-    return out
+            *done, part = (part + streaming.chunk_bytes(d).decode()).split("\n")
+            out += [(t, line) for line in done]
+    return out + ([(evs[-1][0], part)] if part else [])
 
 
 def streamed_lines(language):

@@ -65,7 +65,7 @@ def test_bad_requests_are_clear_errors():
         ({"language": "python", "limits": {"wallTimeMs": 1000}}, 400, "invalid_request"),
         ({"language": "python", "type": "repl"}, 400, "invalid_value"),
         ({"language": "bash", "type": "kernel"}, 400, "invalid_value"),
-        ({"language": "cobol"}, 404, "unknown_language"),
+        ({"language": "intercal"}, 404, "unknown_language"),
         ({"language": "python", "idleTimeoutMs": 10}, 400, "invalid_value"),
         ({"language": "python", "maxLifetimeMs": 10**12}, 400, "invalid_value"),
         ({"language": "python", "secret": 1}, 400, "unknown_field"),

@@ -1,0 +1,4 @@
+procedure Main is
+begin
+   Undefined_Name;
+end Main;

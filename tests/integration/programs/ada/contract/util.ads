@@ -1,0 +1,3 @@
+package Util is
+   function Twice (X : Integer) return Integer;
+end Util;

@@ -1,0 +1,4 @@
+procedure Main is
+begin
+   raise Constraint_Error with "boom";
+end Main;

@@ -1,0 +1,6 @@
+procedure Main is
+begin
+   loop
+      null;
+   end loop;
+end Main;

@@ -1,0 +1,5 @@
+global twice
+section .text
+twice:
+    lea rax, [rdi + rdi]
+    ret

@@ -1,0 +1,4 @@
+global _start
+section .text
+_start:
+    jmp _start

@@ -1,0 +1,1 @@
+function twice(x) { return 2 * x }

@@ -1,0 +1,1 @@
+BEGIN { x = 0; print 1 / x }

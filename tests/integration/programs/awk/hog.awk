@@ -1,0 +1,1 @@
+BEGIN { s = "x"; while (1) s = s s }

@@ -1,0 +1,7 @@
+(load (merge-pathnames "util.lisp" *load-truename*))
+(format t "hello~%")
+(format t "~{~a~^ ~}~%" (cons (read-line) (cdr sb-ext:*posix-argv*)))
+(with-open-file (f "data.txt") (format t "~a~%" (read-line f)))
+(format t "~a~%" (twice 21))
+(format *error-output* "oops~%")
+(sb-ext:exit :code 3)

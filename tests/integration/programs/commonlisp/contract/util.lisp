@@ -1,0 +1,1 @@
+(defun twice (x) (* 2 x))

@@ -1,0 +1,1 @@
+(dotimes (i 3) (format t "line ~a~%" i) (sleep 1))

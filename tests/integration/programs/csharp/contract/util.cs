@@ -1,0 +1,1 @@
+static class Util { public static int Twice(int x) { return 2 * x; } }

@@ -1,0 +1,2 @@
+module util;
+int twice(int x) { return 2 * x; }

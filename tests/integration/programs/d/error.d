@@ -1,0 +1,3 @@
+void main() {
+    throw new Exception("boom");
+}

@@ -1,0 +1,8 @@
+Code.require_file("util.exs", __DIR__)
+IO.puts("hello")
+line = IO.gets("") |> String.trim()
+IO.puts(Enum.join([line | System.argv()], " "))
+IO.puts(File.read!("data.txt") |> String.split("\n") |> hd())
+IO.puts(Util.twice(21))
+IO.puts(:stderr, "oops")
+System.halt(3)

@@ -1,0 +1,3 @@
+defmodule Util do
+  def twice(x), do: 2 * x
+end

@@ -1,0 +1,3 @@
+-module(main).
+-export([main/1]).
+main(_) -> erlang:error(boom).

@@ -1,0 +1,4 @@
+program p
+  implicit none
+  print *, undefined_name
+end program p

@@ -1,0 +1,4 @@
+integer function twice(x)
+  integer :: x
+  twice = 2 * x
+end function twice

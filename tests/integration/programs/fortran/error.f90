@@ -1,0 +1,3 @@
+program p
+  error stop 'boom'
+end program p

@@ -1,0 +1,3 @@
+module Util (twice) where
+twice :: Int -> Int
+twice x = 2 * x

@@ -1,0 +1,3 @@
+import Control.Monad
+main :: IO ()
+main = forever (return ())

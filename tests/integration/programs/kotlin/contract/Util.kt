@@ -1,0 +1,1 @@
+fun twice(x: Int) = 2 * x

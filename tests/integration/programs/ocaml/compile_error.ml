@@ -1,0 +1,1 @@
+let () = undefined_name ()

@@ -1,0 +1,1 @@
+let twice x = 2 * x

@@ -1,0 +1,4 @@
+program p;
+begin
+  undefined_name;
+end.

@@ -1,0 +1,1 @@
+twice(X, Y) :- Y is 2 * X.

@@ -1,0 +1,2 @@
+:- initialization(main, main).
+main :- X is 1 / 0, writeln(X).

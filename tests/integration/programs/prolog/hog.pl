@@ -1,0 +1,2 @@
+:- initialization(main, main).
+main :- numlist(1, 100000000, L), sum_list(L, S), writeln(S).

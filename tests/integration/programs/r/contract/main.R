@@ -1,0 +1,8 @@
+source("util.R")
+cat("hello\n")
+line <- readLines(file("stdin"), n = 1)
+cat(paste(c(line, commandArgs(trailingOnly = TRUE)), collapse = " "), "\n", sep = "")
+cat(readLines("data.txt", n = 1), "\n", sep = "")
+cat(twice(21), "\n", sep = "")
+write("oops", stderr())
+quit(status = 3)

@@ -1,0 +1,1 @@
+twice <- function(x) 2 * x

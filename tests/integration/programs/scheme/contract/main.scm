@@ -1,0 +1,8 @@
+(add-to-load-path (dirname (current-filename)))
+(use-modules (util) (ice-9 rdelim))
+(display "hello") (newline)
+(display (string-join (cons (read-line) (cdr (command-line))) " ")) (newline)
+(display (call-with-input-file "data.txt" read-line)) (newline)
+(display (twice 21)) (newline)
+(display "oops\n" (current-error-port))
+(exit 3)

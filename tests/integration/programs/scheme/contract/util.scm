@@ -1,0 +1,2 @@
+(define-module (util) #:export (twice))
+(define (twice x) (* 2 x))

@@ -1,0 +1,1 @@
+proc twice {x} { return [expr {2 * $x}] }

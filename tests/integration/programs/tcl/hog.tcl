@@ -1,0 +1,2 @@
+set s x
+while 1 { append s $s }
