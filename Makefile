@@ -75,7 +75,7 @@ FUZZ_CFLAGS  := -std=c11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,
 
 export PORT POOL PREFIX
 
-.PHONY: FORCE all deps check check-unprivileged no-docker-steps unit asan asan-test fuzz agent-test setup images images-later images-pins install egress start run stop cluster cluster-stop test integration audit clean
+.PHONY: FORCE all deps docs check check-unprivileged no-docker-steps unit asan asan-test fuzz agent-test setup images images-later images-pins install egress start run stop cluster cluster-stop test integration audit clean
 
 all: bin/isobox-fcgi bin/isobox-agent bin/isobox-volumed bin/isobox-runc
 
@@ -123,6 +123,12 @@ unit: bin/unit-tests
 
 check: unit all
 	python3 tests/layers.py
+	python3 tests/languages_doc.py check
+
+# The docs' lists of languages, from registry/registry.yaml (make check
+# fails when they are stale).
+docs:
+	python3 tests/languages_doc.py write
 
 # `make check` as a user who is not root, in a copy of the tracked tree:
 # proves that building and the unit tests need no root, docker or apt.
