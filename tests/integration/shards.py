@@ -43,7 +43,7 @@ SHARDS = {
           "test_runtime_behaviour.py", "test_playground.py", "test_execute.py",
           "test_mcp.py", "test_container_spec.py", "test_stream.py", "test_sandbox_inside.py",
           "test_attacks_limits.py", "test_outputs.py", "test_tenants.py", "test_web_errors.py",
-          "test_attacks_requests.py", "test_attacks_egress.py"],
+          "test_attacks_requests.py", "test_attacks_egress.py", "test_attacks_families.py"],
 }
 _LISTED = [m for modules in SHARDS.values() for m in modules]
 assert len(_LISTED) == len(set(_LISTED)), "a module in two shards"
