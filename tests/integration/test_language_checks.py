@@ -1,12 +1,12 @@
 """What every language whose programs are files (language_programs.py)
 must show besides its contract (test_languages) and its live lines
 (test_runtime_behaviour): a runtime error through Piston's route by
-Piston's name for it; a session of it (hello world from the registry's
+Piston's name for it, and a session of it: hello world from the registry's
 sample, a compile error or a runtime error, a program that the step's wall
-time stops, and the session still answering after); and its memory limit,
-holding against a program that takes memory until it is stopped.
+time stops (the session answering after), and last a program that takes
+memory until the session's limit stops it.
 
-Each check is one sandbox per language (the session one boot for its three
+Each test is one sandbox per language (the session one boot for its four
 steps): with some thirty languages a boot is the unit of this module's time."""
 import pytest
 
@@ -57,11 +57,16 @@ def test_a_runtime_error_through_piston_by_pistons_name(language):
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
-def test_a_session_runs_hello_an_error_and_a_stopped_loop(language):
-    sample = runtimes()["ours"][language]["sample"]
-    s = create(language=language)
+def test_a_session_runs_hello_an_error_a_stopped_loop_and_a_memory_hog(language):
+    """The hog goes last: killed at the session's memory (oomKilled), it
+    ends the session, which says why; a runtime that stops itself at a
+    ceiling of its own within that memory (the JVM's heap, SBCL's dynamic
+    space) says so on stderr, and the session lives on."""
+    lang = runtimes()["ours"][language]
+    memory = max(lang.get("minMemoryBytes", 0), 256 << 20)
+    s = create(language=language, limits={"memoryBytes": memory})
     try:
-        hello = step_ok(s["id"], sample, limits={"wallTimeMs": 60000})
+        hello = step_ok(s["id"], lang["sample"], limits={"wallTimeMs": 60000})
         assert hello["run"]["exitCode"] == 0 and hello["run"]["stdout"].startswith("hello from"), hello
         if language in language_programs.COMPILED:
             broken = step_ok(s["id"], language_programs.program(language, "compile_error"))
@@ -74,25 +79,17 @@ def test_a_session_runs_hello_an_error_and_a_stopped_loop(language):
                                  failed["run"]["stderr"])
         looped = step_ok(s["id"], language_programs.program(language, "loop"), limits={"wallTimeMs": 2000})
         assert looped["run"]["timedOut"] is True and looped["run"]["exitCode"] == 137, looped
-        # The session lives on after its step was stopped.
         status, _, got = request("GET", f"/v1/sessions/{s['id']}")
         assert status == 200 and got["steps"] == 3, got
+
+        hog = step_ok(s["id"], language_programs.program(language, "hog"), limits={"wallTimeMs": 20000})["run"]
+        assert hog["timedOut"] is False and hog["exitCode"] != 0, (language, hog)
+        status, _, got = request("GET", f"/v1/sessions/{s['id']}")
+        if hog["oomKilled"]:
+            assert status == 410 and "ran out of memory" in got["error"]["message"], got
+        else:
+            memory_error = language_programs.checks(language).get("memoryError")
+            assert memory_error and memory_error in hog["stderr"], (language, hog)
+            assert status == 200, got
     finally:
         delete(s["id"])
-
-
-@pytest.mark.parametrize("language", LANGUAGES)
-def test_the_memory_limit_holds(language):
-    """A program that takes memory until it is stopped is killed at the
-    limit (oomKilled), or its runtime stops it at a ceiling of its own
-    that fits in the limit (the JVM's heap, SBCL's dynamic space): either
-    way the run ends, non-zero, within its wall time."""
-    least = runtimes()["ours"][language].get("minMemoryBytes", 0)
-    status, result = execute({"language": language, "code": language_programs.program(language, "hog"),
-                              "limits": {"memoryBytes": max(least, 128 << 20), "wallTimeMs": 20000}},
-                             timeout=120)
-    assert status == 200, result
-    run = result["run"]
-    assert run["timedOut"] is False and run["exitCode"] != 0, (language, run)
-    memory_error = language_programs.checks(language).get("memoryError")
-    assert run["oomKilled"] or (memory_error and memory_error in run["stderr"]), (language, run)

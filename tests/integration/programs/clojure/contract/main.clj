@@ -1,0 +1,7 @@
+(load-file "util.clj")
+(println "hello")
+(println (clojure.string/join " " (cons (clojure.string/trim (read-line)) *command-line-args*)))
+(println (first (clojure.string/split-lines (slurp "data.txt"))))
+(println (util/twice 21))
+(binding [*out* *err*] (println "oops"))
+(System/exit 3)

@@ -1,0 +1,2 @@
+(ns util)
+(defn twice [x] (* 2 x))

@@ -1,0 +1,1 @@
+(loop [l ()] (recur (conj l (byte-array 1000000))))

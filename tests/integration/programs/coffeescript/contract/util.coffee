@@ -1,0 +1,1 @@
+exports.twice = (x) -> 2 * x

@@ -1,0 +1,3 @@
+l = []
+loop
+  l.push Buffer.alloc 1000000, 1

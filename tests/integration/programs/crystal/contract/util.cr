@@ -1,0 +1,3 @@
+def twice(x)
+  2 * x
+end

@@ -1,0 +1,4 @@
+3.times do |i|
+  puts "line #{i}"
+  sleep 1.second
+end

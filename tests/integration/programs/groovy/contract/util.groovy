@@ -1,0 +1,1 @@
+def twice(x) { 2 * x }

@@ -1,0 +1,2 @@
+def l = []
+while (true) l << new byte[1000000]

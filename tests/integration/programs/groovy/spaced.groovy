@@ -1,0 +1,4 @@
+3.times { i ->
+    println "line $i"
+    sleep 1000
+}

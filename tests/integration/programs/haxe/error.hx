@@ -1,0 +1,5 @@
+class Main {
+    static function main() {
+        throw "boom";
+    }
+}

@@ -1,0 +1,8 @@
+class Main {
+    static function main() {
+        for (i in 0...3) {
+            Sys.println("line " + i);
+            Sys.sleep(1);
+        }
+    }
+}

@@ -1,0 +1,10 @@
+printf("hello\n");
+line = strtrim(fgetl(stdin));
+args = argv();
+printf("%s\n", strjoin([{line}, args(:)'], " "));
+f = fopen("data.txt");
+printf("%s\n", fgetl(f));
+fclose(f);
+printf("%d\n", twice(21));
+fprintf(stderr, "oops\n");
+exit(3);

@@ -1,0 +1,3 @@
+#lang racket
+(provide twice)
+(define (twice x) (* 2 x))

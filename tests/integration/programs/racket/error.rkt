@@ -1,0 +1,2 @@
+#lang racket
+(error "boom")

@@ -1,0 +1,2 @@
+unit module Util;
+sub twice($x) is export { 2 * $x }

@@ -1,0 +1,4 @@
+for ^3 -> $i {
+    say "line $i";
+    sleep 1;
+}

@@ -1,0 +1,3 @@
+object Util {
+  def twice(x: Int): Int = 2 * x
+}

@@ -1,0 +1,5 @@
+object Main {
+  def main(args: Array[String]): Unit = {
+    throw new RuntimeException("boom")
+  }
+}
