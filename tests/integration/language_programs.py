@@ -23,6 +23,8 @@ of its own in the test modules."""
 import json
 import os
 
+from conftest import request
+
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs")
 CONTRACT = {"stdin": "from stdin\n", "args": ["a b", "c"], "stdout": "hello\nfrom stdin a b c\nfirst line\n42\n",
             "stderr": "oops\n", "exitCode": 3}
@@ -61,3 +63,27 @@ def program(language, kind):
 
 LANGUAGES = languages()
 COMPILED = {n for n in LANGUAGES if program(n, "compile_error") is not None}
+_RUNTIMES = {}
+
+
+def runtimes():
+    """GET /runtimes by language (the defaults), and Piston's by our names."""
+    if not _RUNTIMES:
+        status, _, body = request("GET", "/runtimes")
+        assert status == 200, body
+        _RUNTIMES["ours"] = {r["language"]: r for r in body["runtimes"] if r["default"]}
+        status, _, body = request("GET", "/api/v2/runtimes")
+        assert status == 200, body
+        _RUNTIMES["piston"] = {name: r["language"] for r in body for name in [r["language"], *r["aliases"]]}
+    return _RUNTIMES
+
+
+def assert_runtime_error(language, code, signal, err):
+    """A phase's exit code, signal and stderr, as checks.json says: a
+    non-zero exit (or the one it names) and the error on stderr, or a signal."""
+    want = checks(language)
+    if "errorSignal" in want:
+        assert signal == want["errorSignal"], (language, code, signal, err)
+        return
+    assert code == want.get("errorExit", code) and (code != 0 or "errorExit" in want), (language, code, err)
+    assert want["error"] in err, (language, err)

@@ -1,7 +1,7 @@
 """What every language whose programs are files (language_programs.py)
-must show besides its contract (test_languages) and its live lines
-(test_runtime_behaviour): a runtime error through Piston's route by
-Piston's name for it, and a session of it: hello world from the registry's
+must show besides its contract (test_languages), its live lines
+(test_runtime_behaviour) and a runtime error through Piston's route by
+Piston's name (test_piston): a session of it: hello world from the registry's
 sample, a compile error or a runtime error, a program that the step's wall
 time stops (the session answering after), and last a program that takes
 memory until the session's limit stops it.
@@ -11,49 +11,11 @@ steps): with some thirty languages a boot is the unit of this module's time."""
 import pytest
 
 import language_programs
-from conftest import execute, request
+from conftest import request
 from sessions_util import create, delete, step_ok
 
 LANGUAGES = language_programs.LANGUAGES
-_RUNTIMES = {}
-
-
-def runtimes():
-    """GET /runtimes by language (the defaults), and Piston's by our names."""
-    if not _RUNTIMES:
-        status, _, body = request("GET", "/runtimes")
-        assert status == 200, body
-        _RUNTIMES["ours"] = {r["language"]: r for r in body["runtimes"] if r["default"]}
-        status, _, body = request("GET", "/api/v2/runtimes")
-        assert status == 200, body
-        _RUNTIMES["piston"] = {name: r["language"] for r in body for name in [r["language"], *r["aliases"]]}
-    return _RUNTIMES
-
-
-def assert_runtime_error(language, code, signal, err):
-    """A phase's exit code, signal and stderr, as checks.json says: a
-    non-zero exit (or the one it names) and the error on stderr, or a signal."""
-    want = language_programs.checks(language)
-    if "errorSignal" in want:
-        assert signal == want["errorSignal"], (language, code, signal, err)
-        return
-    assert code == want.get("errorExit", code) and (code != 0 or "errorExit" in want), (language, code, err)
-    assert want["error"] in err, (language, err)
-
-
-@pytest.mark.parametrize("language", LANGUAGES)
-def test_a_runtime_error_through_piston_by_pistons_name(language):
-    """Piston's own name for the language (`sqlite3`, `lisp`, `nasm64`,
-    `rscript`...) finds it; the error's stderr and exit come back as
-    Piston's client reads them."""
-    name = runtimes()["piston"][language]
-    code = language_programs.program(language, "error")
-    status, _, got = request("POST", "/api/v2/execute",
-                             {"language": name, "version": "*", "files": [{"content": code}]})
-    assert status == 200, got
-    assert got["language"] == name, got
-    assert "compile" not in got or got["compile"]["code"] == 0, got
-    assert_runtime_error(language, got["run"]["code"], got["run"]["signal"], got["run"]["stderr"])
+runtimes, assert_runtime_error = language_programs.runtimes, language_programs.assert_runtime_error
 
 
 @pytest.mark.parametrize("language", LANGUAGES)

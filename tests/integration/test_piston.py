@@ -12,6 +12,7 @@ import subprocess
 
 import pytest
 
+import language_programs
 from conftest import URL, pool_master, raw_request, request, wait_until
 from metrics_util import ConfEdit
 
@@ -438,3 +439,20 @@ def test_piston_client_runs_code_with_accept_text_plain(piston_client, text_plai
     status, _, raw = raw_request("POST", "/execute", json.dumps({"language": "python", "code": "print(1)"}).encode(),
                                  {"Content-Type": "text/plain"})
     assert status == 415, raw
+
+
+# Every language whose programs are files (language_programs.py), by Piston's
+# name for it: on shard C, beside the sessions of test_language_checks on A.
+@pytest.mark.parametrize("language", language_programs.LANGUAGES)
+def test_a_runtime_error_through_piston_by_pistons_name(language):
+    """Piston's own name for the language (`sqlite3`, `lisp`, `nasm64`,
+    `rscript`...) finds it; the error's stderr and exit come back as
+    Piston's client reads them."""
+    name = language_programs.runtimes()["piston"][language]
+    code = language_programs.program(language, "error")
+    status, _, got = request("POST", "/api/v2/execute",
+                             {"language": name, "version": "*", "files": [{"content": code}]})
+    assert status == 200, got
+    assert got["language"] == name, got
+    assert "compile" not in got or got["compile"]["code"] == 0, got
+    language_programs.assert_runtime_error(language, got["run"]["code"], got["run"]["signal"], got["run"]["stderr"])
