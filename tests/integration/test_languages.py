@@ -195,7 +195,8 @@ def test_go_std_is_prewarmed():
             'func main() {\n  out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{.Stale}}",'
             ' "fmt", "net/http", "encoding/json").CombinedOutput()\n'
             '  fmt.Print(string(out)); if err != nil { os.Exit(1) }\n}')
-    result = run("go", code)
+    # go list reads the whole std's build cache: 7 s of CPU under the suite's load.
+    result = run("go", code, limits={"wallTimeMs": 20000})
     assert result["run"]["stdout"] == "fmt false\nnet/http false\nencoding/json false\n", result
 
 

@@ -222,7 +222,7 @@ def nginx(socket_path=SOCKET, read_timeout=None, status_socket=STATUS_SOCKET):
                                             "${ISOBOX_STATUS_SOCKET}")):
             text = _nginx_rendered(name, names, env)
             if name == "isobox.conf" and read_timeout is not None:
-                text = _replace(text, "fastcgi_read_timeout 450s;",
+                text = _replace(text, "fastcgi_read_timeout 480s;",
                                 f"fastcgi_read_timeout {read_timeout}s;")
             with open(os.path.join(root, name), "w") as dst:
                 dst.write(text)
@@ -249,7 +249,7 @@ def lighttpd(site, user, url_path="", port=None, read_timeout=None, pool_up=True
         site_path = os.path.join(DEPLOY, "lighttpd", site)
         if read_timeout is not None:
             with open(site_path) as f:
-                text = _replace(f.read(), '"read-timeout" => 450,',
+                text = _replace(f.read(), '"read-timeout" => 480,',
                                 f'"read-timeout" => {read_timeout},')
             site_path = os.path.join(root, site)
             with open(site_path, "w") as f:
