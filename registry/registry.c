@@ -158,6 +158,22 @@ static bool parse_piston(const cJSON *o, const char *what, struct registry *r, s
 	return true;
 }
 
+/* An optional text field (note, sample): absent, or 1-most characters,
+ * copied into *out (NULL when absent). */
+static bool optional_text(const cJSON *o, const char *key, size_t most, const char *what, char **out,
+			  struct fault *f)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	const char *s;
+	*out = NULL;
+	if (!v)
+		return true;
+	if (!json_string(v, key, &s, f) || !s[0] || strlen(s) > most)
+		return f->code ? false : fail(f, E_INVALID_VALUE, "%s: %s must be 1-%zu characters", what, key, most);
+	*out = xstrdup(s);
+	return true;
+}
+
 /* Another version of the language r->langs[at]: a copy of it with its own
  * version, image and note. */
 static bool parse_version(const cJSON *o, const char *what, struct registry *r, size_t at,
@@ -165,7 +181,8 @@ static bool parse_version(const cJSON *o, const char *what, struct registry *r, 
 {
 	static const char *const known[] = {"version", "image", "note", NULL};
 	const struct language *base = &r->langs[at];
-	const char *version, *image, *note = NULL;
+	const char *version, *image;
+	char *note;
 	if (!json_object(o, what, f) || !json_known_keys(o, known, what, f))
 		return false;
 	if (!json_string(cJSON_GetObjectItemCaseSensitive(o, "version"), "version", &version, f) ||
@@ -177,9 +194,8 @@ static bool parse_version(const cJSON *o, const char *what, struct registry *r, 
 	if (!json_string(cJSON_GetObjectItemCaseSensitive(o, "image"), "image", &image, f) ||
 	    !valid_name(image))
 		return fail(f, E_INVALID_VALUE, "%s: image must be a recipe name", what);
-	const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, "note");
-	if (n && (!json_string(n, "note", &note, f) || !note[0] || strlen(note) > 400))
-		return f->code ? false : fail(f, E_INVALID_VALUE, "%s: note must be 1-400 characters", what);
+	if (!optional_text(o, "note", 400, what, &note, f))
+		return false;
 
 	struct language *l = &r->langs[r->n++];
 	l->name = xstrdup(base->name);
@@ -188,7 +204,7 @@ static bool parse_version(const cJSON *o, const char *what, struct registry *r, 
 	l->version = xstrdup(version);
 	l->image = xstrdup(image);
 	l->file = xstrdup(base->file);
-	l->note = note ? xstrdup(note) : NULL;
+	l->note = note;
 	l->sample = base->sample ? xstrdup(base->sample) : NULL;
 	strv_copy(&l->compile, &base->compile);
 	strv_copy(&l->run, &base->run);
@@ -279,14 +295,9 @@ static bool parse_language(const cJSON *o, const char *what, struct registry *r,
 	    !s[0] || strchr(s, '/') || !strcmp(s, ".") || !strcmp(s, ".."))
 		return fail(f, E_INVALID_VALUE, "%s: file must be a plain file name", name);
 	l->file = xstrdup(s);
-	const cJSON *note = cJSON_GetObjectItemCaseSensitive(o, "note");
-	if (note && (!json_string(note, "note", &s, f) || !s[0] || strlen(s) > 400))
-		return f->code ? false : fail(f, E_INVALID_VALUE, "%s: note must be 1-400 characters", name);
-	l->note = note ? xstrdup(s) : NULL;
-	const cJSON *sample = cJSON_GetObjectItemCaseSensitive(o, "sample");
-	if (sample && (!json_string(sample, "sample", &s, f) || !s[0] || strlen(s) > 4000))
-		return f->code ? false : fail(f, E_INVALID_VALUE, "%s: sample must be 1-4000 characters", name);
-	l->sample = sample ? xstrdup(s) : NULL;
+	if (!optional_text(o, "note", 400, name, &l->note, f) ||
+	    !optional_text(o, "sample", 4000, name, &l->sample, f))
+		return false;
 	/* later: its image is built after the pool starts (the Makefile's
 	 * IMAGES_LATER reads it); nothing here acts on it. */
 	const cJSON *later = cJSON_GetObjectItemCaseSensitive(o, "later");
