@@ -59,6 +59,7 @@ static struct {
 	pid_t pid;       /* run: the program, leader of its process group */
 	int out, err;    /* run: its pipes, -1 once at end of file */
 	int64_t kill_at; /* cell: interrupted; the kernel is killed at this time */
+	bool started;    /* cell: the kernel said it began it (kernel.py's "start") */
 	bool interrupted; /* run: killed by int; all it started goes before the answer */
 	bool silent;     /* cell: a new request replaced it; it gets no answer */
 	struct procs_snapshot before; /* what ran when it began (agent_procs.h) */
@@ -267,9 +268,23 @@ static void cell_display(const char *json, size_t n)
 		send_frame("disp", step.tag, -1, json, n);
 }
 
-/* On the kernel's fd 3: "disp JSONLEN" LF JSON, a display of the running
- * cell; "CODE JSONLEN" LF JSON, the cell's result. Anything else there
- * (the cell can write to it too) is a broken kernel. */
+/* The kernel began the cell, its SIGINT handler set: an interrupt asked
+ * for before goes now, and the cell has its grace from now. */
+static void cell_started(void)
+{
+	if (step.kind != STEP_CELL || step.started)
+		return;
+	step.started = true;
+	if (step.kill_at) {
+		kill(-kernel.pid, SIGINT);
+		step.kill_at = now_ms() + INT_GRACE_MS;
+	}
+}
+
+/* On the kernel's fd 3: "start 0" LF, the cell begins; "disp JSONLEN" LF
+ * JSON, a display of the running cell; "CODE JSONLEN" LF JSON, the cell's
+ * result. Anything else there (the cell can write to it too) is a broken
+ * kernel. */
 static void kernel_result(void)
 {
 	static char b[AGENT_MAX_CHUNK];
@@ -286,9 +301,9 @@ static void kernel_result(void)
 	buf_add(r, b, (size_t)n);
 	while ((lf = memchr(r->p, '\n', r->len))) {
 		*lf = '\0';
-		bool display = !strncmp(r->p, "disp ", 5);
-		if (!(sp = strchr(r->p, ' ')) || (*sp = '\0', !display && !decimal(r->p, 255, &code)) ||
-		    !decimal(sp + 1, MAX_RESULT, &len)) {
+		bool display = !strncmp(r->p, "disp ", 5), start = !strncmp(r->p, "start ", 6);
+		if (!(sp = strchr(r->p, ' ')) || (*sp = '\0', !display && !start && !decimal(r->p, 255, &code)) ||
+		    !decimal(sp + 1, start ? 0 : MAX_RESULT, &len)) {
 			kernel_gone(kernel_kill(), false);
 			return;
 		}
@@ -296,7 +311,9 @@ static void kernel_result(void)
 		size_t whole = (size_t)(lf + 1 - r->p) + len;
 		if (r->len < whole)
 			return;
-		if (display)
+		if (start)
+			cell_started();
+		else if (display)
 			cell_display(lf + 1, (size_t)len);
 		else if (step.kind == STEP_CELL) /* else dropped: a result between cells */
 			cell_ended((int)code, lf + 1, (size_t)len);
@@ -342,8 +359,11 @@ static void interrupt(const char *tag)
 		kill(step.pid, SIGKILL);
 		step.interrupted = true;
 	} else if (step.kind == STEP_CELL && !step.kill_at) {
-		kill(-kernel.pid, SIGINT);
-		step.kill_at = now_ms() + INT_GRACE_MS;
+		/* Not begun (the kernel still starts: a SIGINT would kill it), it
+		 * is interrupted as it begins (cell_started), if it does in time. */
+		if (step.started)
+			kill(-kernel.pid, SIGINT);
+		step.kill_at = now_ms() + (step.started ? INT_GRACE_MS : START_GRACE_MS);
 	}
 }
 
@@ -417,6 +437,7 @@ static void step_start(enum step_kind kind, const char *tag)
 	step.kind = kind;
 	memcpy(step.tag, tag, AGENT_TAG_LEN + 1);
 	step.kill_at = 0;
+	step.started = false;
 	step.silent = false;
 	step.interrupted = false;
 }

@@ -23,6 +23,7 @@
 #define MAX_DISCARDED 16
 #define DRAIN_MAX (1 << 20)         /* read from a pipe when its step ends */
 #define INT_GRACE_MS 1000           /* a cell's time to stop after SIGINT */
+#define START_GRACE_MS 3000         /* an interrupted cell's to begin (kernel start-up) */
 #define SWEEP_MS 2000               /* an interrupted run's group: killed until gone */
 
 struct buf {

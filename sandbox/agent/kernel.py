@@ -20,7 +20,13 @@
 # what Python printed ("stream"), displays ("display_data") and the last
 # value ("execute_result"), in order.
 #
-# Before it, each display and the last value, as they happen, as
+# First, as the cell begins (its SIGINT handler set: main), the line
+#
+#   "start 0" LF
+#
+# after which, not before, the agent may interrupt the cell: a kernel still
+# starting would die of a SIGINT, or drop it between cells. Then each
+# display and the last value, as they happen, as
 #
 #   "disp JSONLEN" LF, then one of those outputs
 #
@@ -476,6 +482,7 @@ def run_cell(number, code, stdin, ns):
     value = error = None
     try:
         running = True  # first and last: a SIGINT raises only inside the try
+        write_all(results_fd, b"start 0\n")  # the agent may interrupt from now on
         result = execute(source, filename, ns)
         running = False
         see_new_packages()  # a cell that ran pip itself (subprocess)

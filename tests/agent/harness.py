@@ -47,11 +47,14 @@ def build(out_dir):
     return binary
 
 
-def agent_argv(agent_dir, mode, workspace):
-    """The command that starts an agent; mode "shell" or "kernel"."""
+def agent_argv(agent_dir, mode, workspace, wrapper=None):
+    """The command that starts an agent; mode "shell" or "kernel". wrapper:
+    a file in agent_dir that python runs instead of kernel.py, given
+    kernel.py's path as its argument."""
     if DOCKER_IMAGE:
-        return session_argv(agent_dir, mode)
-    kernel = ["kernel", "/usr/bin/python3", os.path.join(agent_dir, "kernel.py")]
+        return session_argv(agent_dir, mode, wrapper)
+    wrapped = [os.path.join(agent_dir, wrapper)] if wrapper else []
+    kernel = ["kernel", "/usr/bin/python3", *wrapped, os.path.join(agent_dir, "kernel.py")]
     runsc = [RUNSC, "--platform=ptrace", "--network=none", "do"] if RUNSC else []
     if RUNSC and os.environ.get("AGENT_RUNSC_NOBODY"):  # as the sandbox's user
         os.chmod(workspace, 0o1777)
@@ -60,7 +63,7 @@ def agent_argv(agent_dir, mode, workspace):
             *(kernel if mode == "kernel" else ["shell"])]
 
 
-def session_argv(agent_dir, mode):
+def session_argv(agent_dir, mode, wrapper=None):
     """A session's `docker run` as the worker renders it (every hardening
     flag, the seccomp profile that lets threads start under runsc), with
     this test's agent dir, image and name, removed when it ends."""
@@ -80,7 +83,11 @@ def session_argv(agent_dir, mode):
         if a.startswith("--runtime=") and DOCKER_RUNTIME:
             a = "--runtime=" + DOCKER_RUNTIME
         argv.append(a)
-    return [*argv, "--entrypoint=", DOCKER_IMAGE, *spec[image + 1:]]
+    agent = spec[image + 1:]
+    if wrapper:
+        at = agent.index("/isobox-agent/kernel.py")
+        agent[at:at] = ["/isobox-agent/" + wrapper]
+    return [*argv, "--entrypoint=", DOCKER_IMAGE, *agent]
 
 
 class Answer:

@@ -38,10 +38,10 @@ def agent_dir():
     shutil.rmtree(d, ignore_errors=True)
 
 
-def start(agent_dir, mode):
+def start(agent_dir, mode, wrapper=None):
     ws = workspace_dir()
     try:
-        a = Agent(agent_argv(agent_dir, mode, ws))
+        a = Agent(agent_argv(agent_dir, mode, ws, wrapper))
     except Exception:
         shutil.rmtree(ws, ignore_errors=True)
         raise
@@ -706,6 +706,34 @@ def test_kernel_interrupt_keeps_state(kernel):
     r = result(kernel.answer(tag, timeout=5))
     assert (r["error"]["name"], r["restarted"]) == ("KeyboardInterrupt", False)
     assert cell(kernel, "kept")[1]["value"] == "'yes'"
+
+
+# A kernel slow to start, as on a loaded host: python's own SIGINT handler
+# is set (a SIGINT now raises KeyboardInterrupt here and ends the kernel).
+SLOW_KERNEL = ("import runpy, sys, time\n"
+               "time.sleep(2)\n"
+               "runpy.run_path(sys.argv[1], run_name='__main__')\n")
+
+
+def test_a_cell_interrupted_before_its_kernel_started_is_interrupted_as_it_begins(agent_dir):
+    """The session's first cell, its wall time over before the kernel has
+    started: the interrupt waits for the cell to begin (kernel.py's
+    "start"), then the cell stops as any interrupted cell, and the kernel
+    lives on; it used to die of the SIGINT (KernelDied, 130)."""
+    with open(os.path.join(agent_dir, "slow_kernel.py"), "w") as f:
+        f.write(SLOW_KERNEL)
+    k = start(agent_dir, "kernel", "slow_kernel.py")
+    try:
+        tag = k.cell("n = 0\nwhile True: n += 1")
+        time.sleep(0.5)
+        k.interrupt(tag)
+        a = k.answer(tag, timeout=10)
+        r = result(a)
+        assert (a.code, r["error"]["name"], r["restarted"]) == (1, "KeyboardInterrupt", False), r
+        assert cell(k, "n > 0")[1]["value"] == "True"
+    finally:
+        k.close()
+        shutil.rmtree(k.workspace, ignore_errors=True)
 
 
 def interrupted(kernel, code):
