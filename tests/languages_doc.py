@@ -3,7 +3,9 @@
 the one list: README.md's table and docs/llms.txt's list, each between its
 two `languages:` marker lines.
 
-  tests/languages_doc.py check    fails, naming `make docs`, if one is stale
+  tests/languages_doc.py check    fails, naming `make docs`, if one is stale,
+                                  or if API.md's line-buffering table (by
+                                  hand) lacks a language
   tests/languages_doc.py write    rewrites them (`make docs`)
 
 The registry is read line by line (its entries keep one layout: `  - name:`
@@ -78,8 +80,32 @@ def rewritten(path, make):
     return text, text[:a + len(START)] + "\n" + make(languages()) + "\n" + text[b:]
 
 
+# API.md's table of what makes each language's output line by line is
+# written by hand (each row says why): every language must be in a row.
+LINES_TABLE = os.path.join("docs", "API.md"), "| language | what makes it line by line |"
+
+
+def unexplained(langs):
+    """The languages that no row of API.md's line-buffering table names."""
+    path, head = LINES_TABLE
+    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+        text = f.read()
+    at = text.find(head)
+    if at < 0:
+        sys.exit(f"languages_doc: {path} lacks its table that starts {head}")
+    named = set()
+    for row in text[at:].split("\n")[2:]:
+        if not row.startswith("|"):
+            break
+        named.update(n.strip() for n in row.split("|")[1].split(","))
+    return [lang["name"] for lang in langs if lang["name"] not in named]
+
+
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "check"
+    if missing := unexplained(languages()):
+        sys.exit(f"languages_doc: {LINES_TABLE[0]}'s line-buffering table does not say how "
+                 f"{', '.join(missing)} get their lines out: add them to a row")
     stale = []
     for path, make in TARGETS:
         old, new = rewritten(path, make)
