@@ -268,17 +268,23 @@ static void cell_display(const char *json, size_t n)
 		send_frame("disp", step.tag, -1, json, n);
 }
 
+/* The interrupt of a begun cell: SIGINT to the kernel's group, and the
+ * cell's grace to stop from now. */
+static void cell_sigint(void)
+{
+	kill(-kernel.pid, SIGINT);
+	step.kill_at = now_ms() + INT_GRACE_MS;
+}
+
 /* The kernel began the cell, its SIGINT handler set: an interrupt asked
- * for before goes now, and the cell has its grace from now. */
+ * for before goes now. */
 static void cell_started(void)
 {
 	if (step.kind != STEP_CELL || step.started)
 		return;
 	step.started = true;
-	if (step.kill_at) {
-		kill(-kernel.pid, SIGINT);
-		step.kill_at = now_ms() + INT_GRACE_MS;
-	}
+	if (step.kill_at)
+		cell_sigint();
 }
 
 /* On the kernel's fd 3: "start 0" LF, the cell begins; "disp JSONLEN" LF
@@ -362,8 +368,9 @@ static void interrupt(const char *tag)
 		/* Not begun (the kernel still starts: a SIGINT would kill it), it
 		 * is interrupted as it begins (cell_started), if it does in time. */
 		if (step.started)
-			kill(-kernel.pid, SIGINT);
-		step.kill_at = now_ms() + (step.started ? INT_GRACE_MS : START_GRACE_MS);
+			cell_sigint();
+		else
+			step.kill_at = now_ms() + START_GRACE_MS;
 	}
 }
 
