@@ -71,13 +71,13 @@ TARGETS = [("README.md", readme_table), (os.path.join("docs", "llms.txt"), llms_
 START, END = "<!-- languages: written by `make docs` from registry/registry.yaml -->", "<!-- languages: end -->"
 
 
-def rewritten(path, make):
+def rewritten(path, make, langs):
     with open(os.path.join(ROOT, path), encoding="utf-8") as f:
         text = f.read()
     a, b = text.find(START), text.find(END)
     if a < 0 or b < a:
         sys.exit(f"languages_doc: {path} lacks the marker lines {START} ... {END}")
-    return text, text[:a + len(START)] + "\n" + make(languages()) + "\n" + text[b:]
+    return text, text[:a + len(START)] + "\n" + make(langs) + "\n" + text[b:]
 
 
 # API.md's table of what makes each language's output line by line is
@@ -103,12 +103,13 @@ def unexplained(langs):
 
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "check"
-    if missing := unexplained(languages()):
+    langs = languages()
+    if missing := unexplained(langs):
         sys.exit(f"languages_doc: {LINES_TABLE[0]}'s line-buffering table does not say how "
                  f"{', '.join(missing)} get their lines out: add them to a row")
     stale = []
     for path, make in TARGETS:
-        old, new = rewritten(path, make)
+        old, new = rewritten(path, make, langs)
         if old != new:
             if mode == "write":
                 with open(os.path.join(ROOT, path), "w", encoding="utf-8") as f:
@@ -118,7 +119,7 @@ def main():
                 stale.append(path)
     if stale:
         sys.exit(f"languages_doc: {', '.join(stale)} do not list registry.yaml's languages: run `make docs`")
-    print(f"languages_doc: {len(languages())} languages, the docs list them")
+    print(f"languages_doc: {len(langs)} languages, the docs list them")
 
 
 if __name__ == "__main__":
