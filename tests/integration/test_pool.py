@@ -225,13 +225,22 @@ def cgroups_of(cid):
     return [p for p in (os.path.join(r, "isobox.slice", cid) for r in roots) if os.path.isdir(p)]
 
 
-def reaper_removed(cid):
-    """Whether an instance's reaper logged removing container cid's cgroups
-    (every isobox on this host: the lanes share the cgroup parent)."""
-    said = f"that container {cid[:12]} left behind"
+def log_sizes():
+    """Every isobox's log on this host (the lanes share the cgroup parent)
+    and its size now: where reaper_removed starts reading."""
+    return {log: os.path.getsize(log) for log in glob.glob(LOG_DIR + "*/isobox.log")}
+
+
+def reaper_removed(cid, since):
+    """Whether a reaper logged removing container cid's cgroups, in what the
+    logs gained after since (log_sizes; a log rotated meanwhile from its
+    start)."""
+    said = re.compile(rf"removed the cgroups \(\d+\) that container {cid[:12]} left behind".encode())
     for log in glob.glob(LOG_DIR + "*/isobox.log"):
-        with open(log, errors="replace") as f:
-            if any("removed the cgroups" in line and said in line for line in f):
+        with open(log, "rb") as f:
+            start = since.get(log, 0)
+            f.seek(start if os.fstat(f.fileno()).st_size >= start else 0)
+            if said.search(f.read()):
                 return True
     return False
 
@@ -246,6 +255,7 @@ def test_the_cgroups_of_a_sandbox_that_died_starting_are_removed():
                       open("/var/lib/isobox/images.lock").read()).group(1)
     bare = ["docker", "run", "--pull=never", "--runtime=runsc-untrusted", "--network=none",
             "--cgroup-parent=/isobox.slice", "--label=isobox.test=cgroups"]
+    logs = log_sizes()
     live = subprocess.run(bare + ["--detach", "--rm", image, "sleep", "120"],
                           capture_output=True, text=True, check=True).stdout.strip()
     try:
@@ -260,10 +270,10 @@ def test_the_cgroups_of_a_sandbox_that_died_starting_are_removed():
         # A reaper's round (this instance's, or a lane's on the same parent)
         # may come before this line on a loaded host (a CI try): its log
         # says whose cgroups it removed, so the leftover is seen either way.
-        assert cgroups_of(cid) or reaper_removed(cid), \
+        assert cgroups_of(cid) or reaper_removed(cid, logs), \
             "runsc removed its cgroups itself: this test needs another leftover"
         assert cgroups_of(live)
-        assert wait_until(lambda: cgroups_of(cid) == [] and reaper_removed(cid), 40), cgroups_of(cid)
+        assert wait_until(lambda: cgroups_of(cid) == [] and reaper_removed(cid, logs), 40), cgroups_of(cid)
         assert cgroups_of(live), "the reaper removed a live container's cgroups"
         assert subprocess.run(["docker", "inspect", "--format", "{{.State.Running}}", live],
                               capture_output=True, text=True).stdout.strip() == "true"
