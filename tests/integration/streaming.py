@@ -1,5 +1,6 @@
 """Reading a Server-Sent Events response as it arrives (shared by
-test_stream.py and test_webservers.py)."""
+test_stream.py, test_webservers.py, test_runtime_behaviour.py, test_warm.py
+and test_language_checks.py)."""
 import base64
 import http.client
 import json
@@ -71,9 +72,9 @@ def parse(text):
     return out, parser.last_id
 
 
-def collect(body, url):
+def collect(body, url, path="/execute"):
     """The whole stream: (response, [(arrival time, name, data), ...])."""
-    conn, resp = open_stream(body, url)
+    conn, resp = open_stream(body, url, path)
     try:
         assert resp.status == 200, resp.read()
         return resp, list(events(resp))
@@ -99,3 +100,27 @@ def stdout_arrivals(evs):
 
 def gaps(arrivals):
     return [b[0] - a[0] for a, b in zip(arrivals, arrivals[1:])]
+
+
+def arrivals(evs, name="stdout"):
+    """[(arrival time, line)] of each line, as of the event that ended it
+    (an unbuffered runtime may write a line in pieces: OCaml's)."""
+    out, part = [], ""
+    for t, n, d in evs:
+        if n == name:
+            *done, part = (part + chunk_bytes(d).decode()).split("\n")
+            out += [(t, line) for line in done]
+    return out + ([(evs[-1][0], part)] if part else [])
+
+
+def assert_spaced(what, evs):
+    """The stream of a program that writes "line 0".."line 2" a second
+    apart, never flushed by hand: it ran well and each line came as it was
+    written (buffered output would come as one event at the exit: gaps of
+    ~0 s). The result."""
+    result = json.loads(evs[-1][2]) if evs[-1][1] == "result" else evs[-1]
+    assert "run" in result and result["run"]["exitCode"] == 0, (what, result)
+    lines = arrivals(evs)
+    assert [text for _, text in lines] == ["line 0", "line 1", "line 2"], (what, lines)
+    assert all(0.6 <= g <= 2.0 for g in gaps(lines)), (what, gaps(lines))
+    return result

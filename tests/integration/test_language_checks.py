@@ -1,17 +1,19 @@
 """What every language whose programs are files (language_programs.py)
-must show besides its contract (test_languages), its live lines
-(test_runtime_behaviour) and a runtime error through Piston's route by
-Piston's name (test_piston): a session of it: hello world from the registry's
-sample, a compile error or a runtime error, a program that the step's wall
-time stops (the session answering after), and last a program that takes
-memory until the session's limit stops it.
+must show besides its contract (test_languages) and a runtime error through
+Piston's route by Piston's name (test_piston): a session of it: hello world
+from the registry's sample, a compile error or a runtime error, a program
+that the step's wall time stops (the session answering after), its lines
+as they are written (spaced.EXT, streamed: what test_runtime_behaviour
+checks for the other languages through /execute), and last a program that
+takes memory until the session's limit stops it.
 
 Each test is one sandbox per language (the session one boot for its four
 steps): with some thirty languages a boot is the unit of this module's time."""
 import pytest
 
 import language_programs
-from conftest import request
+import streaming
+from conftest import URL, request
 from sessions_util import create, delete, step_ok
 
 LANGUAGES = language_programs.LANGUAGES
@@ -19,7 +21,7 @@ runtimes, assert_runtime_error = language_programs.runtimes, language_programs.a
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
-def test_a_session_runs_hello_an_error_a_stopped_loop_and_a_memory_hog(language):
+def test_a_session_runs_hello_an_error_a_stopped_loop_its_lines_live_and_a_memory_hog(language):
     """The hog goes last: killed at the session's memory (oomKilled), it
     ends the session, which says why; a runtime that stops itself at a
     ceiling of its own within that memory (the JVM's heap, SBCL's dynamic
@@ -41,8 +43,14 @@ def test_a_session_runs_hello_an_error_a_stopped_loop_and_a_memory_hog(language)
                                  failed["run"]["stderr"])
         looped = step_ok(s["id"], language_programs.program(language, "loop"), limits={"wallTimeMs": 2000})
         assert looped["run"]["timedOut"] is True and looped["run"]["exitCode"] == 137, looped
+        steps = 3
+        if "notSpaced" not in language_programs.checks(language):
+            # 20 s: a JVM's start with three shards on two cores.
+            body = {"code": language_programs.program(language, "spaced"), "limits": {"wallTimeMs": 20000}}
+            streaming.assert_spaced(language, streaming.collect(body, URL, f"/v1/sessions/{s['id']}/exec")[1])
+            steps += 1
         status, _, got = request("GET", f"/v1/sessions/{s['id']}")
-        assert status == 200 and got["steps"] == 3, got
+        assert status == 200 and got["steps"] == steps, got
 
         # 60 s, though a hog ends in 2-5 s here alone: at the limit the host
         # reclaims the sandbox's file cache (runsc's own text among it)

@@ -4,10 +4,8 @@ program writes its lines (no flush by hand), and everyday tools that work
 answers ls's lgetxattr wrongly (EBADF on symlinks, EACCES on unreadable
 directories), and deploy/images/lib/preload.c says ENOTSUP instead)."""
 import concurrent.futures
-import json
 import re
 
-import language_programs
 import streaming
 from conftest import URL, execute
 
@@ -38,42 +36,26 @@ SPACED = {
              ' for (int i = 0; i < 3; i++) { System.out.print("line " + i + "\\n"); Thread.sleep(1000); } } }'),
 }
 
-SPACED.update({n: language_programs.program(n, "spaced") for n in language_programs.LANGUAGES
-               if "notSpaced" not in language_programs.checks(n)})
+# The languages kept as files (language_programs.py) stream their spaced.EXT
+# as a step of the session test_language_checks boots for them anyway: a
+# sandbox boot fewer for each.
 
 
-def arrivals(evs, name="stdout"):
-    """[(arrival time, line)] of each line, as of the event that ended it
-    (an unbuffered runtime may write a line in pieces: OCaml's)."""
-    out, part = [], ""
-    for t, n, d in evs:
-        if n == name:
-            *done, part = (part + streaming.chunk_bytes(d).decode()).split("\n")
-            out += [(t, line) for line in done]
-    return out + ([(evs[-1][0], part)] if part else [])
-
-
-def streamed_lines(language):
-    """The stream of one language's SPACED program: (result, lines). Its
-    wall time is the ceiling's 20 s: a JVM's start with three shards on two
-    cores (Groovy's passed 15 s once) must not end the run before its
-    lines."""
-    resp, evs = streaming.collect({"language": language, "code": SPACED[language],
-                                   "limits": {"wallTimeMs": 20000}}, URL)
-    return json.loads(evs[-1][2]) if evs[-1][1] == "result" else evs[-1], arrivals(evs)
+def streamed(language):
+    """The stream of one language's SPACED program. Its wall time is the
+    ceiling's 20 s: a JVM's start with three shards on two cores (Groovy's
+    passed 15 s once) must not end the run before its lines."""
+    return streaming.collect({"language": language, "code": SPACED[language],
+                              "limits": {"wallTimeMs": 20000}}, URL)[1]
 
 
 def test_lines_arrive_as_written_without_a_flush():
     """Every language, two at a time (the spacing is the programs' own
     sleep, not CPU: a compile next door does not bunch the lines)."""
     with concurrent.futures.ThreadPoolExecutor(2) as ex:
-        got = dict(zip(sorted(SPACED), ex.map(streamed_lines, sorted(SPACED))))
-    for language, (result, lines) in got.items():
-        assert "run" in result and result["run"]["exitCode"] == 0, (language, result)
-        assert [text for _, text in lines] == ["line 0", "line 1", "line 2"], (language, lines)
-        # Buffered output would come as one event at the exit: gaps of ~0 s.
-        gaps = streaming.gaps(lines)
-        assert all(0.6 <= g <= 2.0 for g in gaps), (language, gaps)
+        got = dict(zip(sorted(SPACED), ex.map(streamed, sorted(SPACED))))
+    for language, evs in got.items():
+        streaming.assert_spaced(language, evs)
 
 
 def test_stdout_and_stderr_keep_the_order_written():

@@ -324,13 +324,10 @@ def test_warm_lines_arrive_as_written_without_a_flush(language):
     image's settings, so its lines stream as a cold run's do."""
     import streaming
     from conftest import URL
-    from test_runtime_behaviour import SPACED, arrivals
+    from test_runtime_behaviour import SPACED
     assert full()
     resp, evs = streaming.collect({"language": language, "code": SPACED[language]}, URL)
-    assert evs[-1][1] == "result" and '"warm":true' in evs[-1][2].replace(" ", ""), evs[-1]
-    lines = arrivals(evs)
-    assert [text for _, text in lines] == ["line 0", "line 1", "line 2"], lines
-    assert all(0.6 <= g <= 2.0 for g in streaming.gaps(lines)), streaming.gaps(lines)
+    assert streaming.assert_spaced(language, evs)["warm"] is True, evs[-1]
 
 
 # Allocate and touch N MiB, page by page.
