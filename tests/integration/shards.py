@@ -26,7 +26,10 @@ The rest go by module. A module runs on one shard only: A for those that
 read the main instance's own paths (its store, volumes, logs), build on
 its conf (the cluster) or compare its answers with the docs' examples
 (which name it), and those that start web servers of their own;
-B and C balanced by the time their modules took (bin/durations-*.txt).
+B and C balanced by the time their modules took (bin/durations-*.txt),
+and A topped up from them with modules that hold no attack: those run on
+the cold pass only, while an attack module in A would also run in the
+warm pass's A, which runs after the others (tests/passes.sh).
 A module in no shard is an error at collection, in every run: adding one
 means choosing its shard here.
 """
@@ -34,16 +37,15 @@ means choosing its shard here.
 SHARDS = {
     "A": ["test_pool.py", "test_volumes.py", "test_memory.py", "test_logs.py", "test_cluster.py",
           "test_cluster_queue.py", "test_webservers.py", "test_slow_clients.py", "test_api_docs.py",
-          "test_demo.py", "test_language_checks.py"],
+          "test_demo.py", "test_piston.py", "test_execute.py", "test_playground.py", "test_mcp.py",
+          "test_stream.py", "test_web_errors.py", "test_sandbox_inside.py", "test_outputs.py"],
     "B": ["test_languages.py", "test_warm.py", "test_clients.py", "test_sessions.py", "test_attacks_warm.py",
           "test_attacks_steps.py", "test_attacks_sessions.py", "test_attacks_kernel.py", "test_versions.py",
           "test_attacks_stream.py"],
     "C": ["test_status_socket.py", "test_metrics.py", "test_request_id.py", "test_bad_input.py",
-          "test_cgi.py", "test_piston.py", "test_attacks_langs.py", "test_attacks.py",
-          "test_runtime_behaviour.py", "test_playground.py", "test_execute.py",
-          "test_mcp.py", "test_container_spec.py", "test_stream.py", "test_sandbox_inside.py",
-          "test_attacks_limits.py", "test_outputs.py", "test_tenants.py", "test_web_errors.py",
-          "test_attacks_requests.py", "test_attacks_egress.py", "test_attacks_families.py"],
+          "test_cgi.py", "test_attacks_langs.py", "test_attacks.py", "test_runtime_behaviour.py",
+          "test_container_spec.py", "test_attacks_limits.py", "test_tenants.py", "test_attacks_requests.py",
+          "test_attacks_egress.py", "test_attacks_families.py", "test_language_checks.py"],
 }
 _LISTED = [m for modules in SHARDS.values() for m in modules]
 assert len(_LISTED) == len(set(_LISTED)), "a module in two shards"

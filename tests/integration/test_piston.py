@@ -442,7 +442,7 @@ def test_piston_client_runs_code_with_accept_text_plain(piston_client, text_plai
 
 
 # The compiled languages whose programs are files (language_programs.py), by
-# Piston's name for each: their session (test_language_checks, shard A)
+# Piston's name for each: their session (test_language_checks)
 # shows a compile error, so a runtime error of theirs is shown here. An
 # interpreted one's runtime error is shown by its session; what Piston adds
 # (its name for the language, the response's shape) does not vary by
