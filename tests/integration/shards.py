@@ -38,14 +38,14 @@ SHARDS = {
     "A": ["test_pool.py", "test_volumes.py", "test_memory.py", "test_logs.py", "test_cluster.py",
           "test_cluster_queue.py", "test_webservers.py", "test_slow_clients.py", "test_api_docs.py",
           "test_demo.py", "test_piston.py", "test_execute.py", "test_playground.py", "test_mcp.py",
-          "test_stream.py", "test_web_errors.py", "test_sandbox_inside.py", "test_outputs.py"],
+          "test_stream.py", "test_web_errors.py", "test_outputs.py"],
     "B": ["test_languages.py", "test_warm.py", "test_clients.py", "test_sessions.py", "test_attacks_warm.py",
           "test_attacks_steps.py", "test_attacks_sessions.py", "test_attacks_kernel.py", "test_versions.py",
-          "test_attacks_stream.py"],
-    "C": ["test_status_socket.py", "test_metrics.py", "test_request_id.py", "test_bad_input.py",
-          "test_cgi.py", "test_attacks_langs.py", "test_attacks.py", "test_runtime_behaviour.py",
-          "test_container_spec.py", "test_attacks_limits.py", "test_tenants.py", "test_attacks_requests.py",
-          "test_attacks_egress.py", "test_attacks_families.py", "test_language_checks.py"],
+          "test_attacks_stream.py", "test_status_socket.py", "test_metrics.py", "test_sandbox_inside.py"],
+    "C": ["test_request_id.py", "test_bad_input.py", "test_cgi.py", "test_attacks_langs.py", "test_attacks.py",
+          "test_runtime_behaviour.py", "test_container_spec.py", "test_attacks_limits.py", "test_tenants.py",
+          "test_attacks_requests.py", "test_attacks_egress.py", "test_attacks_families.py",
+          "test_language_checks.py"],
 }
 _LISTED = [m for modules in SHARDS.values() for m in modules]
 assert len(_LISTED) == len(set(_LISTED)), "a module in two shards"
