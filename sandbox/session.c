@@ -194,7 +194,11 @@ bool session_step(const struct conf *c, const struct session *s, const struct sa
 					   : "its sandbox stopped";
 		if (!oom && wall_ms() >= life_end) { /* cut here, or by the master: the step timed out */
 			res->session_ended = session_over(&h.s, life_end, res->session_why);
-			(res->has_run ? &res->run : &res->compile)->timed_out = true;
+			if (res->has_run || res->has_compile)
+				(res->has_run ? &res->run : &res->compile)->timed_out = true;
+			else /* the end came before the step began: refused, as after it (410) */
+				ok = fail(f, E_SESSION_EXPIRED, "session %.40s has ended before its step began: %s",
+					  h.s.id, res->session_ended);
 		}
 		session_close(&h, false);
 		session_end(c, h.s.id, h.s.container, res->session_ended, true);
