@@ -7,7 +7,7 @@ as they are written (spaced.EXT, streamed: what test_runtime_behaviour
 checks for the other languages through /execute), and last a program that
 takes memory until the session's limit stops it.
 
-Each test is one sandbox per language (the session one boot for its four
+Each test is one sandbox per language (the session one boot for its five
 steps): with some thirty languages a boot is the unit of this module's time."""
 import pytest
 
