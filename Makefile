@@ -55,7 +55,7 @@ LIB_SRC  := conf/lib/base.c conf/lib/fault.c conf/lib/json.c conf/lib/yaml_tree.
             conf/store/redis.c conf/store/redis_ops.c conf/store/redis_memory.c conf/store/redis_volumes.c conf/store/redis_sessions.c conf/store/queue.c conf/conf.c \
             registry/registry.c \
             sandbox/spec.c sandbox/spec_render.c sandbox/subproc.c sandbox/workdir.c sandbox/owner.c sandbox/decoder.c sandbox/deadline.c \
-            sandbox/cgroup.c sandbox/docker.c sandbox/docker_list.c sandbox/removal.c sandbox/launch.c sandbox/demux.c sandbox/supervise.c sandbox/exec_cold.c sandbox/exec_warm.c sandbox/exec_session.c sandbox/lifecycle.c sandbox/reap.c sandbox/runtime.c sandbox/egress.c sandbox/warm.c \
+            sandbox/cgroup.c sandbox/docker.c sandbox/docker_list.c sandbox/removal.c sandbox/launch.c sandbox/attach.c sandbox/demux.c sandbox/supervise.c sandbox/exec_cold.c sandbox/exec_warm.c sandbox/exec_session.c sandbox/lifecycle.c sandbox/reap.c sandbox/runtime.c sandbox/egress.c sandbox/warm.c \
             sandbox/frame.c sandbox/agent_io.c sandbox/outputs.c sandbox/session.c sandbox/session_store.c sandbox/session_files.c sandbox/session_commands.c sandbox/volume.c \
             fcgi/http.c fcgi/reqlog.c fcgi/errors.c fcgi/encode.c fcgi/result.c fcgi/sse.c fcgi/stream.c fcgi/request.c fcgi/respond.c fcgi/execute.c fcgi/semver.c \
             fcgi/piston.c fcgi/piston_result.c fcgi/routes.c fcgi/worker.c fcgi/serve.c fcgi/pool.c fcgi/scoreboard.c fcgi/metrics.c fcgi/queue.c \

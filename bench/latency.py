@@ -22,13 +22,14 @@ import contextlib
 import functools
 import json
 import os
-import platform
 import re
 import statistics
 import subprocess
 import tempfile
 import time
 import urllib.request
+
+import report
 
 # A python request that no warm sandbox takes: one process fewer than the
 # default pids (a warm sandbox's RLIMIT_NPROC is fixed when it starts;
@@ -293,9 +294,7 @@ def main():
         if runc:
             row += f" {runc[lang][0]:.2f} s | {runc[lang][2]:.2f} s |"
         table.append(row)
-    note = (f"\n{args.runs} runs each, {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, "
-            f"{platform.machine()}, runsc platform "
-            f"{open('/var/lib/isobox/platform').readline().strip()}.\n")
+    note = f"\n{args.runs} runs each, {time.strftime('%Y-%m-%d')}, {report.host()}.\n"
     text = "\n".join(table) + "\n" + note
     print(text)
     if args.write:

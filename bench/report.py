@@ -1,7 +1,15 @@
 """What the benchmarks share: their statistics, and writing their table
 into a doc."""
+import os
+import platform
 import statistics
 import sys
+
+
+def host():
+    """What a table's figures were measured on, for its note."""
+    with open("/var/lib/isobox/platform") as f:
+        return f"{os.cpu_count()} cores, {platform.machine()}, runsc platform {f.readline().strip()}"
 
 
 def median_ms(seconds):

@@ -5,6 +5,7 @@
  *   isobox-fcgi [--conf FILE] --egress plan|rules|resolv
  *   isobox-fcgi [--conf FILE] --print-conf
  *   isobox-fcgi [--conf FILE] --print-spec argv|body KIND LANGUAGE
+ *   isobox-fcgi --attach SOCKET NAME DEADLINE
  *   isobox-fcgi --errors | --version
  *   isobox-fcgi [--conf FILE] --new-key TENANT | --revoke-key ID | --list-keys
  *
@@ -152,6 +153,7 @@ static void usage(void)
 			"       isobox-fcgi [--conf FILE] --egress plan|rules|resolv\n"
 			"       isobox-fcgi [--conf FILE] --print-conf\n"
 			"       isobox-fcgi [--conf FILE] --print-spec argv|body KIND LANGUAGE\n"
+			"       isobox-fcgi --attach SOCKET NAME DEADLINE\n"
 			"         KIND: cold network warm session kernel volume outputs\n"
 			"       isobox-fcgi --errors | --version\n"
 			"       isobox-fcgi [--conf FILE] --new-key TENANT | --revoke-key ID | --list-keys\n");
@@ -246,6 +248,14 @@ int main(int argc, char **argv)
 	const char *egress = NULL, *status_path = NULL, *key_cmd = NULL, *key_arg = NULL;
 	char **spec = NULL;
 
+	/* A sandbox's client (sandbox.h): its caller's work, before any conf. */
+	if (argc == 5 && !strcmp(argv[1], "--attach")) {
+		char *end;
+		long long deadline = strtoll(argv[4], &end, 10);
+		if (*end || deadline <= 0)
+			usage();
+		return sandbox_attach(argv[2], argv[3], deadline);
+	}
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--conf") && i + 1 < argc) {
 			conf_path = argv[++i];

@@ -101,19 +101,13 @@ bool launch_create(const struct conf *c, const struct container_spec *spec, int6
 	return status == 201;
 }
 
-int launch_start(const struct conf *c, const struct container_spec *spec, int64_t deadline, struct buf *why,
-		 bool *unreachable, int *wait_fd, struct buf *wait_head, char id[65])
+/* Attached, and the exit asked for, before the start, as the CLI does, so
+ * that no output and no exit is missed: dockerd answers the wait's headers
+ * once it has registered the waiter. */
+int launch_attach_start(const struct conf *c, const char *name, int64_t deadline, struct buf *why, int *wait_fd,
+			struct buf *wait_head)
 {
 	*wait_fd = -1;
-	const char *name = spec->name;
-	if (!launch_create(c, spec, deadline, why, unreachable, id))
-		return -1;
-
-	/*
-	 * Attached, and the exit asked for, before the start, as the CLI does,
-	 * so that no output and no exit is missed: dockerd answers the wait's
-	 * headers once it has registered the waiter.
-	 */
 	char req_attach[256], req_wait[256], req_start[256];
 	snprintf(req_attach, sizeof req_attach,
 		 "POST " API "/containers/%s/attach?stream=1&stdin=1&stdout=1&stderr=1 HTTP/1.1\r\n"
@@ -153,6 +147,15 @@ fail:
 	return -1;
 }
 
+int launch_start(const struct conf *c, const struct container_spec *spec, int64_t deadline, struct buf *why,
+		 bool *unreachable, int *wait_fd, struct buf *wait_head, char id[65])
+{
+	*wait_fd = -1;
+	if (!launch_create(c, spec, deadline, why, unreachable, id))
+		return -1;
+	return launch_attach_start(c, spec->name, deadline, why, wait_fd, wait_head);
+}
+
 int launch_exit_code(const struct buf *reply)
 {
 	cJSON *j = docker_reply_json(reply, 200);
@@ -167,11 +170,13 @@ bool launch_client_argv(const struct conf *c, const struct container_spec *spec,
 {
 	bool unreachable;
 	if (launch_create(c, spec, deadline, why, &unreachable, id)) {
-		strv_push(argv, c->docker);
-		strv_push(argv, "start");
+		char by[24];
+		snprintf(by, sizeof by, "%lld", (long long)deadline);
+		strv_push(argv, LAUNCH_SELF);
 		strv_push(argv, "--attach");
-		strv_push(argv, "--interactive");
+		strv_push(argv, c->docker_socket);
 		strv_push(argv, spec->name);
+		strv_push(argv, by);
 		return true;
 	}
 	if (!unreachable)

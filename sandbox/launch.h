@@ -32,18 +32,26 @@ bool launch_create(const struct conf *c, const struct container_spec *spec, int6
 		   bool *unreachable, char id[65]);
 
 /*
- * The docker client that holds a sandbox's stdin, stdout and stderr for
- * its whole life (warm, session, volume files, outputs), as argv: the
- * container is made here through the API, where a run without network can
- * have dockerd set up none (NetworkDisabled: spec_render.c), and the
- * client only starts it, attached (`docker start --attach --interactive
- * NAME`, which passes its exit on as `docker run` does). Where dockerd's
- * socket cannot be reached, `docker run`'s whole argv (the CLI's way),
- * with why saying so. false: dockerd refused the create, its words in
- * why. id: the container's, as launch_start's ("" on the CLI's way, where
- * it is made later). A container once made is its caller's to remove, by
- * name.
+ * Attach to the made container name, ask for its exit, start it, by
+ * deadline: the stream and *wait_fd as launch_start's, or -1 with why.
  */
+int launch_attach_start(const struct conf *c, const char *name, int64_t deadline, struct buf *why, int *wait_fd,
+			struct buf *wait_head);
+
+/*
+ * The client that holds a sandbox's stdin, stdout and stderr for its whole
+ * life (warm, session, volume files, outputs), as argv: the container is
+ * made here through the API, where a run without network can have dockerd
+ * set up none (NetworkDisabled: spec_render.c), and the client only starts
+ * it, attached, and passes its exit on as `docker run` does: this binary
+ * again, `LAUNCH_SELF --attach SOCKET NAME DEADLINE` (sandbox_attach,
+ * attach.c; DEADLINE in now_ms()'s clock). Where dockerd's socket cannot
+ * be reached, `docker run`'s whole argv (the CLI's way), with why saying
+ * so. false: dockerd refused the create, its words in why. id: the
+ * container's, as launch_start's ("" on the CLI's way, where it is made
+ * later). A container once made is its caller's to remove, by name.
+ */
+#define LAUNCH_SELF "/proc/self/exe"
 bool launch_client_argv(const struct conf *c, const struct container_spec *spec, int64_t deadline,
 			struct strv *argv, struct buf *why, char id[65]);
 

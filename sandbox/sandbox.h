@@ -214,6 +214,17 @@ bool sandbox_spec_text(const struct conf *c, const struct language *l, const cha
 		       struct buf *out, struct buf *why);
 
 /*
+ * isobox-fcgi --attach SOCKET NAME DEADLINE: the client of a long-lived
+ * sandbox (launch.h's launch_client_argv names it), with stdin, stdout and
+ * stderr as its caller's. Attach to the made container NAME through
+ * dockerd's API at SOCKET, start it by DEADLINE (now_ms()'s clock), copy
+ * stdin to it and its output out until its stream ends: the container's
+ * exit status, or 125 (docker's words on stderr) when it did not start,
+ * as `docker start --attach` (attach.c).
+ */
+int sandbox_attach(const char *docker_socket, const char *name, int64_t deadline);
+
+/*
  * Egress (egress.c). The firewall rules (iptables-restore text) and the
  * sandboxes' resolv.conf made from c->network and the host's interfaces;
  * resolv may be NULL. Both bufs are the caller's.

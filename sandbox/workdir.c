@@ -56,20 +56,6 @@ bool sandbox_valid_path(const char *name, size_t max_len, struct fault *f)
 	return true;
 }
 
-static bool write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return false;
-		p += w;
-		n -= (size_t)w;
-	}
-	return true;
-}
-
 /* Write one file at a relative path below dirfd, making directories on the way. */
 static bool write_file(int dirfd, const struct sandbox_file *file)
 {
@@ -88,7 +74,7 @@ static bool write_file(int dirfd, const struct sandbox_file *file)
 	}
 	if (ok) {
 		int out = openat(fd, p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-		ok = out >= 0 && write_all(out, file->data, file->len);
+		ok = out >= 0 && fd_write_all(out, file->data, file->len);
 		if (out >= 0 && close(out) < 0)
 			ok = false;
 	}

@@ -323,6 +323,23 @@ ssize_t read_by(int fd, int64_t deadline, void *buf, size_t len)
 	}
 }
 
+bool fd_write_all(int fd, const void *p, size_t n)
+{
+	const char *at = p;
+	while (n > 0) {
+		ssize_t w = write(fd, at, n);
+		if (w < 0 && errno == EAGAIN)
+			poll(&(struct pollfd){.fd = fd, .events = POLLOUT}, 1, -1);
+		if (w < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (w <= 0)
+			return false;
+		at += w;
+		n -= (size_t)w;
+	}
+	return true;
+}
+
 ssize_t read_line_by(int fd, int64_t deadline, char *buf, size_t len)
 {
 	size_t got = 0;

@@ -66,6 +66,9 @@ int unix_request(const char *path, const char *request);
  * its end, -1 with errno (ETIMEDOUT: the deadline came first). Signals
  * and spurious wake-ups are waited through. */
 ssize_t read_by(int fd, int64_t deadline, void *buf, size_t len);
+/* Write all n bytes of p to fd, through signals (and, for a non-blocking
+ * fd, waiting until it takes more): false when it will not take them. */
+bool fd_write_all(int fd, const void *p, size_t n);
 /* Read from fd until a newline, the end, an error or len - 1 bytes, by
  * deadline: the bytes read, NUL-terminated in buf; -1 if the deadline
  * came first. */

@@ -24,10 +24,10 @@ def sandbox_processes():
 
 
 def docker_clients():
-    """The docker clients that hold a sandbox's pipes: `docker run` where
-    dockerd's API could not be reached, else `docker start --attach`
-    (sandbox/launch.h)."""
-    out = subprocess.run(["pgrep", "-f", "docker run .*isobox.instance|docker start --attach --interactive isobox-"],
+    """The clients that hold a sandbox's pipes: `docker run` where dockerd's
+    API could not be reached, else the worker's binary again, `--attach
+    SOCKET NAME DEADLINE` (sandbox/launch.h)."""
+    out = subprocess.run(["pgrep", "-f", "docker run .*isobox.instance|^/proc/self/exe --attach "],
                          capture_output=True, text=True)
     return out.stdout.split()
 

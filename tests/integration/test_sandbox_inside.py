@@ -176,8 +176,10 @@ def test_worker_fds_do_not_reach_the_docker_client():
     """libfcgi sets no close-on-exec: a docker client that a worker starts
     must get only 0, 1, 2. A cold run starts none (its container goes
     through dockerd's API), so a session's is looked at: the worker starts
-    it, detached, and it lives as long as the session: `docker start
-    --attach --interactive NAME` (sandbox/launch.h)."""
+    it, detached, and it lives as long as the session: `/proc/self/exe
+    --attach SOCKET NAME DEADLINE`, the worker's binary again
+    (sandbox/attach.c), or `docker run` where dockerd's API cannot be
+    reached (sandbox/launch.h)."""
     from conftest import workers
     from sessions_util import create, delete
     seen = {}
@@ -190,9 +192,7 @@ def test_worker_fds_do_not_reach_the_docker_client():
                 continue
             try:
                 cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
-                if len(cmd) > 2 and cmd[0].endswith(b"docker") and cmd[1:-2] == [b"start", b"--attach",
-                                                                                   b"--interactive"] \
-                        and cmd[-2] in names:
+                if len(cmd) == 6 and cmd[1] == b"--attach" and cmd[3] in names:
                     fds = sorted(int(fd) for fd in os.listdir(f"/proc/{pid}/fd"))
                     seen["fds"] = fds
                     links = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in fds[3:]]
@@ -207,7 +207,7 @@ def test_worker_fds_do_not_reach_the_docker_client():
         wait_until(look, 20)
     finally:
         assert delete(session["id"]) == 204
-    assert "fds" in seen, "the docker client was not seen"
+    assert "fds" in seen, "the sandbox's client was not seen"
     # The worker's own sockets: the FastCGI listener (fd 0) and connections.
     worker_sockets = set()
     for pid in workers():
@@ -220,8 +220,9 @@ def test_worker_fds_do_not_reach_the_docker_client():
                 worker_sockets.add(link)
     assert worker_sockets, "the workers' sockets were not seen"
     assert seen["fds"][:3] == [0, 1, 2]
-    # Above 2, only what the client opened itself (its docker.sock
-    # connections, epoll); never a socket inherited from the worker.
+    # Above 2, only what the client opened itself (its two docker.sock
+    # connections: the stream and the wait); never a socket inherited
+    # from the worker.
     assert not worker_sockets & set(seen["sockets"]), seen
 
 
