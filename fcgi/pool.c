@@ -248,10 +248,10 @@ int pool_run(struct worker *w, int workers, int status_fd)
 		w->conf.instance, reject ? "reject" : "wait", reject ? ", +1 to answer busy" : "",
 		status_fd >= 0 ? ", +1 on the status socket" : "");
 	int64_t next_reap = now_ms() + REAP_EVERY_MS, next_expire = 0;
-	/* Session sandboxes' docker clients are detached from the
+	/* Session sandboxes' clients are detached from the
 	 * workers that start them: they become ours to reap, not init's. */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
-		log_msg("cannot reap session sandboxes' docker clients (init will): %s", strerror(errno));
+		log_msg("cannot reap session sandboxes' clients (init will): %s", strerror(errno));
 	for (;;) {
 		for (int i = 0; i < p.n; i++) {
 			if (scoreboard_pid(w->board, i) > 0)

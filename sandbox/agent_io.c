@@ -80,7 +80,8 @@ bool agent_start(const struct conf *c, const char *lang, char *const argv[], pid
 	int *ends[3] = {&fds[0], &fds[1], &fds[2]};
 	*client = subproc_spawn(argv, ends);
 	if (*client < 0)
-		return fail(f, E_SANDBOX_UNAVAILABLE, "cannot start %s", c->docker);
+		return fail(f, E_SANDBOX_UNAVAILABLE, "cannot start the sandbox's client %s: %s", argv[0],
+			    strerror(errno));
 	struct buf msg = {0};
 	int64_t deadline = now_ms() + c->sandbox.start_timeout_ms;
 	bool ok = agent_wait_ready(fds[1], fds[2], deadline, &msg) ||

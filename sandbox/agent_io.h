@@ -13,7 +13,7 @@ bool agent_wait_ready(int out_fd, int err_fd, int64_t deadline, struct buf *dock
 bool agent_start_failed(const struct conf *c, const char *lang, struct buf *msg, bool timed_out,
 			struct fault *f);
 /*
- * The docker client that will hold the agent's sandbox of spec, as argv
+ * The client that will hold the agent's sandbox of spec, as argv
  * (launch_client_argv: the container is made here, through the API, and
  * id is its id; "" where the client makes it), or false with the fault of
  * a create dockerd refused.
@@ -23,7 +23,7 @@ bool agent_client(const struct conf *c, const char *lang, const struct container
 /*
  * Start that client (argv) for the agent in a sandbox of its own, its
  * stdin, stdout and stderr piped to fds (in, out, err), and wait for its
- * "ready" by the start timeout. *client: the docker client (-1 if it could
+ * "ready" by the start timeout. *client: the client (-1 if it could
  * not be started); false with f when the agent is not ready. Closing the
  * fds and reaping the client are the caller's, either way.
  */

@@ -22,6 +22,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -102,6 +103,9 @@ int sandbox_attach(const char *docker_socket, const char *name, int64_t deadline
 	/* A reader that leaves ends the copy (fd_write_all fails), not us: the
 	 * container's status is still what we exit with. */
 	signal(SIGPIPE, SIG_IGN);
+	/* Its name in ps and top, where the command line says /proc/self/exe;
+	 * only a name: nothing is lost if it is refused. */
+	(void)prctl(PR_SET_NAME, "isobox-attach");
 	if (!docker_plain_name(name)) {
 		fprintf(stderr, "not a name of ours: %.100s\n", name);
 		return ATTACH_FAILED;

@@ -2,7 +2,7 @@
  * launch.c: a cold run's container through dockerd's API instead of a
  * `docker run` client: create (the body rendered from the spec), attach, ask
  * for the exit, start; an HTTP/1.0 client of dockerd's unix socket. And
- * the create of the sandboxes whose stdio a docker client holds.
+ * the create of the sandboxes whose stdio a client holds (attach.c).
  *
  * Why: the docker CLI is a process of its own on every run, about 0.1-0.15
  * CPU-s on this 2-core host (docs/PERFORMANCE.md), which under load is that

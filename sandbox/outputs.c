@@ -160,6 +160,6 @@ bool exec_outputs(const struct sandbox *sb, const struct sandbox_job *job,
 	close(out_fd);
 	close(err_fd);
 	if (subproc_wait(client, COLLECT_MS) < 0)
-		log_msg("outputs: lost the docker client of %s", sb->name);
+		log_msg("outputs: lost the client of %s", sb->name);
 	return ok;
 }

@@ -33,7 +33,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-/* The pipes, and the detached docker client that holds them (launch.h). */
+/* The pipes, and the detached client that holds them (launch.h). */
 static bool start_sandbox(struct session_handle *h, const struct language *l, char id[65], struct fault *f)
 {
 	const struct conf *c = h->c;
@@ -58,7 +58,7 @@ static bool start_sandbox(struct session_handle *h, const struct language *l, ch
 		ok = agent_client(c, l->name, &spec, &argv, id, f);
 		spec_free(&spec);
 		if (ok && !(ok = subproc_detach(argv.v, held)))
-			fail(f, E_SANDBOX_UNAVAILABLE, "cannot start %s", c->docker);
+			fail(f, E_SANDBOX_UNAVAILABLE, "cannot start the session's client %s", argv.v[0]);
 		strv_free(&argv);
 	}
 	for (int i = 0; i < 3; i++)

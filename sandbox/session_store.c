@@ -316,7 +316,7 @@ void session_close(struct session_handle *h, bool used)
 
 bool session_pipes(struct session_handle *h, int *in_fd, int *out_fd, struct fault *f)
 {
-	/* No reader on its stdin pipe (ENXIO): the docker client that
+	/* No reader on its stdin pipe (ENXIO): the client that
 	 * held it has exited, so the sandbox is gone. */
 	*in_fd = openat(h->dir_fd, "in", O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
 	*out_fd = *in_fd < 0 ? -1 : openat(h->dir_fd, "out", O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
@@ -467,7 +467,7 @@ bool session_admit(const struct conf *c, const struct session *s, const struct t
 	return true;
 }
 
-/* Is its agent's stdin pipe still held open (by its docker client)? */
+/* Is its agent's stdin pipe still held open (by its client)? */
 static bool holder_alive(int dir_fd)
 {
 	int fd = openat(dir_fd, "in", O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);

@@ -1,4 +1,4 @@
-/* subproc.c: start the docker client safely, and run short docker commands. */
+/* subproc.c: start the sandboxes' clients safely, and run short docker commands. */
 #define _GNU_SOURCE
 #include "subproc.h"
 
@@ -11,7 +11,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-/* The docker client needs nothing of the worker's environment. */
+/* A client needs nothing of the worker's environment. */
 static char *const client_env[] = {
 	"PATH=/usr/sbin:/usr/bin:/sbin:/bin",
 	"HOME=/nonexistent",
@@ -63,7 +63,7 @@ pid_t subproc_spawn_with(int *fds[3], void (*child)(void *), void *arg)
 		goto fail;
 	if (pid == 0) {
 		/* libfcgi sets no close-on-exec: the listening socket and the
-		 * request's connection must not reach the docker client. */
+		 * request's connection must not reach the client. */
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 			_exit(127);
 		sigset_t none;

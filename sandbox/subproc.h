@@ -1,4 +1,4 @@
-/* subproc.h: starting and waiting for the docker client and its commands (subproc.c). */
+/* subproc.h: starting and waiting for the sandboxes' clients and docker's commands (subproc.c). */
 #ifndef ISOBOX_SANDBOX_SUBPROC_H
 #define ISOBOX_SANDBOX_SUBPROC_H
 

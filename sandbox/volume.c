@@ -150,7 +150,7 @@ bool volume_agent_call(const struct conf *c, const struct language *l, const cha
 	for (int i = 0; i < 3; i++)
 		close(fds[i]);
 	if (subproc_wait(client, COLLECT_MS) < 0)
-		log_msg("volume files: lost the docker client of %s", name);
+		log_msg("volume files: lost the client of %s", name);
 	removal_now(c, name, now_ms() + REMOVE_MS);
 	return ok;
 }

@@ -15,7 +15,7 @@
  *    message to exactly one taker), marks the slot TAKEN in the shared
  *    board, runs the job (exec_warm.c) and marks it DONE. The master removes
  *    DONE containers, and the ones of a worker that died holding one.
- *  - The docker clients are the master's children: when one exits, the
+ *  - The clients are the master's children: when one exits, the
  *    master learns that its sandbox ended (a ready one that dies in the
  *    queue is purged from it).
  *  - If the master dies, its clients die with it (PR_SET_PDEATHSIG), the
@@ -72,7 +72,7 @@ struct warm_slot { /* shared */
 	char name[64];     /* the container: written by the master before READY */
 	struct limits boot; /* what it started with (its pids are its RLIMIT_NPROC): its
 			       own, since the language's may change at a reload */
-	_Atomic int exit_status; /* its docker client's wait status; -1: running */
+	_Atomic int exit_status; /* its client's wait status; -1: running */
 };
 
 struct warm_lang { /* shared */
@@ -94,7 +94,7 @@ struct warm_board {
 };
 
 struct warm_own { /* the master's record of one slot */
-	pid_t client;     /* the docker client (launch.h); 0: none (or forgotten) */
+	pid_t client;     /* its client (launch.h); 0: none (or forgotten) */
 	int fds[3];       /* while starting: stdin, stdout, stderr; else -1 */
 	char name[64];
 	char image_id[80];
@@ -247,7 +247,7 @@ struct warm_start {
 };
 
 /*
- * In the docker client's own process, before it becomes the client: the
+ * In the client's own process, before it becomes the client: the
  * container made through the API (launch.h), so that the master never
  * waits on dockerd. What goes wrong goes to stderr, which check_starting
  * logs when the sandbox does not become ready.

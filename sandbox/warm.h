@@ -32,7 +32,7 @@ struct warm_lease {
  */
 bool warm_take(const struct conf *c, struct warm_pool *wp, const struct sandbox_job *job,
 	       struct warm_lease *lease, const char **miss);
-/* The wait status of its docker client (= the container's exit), as the
+/* The wait status of its client (= the container's exit), as the
  * master reaped it; -1 if that takes longer than wait_ms. */
 int warm_exit_status(const struct warm_lease *lease, int64_t wait_ms);
 /* Done with it, whatever happened: the master removes the container. */
