@@ -208,6 +208,16 @@ build_one() {
 	docker image inspect -f '{{.Id}} {{index .Config.Labels "isobox.version"}} {{index .Config.Labels "isobox.suite"}} {{index .Config.Labels "isobox.packages"}}' "$tag"
 }
 
+# Is $1 among the rest? No `printf | grep -q`: under pipefail that fails
+# whenever grep stops reading before printf has written all (a name early in
+# a long list), and it once kept an image's old line beside its new one.
+named() {
+	local want=$1 n
+	shift
+	for n in "$@"; do [ "$n" != "$want" ] || return 0; done
+	return 1
+}
+
 main() {
 	local names=("$@") name out tmp id version suite packages
 	if [ ${#names[@]} -eq 0 ]; then
@@ -223,12 +233,13 @@ main() {
 		echo "# may run. Do not edit; rebuild instead."
 		echo "images:"
 	} >"$tmp"
-	# Keep entries for images not rebuilt now.
+	# Keep entries for images not rebuilt now, one line each (the pool
+	# refuses a lock that names an image twice).
 	if [ -f "$LOCK" ]; then
 		for r in "$HERE"/*.recipe; do
 			name=$(basename "$r" .recipe)
-			printf '%s\n' "${names[@]}" | grep -qx "$name" && continue
-			grep -E "^  $name:" "$LOCK" >>"$tmp" || true
+			named "$name" "${names[@]}" && continue
+			grep -m1 -F "  $name: {" "$LOCK" >>"$tmp" || true
 		done
 	fi
 	for name in "${names[@]}"; do

@@ -2,6 +2,7 @@
 Nothing may be left behind: no container, no work dir, no process."""
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -158,7 +159,8 @@ def test_a_version_built_later_is_503_with_retry_after_then_taken_in(restore):
     def available():
         return [r for r in request("GET", "/runtimes")[2]["runtimes"] if r["id"] == "python@3.14"][0]["available"]
     assert wait_until(available, 60), open("/var/lib/isobox/build/later.log").read()
-    assert "python-3.14:" in open(LOCK).read()
+    names = re.findall(r"(?m)^  ([a-z0-9.-]+): \{id:", open(LOCK).read())
+    assert "python-3.14" in names and len(names) == len(set(names)), names  # the pool refuses a name twice
     log = open("/var/lib/isobox/build/later.log").read()
     assert "the pool (" in log and "reloads" in log, log
     status, result = execute({"language": "python", "version": "3.14", "code": "import sys\nprint(sys.version_info[:2])"})
